@@ -1,0 +1,197 @@
+/// A JSON number kept as its exact text, so `12345678901234567890` and `1.50` print back the
+/// way they were read.
+///
+/// Two numbers are equal when they denote the same decimal value, whatever their spelling:
+/// `1.50 == 1.5`, `1e2 == 100`, `-0 == 0`. `Sendable`.
+public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
+  /// The number's text, always valid RFC 8259 number syntax.
+  public let text: String
+
+  /// Creates a number from text the caller has already checked against the RFC 8259 grammar
+  /// (the parser does). Internal so that no invalid text can get in from outside.
+  init(uncheckedText text: String) {
+    self.text = text
+  }
+
+  /// Creates a number from its text, or `nil` when the text is not a JSON number.
+  public init?(text: String) {
+    guard JSONNumber.isValidSyntax(text.utf8) else { return nil }
+    self.text = text
+  }
+
+  /// Creates a number from an integer.
+  public init<Integer: BinaryInteger>(_ value: Integer) {
+    self.text = String(value)
+  }
+
+  /// Creates a number from a finite double, in the shortest text that reads back as the same
+  /// double (`0.1` stays `0.1`). Integral values print without a fraction (`2.0` as `2`).
+  /// Infinity and NaN have no JSON spelling: use ``init(exactly:)`` for values that may be
+  /// non-finite; this initializer traps on them, like `Int(_: Double)` does on overflow.
+  public init(_ value: Double) {
+    precondition(value.isFinite, "JSON has no spelling for \(value)")
+    if value == value.rounded(), abs(value) < 1e15 {
+      self.text = String(Int64(value))
+    } else {
+      self.text = JSONNumber.canonicalDoubleText(value)
+    }
+  }
+
+  /// Creates a number from a double, or `nil` when it is infinite or NaN.
+  public init?(exactly value: Double) {
+    guard value.isFinite else { return nil }
+    self.init(value)
+  }
+
+  public var description: String { text }
+
+  /// The value as a `Double` (the nearest one, as `Double(text)` reads it).
+  public var doubleValue: Double { Double(text) ?? .nan }
+
+  /// The value as an `Int64` when it is an integer that fits, whatever the spelling (`1e3`,
+  /// `10.0`); otherwise `nil`.
+  public var int64Value: Int64? {
+    if let value = Int64(text) { return value }
+    let decimal = DecimalParts(text)
+    return decimal.int64Value
+  }
+
+  /// The value as a `UInt64` when it is a non-negative integer that fits; otherwise `nil`.
+  public var uint64Value: UInt64? {
+    if let value = UInt64(text) { return value }
+    let decimal = DecimalParts(text)
+    return decimal.uint64Value
+  }
+
+  public static func == (lhs: JSONNumber, rhs: JSONNumber) -> Bool {
+    lhs.text == rhs.text || DecimalParts(lhs.text) == DecimalParts(rhs.text)
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(DecimalParts(text))
+  }
+
+  /// Whether `bytes` is exactly one number in RFC 8259 syntax:
+  /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
+  static func isValidSyntax<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
+    var index = bytes.startIndex
+    func digit(_ i: Bytes.Index) -> Bool {
+      i < bytes.endIndex && bytes[i] >= UInt8(ascii: "0") && bytes[i] <= UInt8(ascii: "9")
+    }
+    if index < bytes.endIndex, bytes[index] == UInt8(ascii: "-") { bytes.formIndex(after: &index) }
+    guard digit(index) else { return false }
+    if bytes[index] == UInt8(ascii: "0") {
+      bytes.formIndex(after: &index)
+    } else {
+      while digit(index) { bytes.formIndex(after: &index) }
+    }
+    if index < bytes.endIndex, bytes[index] == UInt8(ascii: ".") {
+      bytes.formIndex(after: &index)
+      guard digit(index) else { return false }
+      while digit(index) { bytes.formIndex(after: &index) }
+    }
+    if index < bytes.endIndex, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+      bytes.formIndex(after: &index)
+      if index < bytes.endIndex, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+        bytes.formIndex(after: &index)
+      }
+      guard digit(index) else { return false }
+      while digit(index) { bytes.formIndex(after: &index) }
+    }
+    return index == bytes.endIndex
+  }
+
+  /// Swift's shortest round-trip spelling, adjusted to JSON: no `inf`/`nan` (callers exclude
+  /// them) and an exponent always written with a sign-free `e`.
+  private static func canonicalDoubleText(_ value: Double) -> String {
+    // `description` gives the shortest digits that read back exactly, e.g. "0.1", "1e-07",
+    // "1.2345e+20"; all are valid JSON numbers.
+    return value.description
+  }
+}
+
+/// A number's decimal value in a normal form: sign, significant digits without leading or
+/// trailing zeros, and the power of ten of the last digit. Used to compare spellings.
+struct DecimalParts: Hashable {
+  var negative: Bool
+  var digits: [UInt8]
+  var exponent: Int
+
+  init(_ text: String) {
+    var negative = false
+    var digits: [UInt8] = []
+    var exponent = 0
+    var fractionDigits = 0
+    var inFraction = false
+    var utf8 = text.utf8.makeIterator()
+    var exponentText: [UInt8] = []
+    var inExponent = false
+    while let byte = utf8.next() {
+      if inExponent { exponentText.append(byte); continue }
+      switch byte {
+      case UInt8(ascii: "-"): negative = true
+      case UInt8(ascii: "."): inFraction = true
+      case UInt8(ascii: "e"), UInt8(ascii: "E"): inExponent = true
+      default:
+        if digits.isEmpty && byte == UInt8(ascii: "0") {
+          if inFraction { fractionDigits += 1 }
+          continue
+        }
+        digits.append(byte)
+        if inFraction { fractionDigits += 1 }
+      }
+    }
+    if !exponentText.isEmpty {
+      // Exponents beyond Int's range are clamped; such numbers compare by clamped value.
+      exponent = Int(String(decoding: exponentText, as: UTF8.self)) ?? (exponentText.first == UInt8(ascii: "-") ? Int.min / 2 : Int.max / 2)
+    }
+    exponent -= fractionDigits
+    while let last = digits.last, last == UInt8(ascii: "0") {
+      digits.removeLast()
+      exponent += 1
+    }
+    if digits.isEmpty {
+      negative = false
+      exponent = 0
+    }
+    self.negative = negative
+    self.digits = digits
+    self.exponent = exponent
+  }
+
+  var uint64Value: UInt64? {
+    guard !negative, exponent >= 0, digits.count + exponent <= 20 else { return digits.isEmpty ? 0 : nil }
+    var value: UInt64 = 0
+    for digit in digits {
+      let (m, o1) = value.multipliedReportingOverflow(by: 10)
+      let (a, o2) = m.addingReportingOverflow(UInt64(digit - UInt8(ascii: "0")))
+      if o1 || o2 { return nil }
+      value = a
+    }
+    for _ in 0..<exponent {
+      let (m, o) = value.multipliedReportingOverflow(by: 10)
+      if o { return nil }
+      value = m
+    }
+    return value
+  }
+
+  var int64Value: Int64? {
+    let magnitude: UInt64?
+    if negative {
+      var positive = self
+      positive.negative = false
+      magnitude = positive.uint64Value
+    } else {
+      magnitude = uint64Value
+    }
+    guard let magnitude else { return nil }
+    if negative {
+      if magnitude == UInt64(Int64.max) + 1 { return Int64.min }
+      guard magnitude <= UInt64(Int64.max) else { return nil }
+      return -Int64(magnitude)
+    }
+    guard magnitude <= UInt64(Int64.max) else { return nil }
+    return Int64(magnitude)
+  }
+}

@@ -1,0 +1,115 @@
+/// The members of a JSON object, in the order they were read or inserted.
+///
+/// Lookup by key is a linear scan for small objects and goes through a hash index once an
+/// object has more than ``indexThreshold`` members, so both the typical ten-key settings
+/// object and a 10000-key map stay fast. Keys are unique: setting an existing key replaces its
+/// value in place, keeping its position. `Sendable`.
+public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
+  /// One member of an object.
+  public struct Member: Sendable, Hashable {
+    public var key: String
+    public var value: JSONValue
+    public init(key: String, value: JSONValue) {
+      self.key = key
+      self.value = value
+    }
+  }
+
+  /// Objects with more members than this keep a key-to-position index.
+  static let indexThreshold = 12
+
+  public private(set) var members: [Member]
+  private var index: [String: Int]?
+
+  /// An empty object.
+  public init() {
+    members = []
+  }
+
+  /// Creates an object from key-value pairs; a repeated key keeps its first position and its
+  /// last value.
+  public init<Pairs: Sequence<(String, JSONValue)>>(_ pairs: Pairs) {
+    members = []
+    for (key, value) in pairs { self[key] = value }
+  }
+
+  /// Creates an object from members the caller guarantees to have unique keys (the parser
+  /// does). Builds the index when the object is large.
+  init(uniqueMembers: [Member]) {
+    members = uniqueMembers
+    if members.count > JSONObject.indexThreshold { rebuildIndex() }
+  }
+
+  public var startIndex: Int { members.startIndex }
+  public var endIndex: Int { members.endIndex }
+  public subscript(position: Int) -> Member { members[position] }
+
+  /// The keys in order.
+  public var keys: [String] { members.map(\.key) }
+
+  /// The position of `key`, or `nil` when the object has no such member.
+  public func position(of key: String) -> Int? {
+    if let index { return index[key] }
+    for position in members.indices where members[position].key == key { return position }
+    return nil
+  }
+
+  /// The value for `key`; setting `nil` removes the member, setting a value for a new key
+  /// appends it, for an existing key replaces the value where it stands.
+  public subscript(key: String) -> JSONValue? {
+    get {
+      guard let position = position(of: key) else { return nil }
+      return members[position].value
+    }
+    set {
+      if let newValue {
+        if let position = position(of: key) {
+          members[position].value = newValue
+        } else {
+          members.append(Member(key: key, value: newValue))
+          if index != nil {
+            index![key] = members.count - 1
+          } else if members.count > JSONObject.indexThreshold {
+            rebuildIndex()
+          }
+        }
+      } else {
+        removeValue(forKey: key)
+      }
+    }
+  }
+
+  /// Removes the member for `key` and returns its value, or `nil` when there was none.
+  @discardableResult
+  public mutating func removeValue(forKey key: String) -> JSONValue? {
+    guard let position = position(of: key) else { return nil }
+    let removed = members.remove(at: position)
+    if index != nil {
+      if members.count > JSONObject.indexThreshold { rebuildIndex() } else { index = nil }
+    }
+    return removed.value
+  }
+
+  private mutating func rebuildIndex() {
+    var newIndex = [String: Int](minimumCapacity: members.count)
+    for (position, member) in members.enumerated() { newIndex[member.key] = position }
+    index = newIndex
+  }
+
+  /// Equal when both have the same keys with equal values, in any order.
+  public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+    guard lhs.members.count == rhs.members.count else { return false }
+    for member in lhs.members {
+      guard let other = rhs[member.key], other == member.value else { return false }
+    }
+    return true
+  }
+
+  /// Order-independent, to agree with `==`.
+  public func hash(into hasher: inout Hasher) {
+    var combined = 0
+    for member in members { combined ^= member.hashValue }
+    hasher.combine(members.count)
+    hasher.combine(combined)
+  }
+}

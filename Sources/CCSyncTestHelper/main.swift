@@ -1,0 +1,3 @@
+import CCSync
+
+print("helper")
