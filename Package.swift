@@ -8,7 +8,9 @@ let package = Package(
     .executable(name: "ccsync", targets: ["CCSyncCLI"]),
   ],
   targets: [
-    .target(name: "CCSync"),
+    .target(name: "CCSync", dependencies: ["CCSyncSystemShims"]),
+    // Declarations Glibc's module map leaves out (extended attributes); used by System/ only.
+    .target(name: "CCSyncSystemShims"),
     .executableTarget(name: "CCSyncCLI", dependencies: ["CCSync"]),
     // Child process the multi-process tests spawn; not a product.
     .executableTarget(name: "CCSyncTestHelper", dependencies: ["CCSync"]),

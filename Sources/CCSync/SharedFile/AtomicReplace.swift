@@ -1,0 +1,111 @@
+/// One atomic, durable replacement of a file's contents: the temp-file-fsync-rename protocol.
+///
+/// Steps, each of which removes the temp file and leaves the target untouched on failure:
+/// 1. create `.NAME.tmp-XXXXXXXX` beside the target with `O_CREAT|O_EXCL|O_NOFOLLOW`, mode 0600;
+/// 2. give it the target's owner and group, then its mode and extended attributes (ACLs), so
+///    that the single `fsync` below makes data and metadata durable together;
+/// 3. write every byte; 4. `fsync` (durable mode); 5. `rename` over the target;
+/// 6. `fsync` the directory (durable mode).
+struct AtomicReplace {
+  /// The file to replace (symlinks already resolved).
+  var target: String
+  /// The path to name in error messages (as the user gave it).
+  var displayPath: String
+  var durable: Bool
+  /// Where owner, group, mode and attributes come from; the target itself by default.
+  var inheritFrom: String?
+
+  init(target: String, displayPath: String, durable: Bool, inheritFrom: String? = nil) {
+    self.target = target
+    self.displayPath = displayPath
+    self.durable = durable
+    self.inheritFrom = inheritFrom
+  }
+
+  /// Prefix of temp file names: readers and watchers ignore names that start with it.
+  static func temporaryPrefix(forName name: String) -> String { "." + name + ".tmp-" }
+
+  @discardableResult
+  func write(_ bytes: [UInt8]) throws(StorageError) -> FileIdentity {
+    let directory = FilePath.directory(of: target)
+    let template = FilePath.join(directory, AtomicReplace.temporaryPrefix(forName: FilePath.name(of: target)))
+    let original = try originalFile()
+    if let original, original.status.kind != .regularFile {
+      throw .notRegularFile(path: displayPath, kind: original.status.kind)
+    }
+    let (temporary, temporaryPath) = try createTemporary(template: template, directory: directory)
+    do {
+      try inheritMetadata(from: original, onto: temporary)
+      try temporary.writeAll(bytes)
+      if durable { try temporary.synchronize() }
+      try FileSystem.rename(temporaryPath, to: target)
+    } catch {
+      try? temporary.close()
+      try? FileSystem.removeFile(temporaryPath)
+      throw .system(error)
+    }
+    // Renamed: the new version is in place. What follows can still fail (the directory sync),
+    // and is reported, but nothing is left to clean up.
+    let identity = try withSystemErrors { () throws(SystemError) in
+      let identity = try temporary.status().identity
+      try temporary.close()
+      if durable { try FileSystem.synchronizeDirectory(directory) }
+      return identity
+    }
+    return identity
+  }
+
+  /// The file whose metadata the new version inherits, open for reading its attributes.
+  private func originalFile() throws(StorageError) -> (file: OpenFile, status: FileStatus)? {
+    let source = inheritFrom ?? target
+    do {
+      let file = try OpenFile(path: source, options: .readOnlyNonBlocking)
+      return (file, try file.status())
+    } catch where error.isNoSuchFile {
+      return nil
+    } catch where error.isPermissionDenied {
+      // Not readable by us: we can still replace it if the directory lets us; keep what
+      // metadata `stat` (which needs no read permission) tells.
+      return nil
+    } catch {
+      throw .system(error)
+    }
+  }
+
+  private func createTemporary(template: String, directory: String) throws(StorageError) -> (OpenFile, String) {
+    for _ in 0..<100 {
+      let candidate = template + FileSystem.randomSuffix()
+      do {
+        return (try OpenFile(path: candidate, options: .createExclusive(mode: 0o600)), candidate)
+      } catch where error.code == FileSystem.alreadyExistsErrorCode {
+        continue  // a leftover or someone else's name: pick another
+      } catch where error.isNoSuchFile {
+        throw .missingDirectory(path: directory)
+      } catch {
+        throw .system(error)
+      }
+    }
+    throw .system(SystemError(code: FileSystem.alreadyExistsErrorCode, operation: "create temporary file", path: template + "XXXXXXXX"))
+  }
+
+  /// Owner and group first (`chown` clears set-id bits), then mode, then extended attributes.
+  /// A missing original gives mode 0666 less the umask, as any new file gets. When this user
+  /// may not give the file away (`EPERM`), the group alone is kept if possible and the file
+  /// becomes the writer's, as with any editor that saves by rename.
+  private func inheritMetadata(from original: (file: OpenFile, status: FileStatus)?, onto temporary: OpenFile) throws(SystemError) {
+    guard let original else {
+      try temporary.setPermissions(0o666 & ~FileSystem.creationMask)
+      return
+    }
+    let status = original.status
+    if status.owner != FileSystem.effectiveUser || status.group != FileSystem.effectiveGroup {
+      do {
+        try temporary.setOwner(user: status.owner, group: status.group)
+      } catch where error.isPermissionDenied {
+        try? temporary.setOwner(user: UInt32.max, group: status.group)
+      }
+    }
+    try temporary.setPermissions(status.permissions)
+    _ = temporary.copyExtendedAttributes(from: original.file)
+  }
+}

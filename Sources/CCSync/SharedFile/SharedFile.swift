@@ -1,0 +1,123 @@
+/// One shared file on disk: read it with its identity, lock it, and replace it atomically
+/// and durably, as DESIGN.md's "Writing" rules say.
+///
+/// The path may be a symlink (or a chain of them): reads and writes go through to the target,
+/// the link stays a link, and the lock file sits beside the target. The path is resolved
+/// anew on every operation, so a retargeted link is followed.
+///
+/// `Sendable`: immutable; each operation opens its own descriptors.
+public final class SharedFile: Sendable {
+  /// The path as given.
+  public let path: String
+  /// Whether writes `fsync` the file and its directory (the default). Relaxed writes are
+  /// still atomic (readers see the old or the new bytes) but may be lost in a power failure.
+  public let isDurable: Bool
+
+  /// Creates a handle for `path`; nothing is opened until an operation needs it.
+  public init(path: String, durable: Bool = true) {
+    self.path = path
+    isDurable = durable
+  }
+
+  /// The path with every symlink in its last component followed: the file that reads and
+  /// writes reach. Directories on the path are left as written.
+  /// - Throws: ``StorageError/symlinkLoop(path:)`` after 40 links;
+  ///   ``StorageError/danglingSymlink(path:target:)`` when a link leads nowhere.
+  public func resolvedPath() throws(StorageError) -> String {
+    var current = path
+    for _ in 0..<40 {
+      let status = try withSystemErrors { () throws(SystemError) in try FileSystem.linkStatus(current) }
+      guard let status, status.kind == .symbolicLink else {
+        if status == nil && current != path { throw .danglingSymlink(path: path, target: current) }
+        return current
+      }
+      let target = try withSystemErrors { () throws(SystemError) in try FileSystem.symlinkTarget(current) }
+      current = target.hasPrefix("/") ? target : FilePath.directory(of: current) + "/" + target
+    }
+    throw .symlinkLoop(path: path)
+  }
+
+  /// The lock file every writer of this file takes: `NAME.lock` beside the resolved file.
+  public func lockPath() throws(StorageError) -> String {
+    try resolvedPath() + ".lock"
+  }
+
+  /// The file's identity now, or `nil` when it does not exist.
+  public func identity() throws(StorageError) -> FileIdentity? {
+    try withSystemErrors { () throws(SystemError) in try FileSystem.status(path) }?.identity
+  }
+
+  /// Reads the whole file with the identity of the version read, or `nil` when the file does
+  /// not exist. Never blocks on a FIFO.
+  /// - Throws: ``StorageError/notRegularFile(path:kind:)`` for a directory, FIFO or device;
+  ///   symlink errors as ``resolvedPath()``; ``StorageError/system(_:)`` for I/O errors.
+  public func read() throws(StorageError) -> FileSnapshot? {
+    let target = try resolvedPath()
+    let file: OpenFile
+    do {
+      file = try OpenFile(path: target, options: .readOnlyNonBlocking)
+    } catch where error.isNoSuchFile {
+      return nil
+    } catch {
+      throw .system(error)
+    }
+    let status = try withSystemErrors { () throws(SystemError) in try file.status() }
+    guard status.kind == .regularFile else { throw .notRegularFile(path: path, kind: status.kind) }
+    let bytes = try withSystemErrors { () throws(SystemError) in try file.readToEnd(sizeHint: Int(status.identity.size)) }
+    return FileSnapshot(bytes: bytes, identity: status.identity)
+  }
+
+  /// Runs `body` while holding this file's lock: exclusive for writers, shared for readers that
+  /// must see one consistent version.
+  /// - Throws: ``StorageError/lockUnavailable(path:)`` when `wait` runs out, or what `body` throws.
+  public func withLock<Result>(
+    exclusive: Bool = true, wait: LockWait = .forever, _ body: () throws -> Result
+  ) throws -> Result {
+    let lock = try FileLock(resolvedPath: try resolvedPath(), exclusive: exclusive, wait: wait)
+    defer { lock.release() }
+    return try body()
+  }
+
+  /// Replaces the file's contents atomically (and durably unless relaxed): a temp file beside
+  /// the target, created `O_EXCL|O_NOFOLLOW` with mode 0600, given the target's owner, group,
+  /// mode and extended attributes, written in full, `fsync`ed, renamed over the target, and the
+  /// directory `fsync`ed. Call it while holding the exclusive lock (``withLock(exclusive:wait:_:)``).
+  ///
+  /// A missing file is created with mode 0666 less the umask. On any failure the temp file is
+  /// removed and the target is untouched; nothing is renamed after a failed `fsync`.
+  /// - Returns: the identity of the new version.
+  /// - Throws: ``StorageError/missingDirectory(path:)`` when the directory does not exist;
+  ///   ``StorageError/notRegularFile(path:kind:)``; ``StorageError/system(_:)`` otherwise.
+  @discardableResult
+  public func replaceContents(with bytes: [UInt8]) throws(StorageError) -> FileIdentity {
+    let target = try resolvedPath()
+    return try AtomicReplace(target: target, displayPath: path, durable: isDurable).write(bytes)
+  }
+
+  /// Keeps a copy of `bytes` (a file's contents that are not valid JSON) as
+  /// `NAME.corrupt-TIMESTAMP` beside the resolved file, before anything replaces them.
+  /// - Returns: the path of the copy.
+  @discardableResult
+  public func preserveCorruptCopy(of bytes: [UInt8]) throws(StorageError) -> String {
+    let target = try resolvedPath()
+    var copyPath = target + ".corrupt-" + FileSystem.utcTimestampForFileName()
+    var attempt = 1
+    while (try? FileSystem.linkStatus(copyPath)) != nil {
+      attempt += 1
+      copyPath = target + ".corrupt-" + FileSystem.utcTimestampForFileName() + "-\(attempt)"
+    }
+    try AtomicReplace(target: copyPath, displayPath: copyPath, durable: isDurable, inheritFrom: target).write(bytes)
+    return copyPath
+  }
+}
+
+/// One version of a file's contents with the identity it had when read. `Sendable`.
+public struct FileSnapshot: Sendable, Equatable {
+  public var bytes: [UInt8]
+  public var identity: FileIdentity
+
+  public init(bytes: [UInt8], identity: FileIdentity) {
+    self.bytes = bytes
+    self.identity = identity
+  }
+}

@@ -1,0 +1,120 @@
+import Glibc
+
+/// Path-level system calls: rename, unlink, lstat, readlink, mkdir, directory sync.
+/// Each retries on `EINTR` and throws a ``SystemError`` naming the path.
+enum FileSystem {
+  /// Atomically replaces `destination` with `source`. The corresponding C function is `rename`.
+  static func rename(_ source: String, to destination: String) throws(SystemError) {
+    _ = try systemCall("rename", path: source, secondPath: destination) { Glibc.rename(source, destination) }
+  }
+
+  /// Removes a file. The corresponding C function is `unlink`.
+  static func removeFile(_ path: String) throws(SystemError) {
+    _ = try systemCall("remove", path: path) { unlink(path) }
+  }
+
+  /// The status of `path` itself (a symlink is not followed), or `nil` when nothing is there.
+  /// The corresponding C function is `lstat`.
+  static func linkStatus(_ path: String) throws(SystemError) -> FileStatus? {
+    var result = stat()
+    do {
+      _ = try systemCall("stat", path: path) { lstat(path, &result) }
+    } catch where error.code == ENOENT || error.code == ENOTDIR {
+      return nil
+    }
+    return FileStatus(result)
+  }
+
+  /// The status of what `path` leads to (symlinks followed), or `nil` when nothing is there.
+  static func status(_ path: String) throws(SystemError) -> FileStatus? {
+    var result = stat()
+    do {
+      _ = try systemCall("stat", path: path) { stat(path, &result) }
+    } catch where error.code == ENOENT || error.code == ENOTDIR {
+      return nil
+    }
+    return FileStatus(result)
+  }
+
+  /// The target text of a symlink. The corresponding C function is `readlink`.
+  static func symlinkTarget(_ path: String) throws(SystemError) -> String {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let count = try systemCall("readlink", path: path) { readlink(path, &buffer, buffer.count - 1) }
+    return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  }
+
+  /// Creates a directory. The corresponding C function is `mkdir`.
+  static func makeDirectory(_ path: String, mode: UInt32) throws(SystemError) {
+    _ = try systemCall("create directory", path: path) { mkdir(path, mode_t(mode)) }
+  }
+
+  /// Flushes a directory's entries (a completed rename) to the device.
+  static func synchronizeDirectory(_ path: String) throws(SystemError) {
+    let directory = try OpenFile(path: path, options: .directory)
+    try directory.synchronize()
+    try directory.close()
+  }
+
+  /// The process's file creation mask, read without changing it (from `/proc/self/status`;
+  /// `umask(2)` can only be read by setting it, which would race with other threads).
+  static let creationMask: UInt32 = {
+    if let file = try? OpenFile(path: "/proc/self/status", options: .readOnly),
+       let bytes = try? file.readToEnd(sizeHint: 2048)
+    {
+      let text = String(decoding: bytes, as: UTF8.self)
+      for line in text.split(separator: "\n") where line.hasPrefix("Umask:") {
+        let digits = line.dropFirst("Umask:".count).trimmingPrefix(while: { $0 == " " || $0 == "\t" })
+        if let mask = UInt32(digits, radix: 8) { return mask }
+      }
+    }
+    return 0o022
+  }()
+
+  /// The effective user and group ids of this process.
+  static var effectiveUser: UInt32 { geteuid() }
+  static var effectiveGroup: UInt32 { getegid() }
+
+  /// Random letters and digits for temp file names.
+  static func randomSuffix(length: Int = 8) -> String {
+    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+    var generator = SystemRandomNumberGenerator()
+    return String(decoding: (0..<length).map { _ in alphabet.randomElement(using: &generator)! }, as: UTF8.self)
+  }
+
+  /// Suspends the calling thread. The corresponding C function is `nanosleep`.
+  static func sleep(nanoseconds: Int64) {
+    var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+    var remaining = timespec()
+    while nanosleep(&request, &remaining) == -1 && errno == EINTR { request = remaining }
+  }
+
+  /// A monotonic clock reading in nanoseconds.
+  static func monotonicNanoseconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+  }
+}
+
+extension FileSystem {
+  /// The current UTC time as `20261129T210524.123Z`, for file names.
+  static func utcTimestampForFileName() -> String {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    var seconds = now.tv_sec
+    var parts = tm()
+    gmtime_r(&seconds, &parts)
+    func pad(_ value: Int32, _ width: Int) -> String {
+      let text = String(value)
+      return String(repeating: "0", count: max(0, width - text.count)) + text
+    }
+    return pad(parts.tm_year + 1900, 4) + pad(parts.tm_mon + 1, 2) + pad(parts.tm_mday, 2) + "T"
+      + pad(parts.tm_hour, 2) + pad(parts.tm_min, 2) + pad(parts.tm_sec, 2) + "."
+      + pad(Int32(now.tv_nsec / 1_000_000), 3) + "Z"
+  }
+}
+
+extension FileSystem {
+  /// `EEXIST`, for callers that must not import Glibc.
+  static var alreadyExistsErrorCode: Int32 { EEXIST }
+}

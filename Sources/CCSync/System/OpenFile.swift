@@ -1,0 +1,170 @@
+import CCSyncSystemShims
+import Glibc
+
+/// An open file descriptor that closes itself when released.
+///
+/// Not `Sendable`: one owner uses it at a time. Every call retries on `EINTR` (except
+/// `close`, which must never be retried on Linux) and throws a ``SystemError`` naming the path.
+final class OpenFile {
+  let descriptor: Int32
+  let path: String
+  private var isClosed = false
+
+  /// How to open a file. The flags are always combined with `O_CLOEXEC`.
+  struct Options {
+    var flags: Int32
+    var mode: UInt32 = 0
+
+    static let readOnly = Options(flags: O_RDONLY)
+    /// Read-only without blocking on a FIFO or device: used to `fstat` before reading.
+    static let readOnlyNonBlocking = Options(flags: O_RDONLY | O_NONBLOCK)
+    /// A new file that must not exist yet and must not be a symlink.
+    static func createExclusive(mode: UInt32) -> Options {
+      Options(flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: mode)
+    }
+    static let directory = Options(flags: O_RDONLY | O_DIRECTORY)
+    /// A lock file: created when missing (mode 0666 less the umask, like flock(1)), never
+    /// truncated, never followed if it is a symlink. Read-only suffices for `flock`.
+    static let lockFile = Options(flags: O_RDONLY | O_CREAT | O_NOFOLLOW, mode: 0o666)
+    /// An existing lock file, for users who may not create one.
+    static let existingLockFile = Options(flags: O_RDONLY | O_NOFOLLOW)
+  }
+
+  /// Opens `path`. The corresponding C function is `open`.
+  init(path: String, options: Options) throws(SystemError) {
+    self.path = path
+    descriptor = try systemCall("open", path: path) {
+      open(path, options.flags | O_CLOEXEC, mode_t(options.mode))
+    }
+  }
+
+  private init(descriptor: Int32, path: String) {
+    self.descriptor = descriptor
+    self.path = path
+  }
+
+  deinit {
+    if !isClosed { Glibc.close(descriptor) }
+  }
+
+  /// Closes the descriptor, reporting an error (a delayed write error on some file systems).
+  /// Never retried: on Linux the descriptor is gone even when `close` fails.
+  func close() throws(SystemError) {
+    guard !isClosed else { return }
+    isClosed = true
+    if Glibc.close(descriptor) == -1 {
+      let code = errno
+      if code != EINTR { throw SystemError(code: code, operation: "close", path: path) }
+    }
+  }
+
+  /// The file's status. The corresponding C function is `fstat`.
+  func status() throws(SystemError) -> FileStatus {
+    var result = stat()
+    _ = try systemCall("stat", path: path) { fstat(descriptor, &result) }
+    return FileStatus(result)
+  }
+
+  /// Reads until end of file. `sizeHint` sizes the buffer (the file's size from `fstat`).
+  func readToEnd(sizeHint: Int) throws(SystemError) -> [UInt8] {
+    var capacity = max(sizeHint, 0) + 1
+    var buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
+    defer { buffer.deallocate() }
+    var count = 0
+    while true {
+      if count == capacity {
+        let larger = UnsafeMutableRawPointer.allocate(byteCount: capacity * 2, alignment: 1)
+        larger.copyMemory(from: buffer, byteCount: count)
+        buffer.deallocate()
+        buffer = larger
+        capacity *= 2
+      }
+      let start = buffer + count
+      let room = capacity - count
+      let got = try systemCall("read", path: path) { Glibc.read(descriptor, start, room) }
+      if got == 0 { break }
+      count += got
+    }
+    return [UInt8](UnsafeRawBufferPointer(start: buffer, count: count))
+  }
+
+  /// Writes every byte, looping over short writes. The corresponding C function is `write`.
+  func writeAll(_ bytes: UnsafeRawBufferPointer) throws(SystemError) {
+    var offset = 0
+    while offset < bytes.count {
+      let written = try systemCall("write", path: path) {
+        Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+      }
+      if written == 0 { throw SystemError(code: EIO, operation: "write", path: path) }
+      offset += written
+    }
+  }
+
+  /// Writes every byte of `bytes`.
+  func writeAll(_ bytes: [UInt8]) throws(SystemError) {
+    try bytes.withUnsafeBytes { buffer in
+      Result { () throws(SystemError) in try writeAll(buffer) }
+    }.get()
+  }
+
+  /// Flushes data and metadata to the device. The corresponding C function is `fsync`.
+  func synchronize() throws(SystemError) {
+    _ = try systemCall("fsync", path: path) { fsync(descriptor) }
+  }
+
+  /// Sets the permission bits. The corresponding C function is `fchmod`.
+  func setPermissions(_ mode: UInt32) throws(SystemError) {
+    _ = try systemCall("chmod", path: path) { fchmod(descriptor, mode_t(mode)) }
+  }
+
+  /// Sets owner and group (`UInt32.max` leaves one unchanged). The corresponding C function is `fchown`.
+  func setOwner(user: UInt32, group: UInt32) throws(SystemError) {
+    _ = try systemCall("chown", path: path) { fchown(descriptor, user, group) }
+  }
+
+  /// Takes an advisory lock on the whole file; returns `false` when `nonBlocking` and another
+  /// owner holds a conflicting lock. The corresponding C function is `flock`.
+  func lock(exclusive: Bool, nonBlocking: Bool) throws(SystemError) -> Bool {
+    let operation = (exclusive ? LOCK_EX : LOCK_SH) | (nonBlocking ? LOCK_NB : 0)
+    do {
+      _ = try systemCall("lock", path: path) { flock(descriptor, operation) }
+      return true
+    } catch where nonBlocking && error.code == EWOULDBLOCK {
+      return false
+    }
+  }
+
+  /// Releases the advisory lock. The corresponding C function is `flock`.
+  func unlock() throws(SystemError) {
+    _ = try systemCall("unlock", path: path) { flock(descriptor, LOCK_UN) }
+  }
+}
+
+extension OpenFile {
+  /// Copies every extended attribute this process can read from `source` (user attributes,
+  /// POSIX ACLs in `system.posix_acl_access`, security labels) onto this file. Attributes the
+  /// file system or this user cannot set are skipped: the caller decides whether that matters.
+  /// The corresponding C functions are `flistxattr`, `fgetxattr` and `fsetxattr`.
+  /// - Returns: the names of the attributes that could not be copied.
+  func copyExtendedAttributes(from source: OpenFile) -> [String] {
+    let listSize = flistxattr(source.descriptor, nil, 0)
+    guard listSize > 0 else { return [] }
+    var names = [CChar](repeating: 0, count: listSize)
+    let listed = flistxattr(source.descriptor, &names, names.count)
+    guard listed > 0 else { return [] }
+    var failed: [String] = []
+    var start = 0
+    while start < listed {
+      var end = start
+      while end < listed && names[end] != 0 { end += 1 }
+      let name = String(decoding: names[start..<end].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+      start = end + 1
+      let valueSize = fgetxattr(source.descriptor, name, nil, 0)
+      guard valueSize >= 0 else { failed.append(name); continue }
+      var value = [UInt8](repeating: 0, count: max(valueSize, 1))
+      let got = fgetxattr(source.descriptor, name, &value, valueSize)
+      guard got >= 0, fsetxattr(descriptor, name, value, got, 0) == 0 else { failed.append(name); continue }
+    }
+    return failed
+  }
+}

@@ -1,0 +1,6 @@
+// C declarations the Glibc module does not export, for the System layer only.
+#ifndef CCSYNC_SYSTEM_SHIMS_H
+#define CCSYNC_SYSTEM_SHIMS_H
+#include <sys/types.h>
+#include <sys/xattr.h>
+#endif
