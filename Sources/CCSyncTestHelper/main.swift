@@ -1,3 +1,14 @@
 import CCSync
+import Foundation
 
-print("helper")
+// Child process the multi-process tests spawn: `CCSyncTestHelper COMMAND ARGUMENTS...`.
+let arguments = CommandLine.arguments
+let rest = Array(arguments.dropFirst(2))
+switch arguments.count > 1 ? arguments[1] : "" {
+case "increment": exit(runIncrement(rest))
+case "session": exit(runSession(rest))
+case "churn": exit(runChurn(rest))
+default:
+  FileHandle.standardError.write(Data("usage: CCSyncTestHelper increment|session|churn ...\n".utf8))
+  exit(64)
+}

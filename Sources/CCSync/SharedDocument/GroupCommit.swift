@@ -1,0 +1,91 @@
+/// Groups read-modify-write requests from several threads of one process into one locked
+/// write: the first thread to arrive leads, takes every request queued so far, runs them in
+/// order under one lock and one write, and wakes their threads; requests arriving meanwhile
+/// form the next batch. With M threads, up to M updates share one `fsync`.
+///
+/// `@unchecked Sendable`: `queue` and `leaderActive` are guarded by `condition`.
+final class GroupCommit: @unchecked Sendable {
+  /// One caller's closure and its outcome.
+  ///
+  /// `@unchecked Sendable`: the submitting thread blocks in ``GroupCommit/submit(_:perform:)``
+  /// while the leader runs the closure and fills in the outcome; it reads them only after the
+  /// leader has marked the request done under the group's lock.
+  final class Request: @unchecked Sendable {
+    let invalidFile: SharedDocument.InvalidFilePolicy
+    private var body: ((inout JSONValue) throws -> Any)?
+    private(set) var result: Any?
+    private(set) var error: (any Error)?
+    fileprivate var isDone = false
+
+    init<Result>(invalidFile: SharedDocument.InvalidFilePolicy, _ body: @escaping (inout JSONValue) throws -> Result) {
+      self.invalidFile = invalidFile
+      self.body = { document in try body(&document) }
+    }
+
+    /// Whether the closure ran without throwing (and no later step failed it).
+    var succeeded: Bool { result != nil && error == nil }
+
+    /// Runs the closure on a copy of `document`, keeping the copy only if it did not throw.
+    func run(on document: inout JSONValue) {
+      guard let body else { return }
+      var draft = document
+      do {
+        result = try body(&draft)
+        document = draft
+      } catch {
+        self.error = error
+      }
+    }
+
+    /// Records an error that ends this request (a lock or write failure).
+    func fail(_ error: any Error) {
+      self.error = error
+    }
+
+    /// Rethrows the request's error, if any.
+    func outcome() throws {
+      if let error { throw error }
+    }
+
+    /// Drops the closure: it belongs to a caller's stack frame and must not outlive the call.
+    fileprivate func finish() {
+      body = nil
+      isDone = true
+    }
+  }
+
+  private let condition = ConditionLock()
+  private var queue: [Request] = []
+  private var leaderActive = false
+
+  /// Queues `request` and returns once it has run, leading a batch with `perform` if no other
+  /// thread is. Throws the request's own error.
+  func submit(_ request: Request, perform: ([Request]) throws -> Void) throws {
+    condition.withLock { queue.append(request) }
+    while let batch = nextBatch(for: request) {
+      do {
+        try perform(batch)
+      } catch {
+        for member in batch where member.error == nil { member.fail(error) }
+      }
+      condition.withLock {
+        for member in batch { member.finish() }
+        leaderActive = false
+        condition.broadcast()
+      }
+    }
+    try request.outcome()
+  }
+
+  /// Waits until `request` is done (then `nil`) or this thread may lead (then the batch).
+  private func nextBatch(for request: Request) -> [Request]? {
+    condition.withLock {
+      while !request.isDone && leaderActive { condition.wait() }
+      if request.isDone { return nil }
+      leaderActive = true
+      let batch = queue
+      queue = []
+      return batch
+    }
+  }
+}

@@ -1,0 +1,220 @@
+/// Reading, writing and merging: the rules of DESIGN.md's "Merging" section.
+extension CodableStorage {
+  /// Writes this process's pending changes now (the field-level change set, applied to the
+  /// file's current JSON under the exclusive lock). Without pending changes it writes nothing,
+  /// except that a missing file is created with the current value.
+  /// - Throws: ``StorageError``; the changes stay pending and are retried per the update mode.
+  public func save() throws {
+    let (changes, version, seed) = state.withLock { ($0.pendingChanges, $0.version, $0.synced) }
+    do {
+      let written = try document.update(invalidFile: .preserveAndReplace) { document -> JSONValue in
+        if CodableStorage.isEmptyDocument(document) && !CodableStorage.isEmptyDocument(seed) {
+          document = seed  // a new file holds the whole value, not only the changed fields
+        }
+        changes.apply(to: &document)
+        return document
+      }
+      adopt(written, origin: .local, savedVersion: version)
+      scheduler.withLock { $0 }?.didSave()
+    } catch {
+      let storageError = CodableStorage.storageError(error, path: path)
+      report(storageError)
+      throw storageError
+    }
+  }
+
+  /// Writes pending changes if there are any (and nothing otherwise); the call to make before
+  /// handing the file to someone else, and what exit and deinit do.
+  /// - Throws: ``StorageError`` when the write fails.
+  public func flush() throws {
+    guard hasPendingChanges else { return }
+    try save()
+  }
+
+  /// Reads the file now, replacing the value in memory by the file's (with this process's
+  /// pending changes applied on top, so nothing unsaved is lost).
+  /// - Throws: ``StorageError/invalidJSON(path:_:)`` or ``StorageError/decodingFailed(path:message:)``
+  ///   (the value in memory is then kept), or I/O errors.
+  public func load() throws {
+    do {
+      guard let json = try document.read() else {
+        state.withLock { $0.fileState = .missing }
+        return
+      }
+      try adoptChecked(json, origin: .external, savedVersion: nil)
+    } catch let error as StorageError {
+      state.withLock { $0.fileState = .invalid(error.description) }
+      report(error)
+      throw error
+    }
+  }
+
+  /// The exact read-modify-write: takes the file's exclusive lock, reads the latest file, applies
+  /// this process's pending changes, runs `body` on the decoded value, writes the result, and
+  /// releases the lock. N processes doing M increments each end at exactly N x M. Calls from
+  /// several threads may share one write; each sees the result of the one before.
+  /// - Returns: what `body` returns.
+  /// - Throws: ``StorageError`` (nothing is written), or what `body` throws (its changes are
+  ///   discarded).
+  @discardableResult
+  public func update<Result>(_ body: (inout Value) throws -> Result) throws -> Result {
+    let (changes, version, seed, encodedDefault) = state.withLock {
+      ($0.pendingChanges, $0.version, $0.synced, $0.encodedDefault)
+    }
+    var result: Result?
+    do {
+      let written = try document.update(invalidFile: .preserveAndReplace) { document -> JSONValue in
+        if CodableStorage.isEmptyDocument(document) && !CodableStorage.isEmptyDocument(seed) { document = seed }
+        changes.apply(to: &document)
+        var value = try decode(document, encodedDefault: encodedDefault)
+        let before = try options.encoder.encode(value)
+        result = try body(&value)
+        let after = try options.encoder.encode(value)
+        JSONChangeSet(from: before, to: after).apply(to: &document)
+        return document
+      }
+      adopt(written, origin: .local, savedVersion: version)
+      scheduler.withLock { $0 }?.didSave()
+    } catch let error as StorageError {
+      report(error)
+      throw error
+    } catch let error as EncodingError {
+      throw StorageError.encodingFailed(path: path, message: "\(error)")
+    }
+    return result!
+  }
+
+  /// Reads the file at initialisation: its JSON (over the default's) becomes the value.
+  func loadAtStart() {
+    do {
+      guard let json = try document.read() else {
+        state.withLock { $0.fileState = .missing }
+        return
+      }
+      try adoptChecked(json, origin: .external, savedVersion: nil, notify: false)
+    } catch let error as StorageError {
+      state.withLock { $0.fileState = .invalid(error.description) }
+      report(error)
+    } catch {
+      report(.decodingFailed(path: path, message: "\(error)"))
+    }
+  }
+
+  /// A local change: keep it encoded, tell observers, schedule the write.
+  func localValueChanged() {
+    if updateMode == .immediate {
+      if (try? save()) == nil { scheduler.withLock { $0 }?.didFail() }
+    } else {
+      scheduler.withLock { $0 }?.valueChanged()
+    }
+  }
+
+  func setValue(_ newValue: Value) {
+    let encoded: JSONValue
+    do {
+      encoded = try options.encoder.encode(newValue)
+    } catch {
+      report(.encodingFailed(path: path, message: "\(error)"))
+      return
+    }
+    let changed = state.withLock { state -> Bool in
+      let changed = state.encodedValue != encoded
+      state.value = newValue
+      state.encodedValue = encoded
+      state.version &+= 1
+      return changed
+    }
+    guard changed else { return }
+    observers.notify(StorageChange(value: newValue, origin: .local))
+    localValueChanged()
+  }
+
+  /// The scheduler's write: reports instead of throwing; `true` when nothing is left pending.
+  func automaticSave() -> Bool {
+    guard hasPendingChanges else { return true }
+    return (try? save()) != nil
+  }
+
+  /// Takes `json` (what the file holds now, read or just written) as the new synced version.
+  /// Local changes made after `savedVersion` (all of them for an external change) stay pending
+  /// and are applied on top. Observers hear the result if it differs from the value before.
+  func adopt(_ json: JSONValue, origin: ChangeOrigin, savedVersion: UInt64?) {
+    do {
+      try adoptChecked(json, origin: origin, savedVersion: savedVersion)
+    } catch let error as StorageError {
+      state.withLock { $0.fileState = .invalid(error.description) }
+      report(error)
+    } catch {
+      report(.decodingFailed(path: path, message: "\(error)"))
+    }
+  }
+
+  func adoptChecked(_ json: JSONValue, origin: ChangeOrigin, savedVersion: UInt64?, notify: Bool = true) throws {
+    let encodedDefault = state.withLock { $0.encodedDefault }
+    let fileValue = try decode(json, encodedDefault: encodedDefault)
+    let fileEncoded = try options.encoder.encode(fileValue)
+    // Decode outside the lock; re-check the version under it.
+    let outcome: (Value, Bool)? = try state.withLock { state in
+      let before = state.encodedValue
+      if state.version == savedVersion || !state.hasPendingChanges {
+        state.value = fileValue
+        state.encodedValue = fileEncoded
+      } else {
+        let merged = state.pendingChanges.applied(to: json)
+        let value = try decode(merged, encodedDefault: state.encodedDefault)
+        state.value = value
+        state.encodedValue = try options.encoder.encode(value)
+      }
+      state.synced = fileEncoded
+      state.fileState = .valid
+      state.lastError = nil
+      return before == state.encodedValue ? nil : (state.value, state.hasPendingChanges)
+    }
+    if notify, let (value, _) = outcome {
+      observers.notify(StorageChange(value: value, origin: origin == .local ? .external : origin))
+    }
+  }
+
+  /// Decodes the file's JSON laid over the default's, so keys the file lacks take the default.
+  func decode(_ json: JSONValue, encodedDefault: JSONValue) throws(StorageError) -> Value {
+    let source: JSONValue
+    if case .object = json, case .object = encodedDefault {
+      source = CodableStorage.overlay(json, on: encodedDefault)
+    } else {
+      source = json
+    }
+    do {
+      return try options.decoder.decode(Value.self, from: source)
+    } catch let error as DecodingError {
+      throw .decodingFailed(path: path, message: error.readableDescription)
+    } catch {
+      throw .decodingFailed(path: path, message: "\(error)")
+    }
+  }
+
+  /// `value`'s members over `base`'s, recursively for objects; `value` wins everywhere else.
+  static func overlay(_ value: JSONValue, on base: JSONValue) -> JSONValue {
+    guard case .object(let top) = value, case .object(var result) = base else { return value }
+    for member in top {
+      result[member.key] = overlay(member.value, on: result[member.key] ?? .null)
+    }
+    return .object(result)
+  }
+
+  static func isEmptyDocument(_ value: JSONValue) -> Bool {
+    if case .object(let object) = value { return object.isEmpty }
+    return value == .null
+  }
+
+  static func storageError(_ error: any Error, path: String) -> StorageError {
+    if let error = error as? StorageError { return error }
+    return .encodingFailed(path: path, message: "\(error)")
+  }
+
+  /// Records and reports an error: `lastError`, the error handlers, and the logger.
+  func report(_ error: StorageError) {
+    state.withLock { $0.lastError = error }
+    options.logger.log(.error, error.description)
+    for handler in errorHandlers.withLock({ $0 }) { handler(error) }
+  }
+}

@@ -1,0 +1,39 @@
+/// Live reload: another process's write reaches this value, merged with pending local edits.
+extension CodableStorage {
+  /// How long a file that is empty or invalid right after an event is given to become valid
+  /// (an in-place writer between truncate and write) before it is reported invalid.
+  static var invalidFileGracePeriod: Duration { .milliseconds(50) }
+
+  func startWatching() {
+    let token = FileWatcher.shared.watch(path) { [weak self] reason in
+      self?.fileMayHaveChanged(reason)
+    }
+    watch.withLock { $0 = token }
+  }
+
+  /// Looks again (identity, then content) and takes what it finds: a new valid version is
+  /// merged with pending edits; a missing file keeps the value; an invalid file keeps the
+  /// value and is reported once the grace period has passed.
+  func fileMayHaveChanged(_ reason: FileWatchReason) {
+    let observation = document.readIfChanged(contentMayDiffer: reason.contentMayDiffer)
+    switch observation {
+    case .unchanged:
+      return
+    case .changed(let json):
+      adopt(json, origin: .external, savedVersion: nil)
+    case .missing:
+      state.withLock { $0.fileState = .missing }
+      options.logger.log(.debug, "'\(path)' was removed; keeping the value in memory")
+    case .invalid(let error):
+      if case .requested = reason {
+        let alreadyReported = state.withLock { state -> Bool in
+          defer { state.fileState = .invalid(error.description) }
+          return state.fileState == .invalid(error.description)
+        }
+        if !alreadyReported { report(error) }
+      } else {
+        watch.withLock { $0 }?.recheck(after: CodableStorage.invalidFileGracePeriod)
+      }
+    }
+  }
+}

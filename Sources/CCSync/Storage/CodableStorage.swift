@@ -1,0 +1,164 @@
+import Synchronization
+
+/// A `Codable` value kept in a JSON file that several processes share.
+///
+/// ```swift
+/// @CodableStorage(defaultValue: Settings(), location: .config(app: "demo", file: "settings.json"))
+/// var settings: Settings
+/// settings.theme = "dark"                      // in memory now, on disk after 2 s idle
+/// try $settings.update { $0.launchCount += 1 }  // exact cross-process read-modify-write
+/// ```
+///
+/// - Reading: `defaultValue:` reads the file when it exists (keys missing from the file take the
+///   default's values); a missing, invalid or undecodable file leaves the default in memory and
+///   is reported. `initialValue:` (or `var x: T = value`) does not read the file; the first
+///   write replaces its content with the value.
+/// - Writing: the ``UpdateMode`` says when. A write applies only the fields this process changed
+///   (a field-level change set) to the file's current JSON under the file's lock, so fields
+///   other processes changed survive, and keys the `Value` type does not know are never dropped.
+///   A file that is not valid JSON is first kept as `NAME.corrupt-TIMESTAMP`.
+/// - Failures never crash: an automatic write that fails keeps the change pending, is reported
+///   to ``onError(_:)`` handlers and the logger, and is retried with backoff.
+/// - Pending changes are written by ``flush()``, on deinit, at normal exit and on SIGTERM,
+///   SIGINT and SIGHUP (unless ``StorageOptions/flushesAtExit`` is off).
+///
+/// Thread-safe and `Sendable`: all state is behind a `Mutex`; file work is serialised by the
+/// file lock and ``SharedDocument``'s group commit.
+@propertyWrapper
+public final class CodableStorage<Value: Codable & Sendable>: Sendable {
+  /// Where the file is.
+  public let location: StorageLocation
+  /// When local changes are written.
+  public let updateMode: UpdateMode
+  /// Durability, watching, exit flushing, coders and logger.
+  public let options: StorageOptions
+  /// The document underneath (the JSON layer of the same file).
+  public let document: SharedDocument
+
+  let state: Mutex<StorageState<Value>>
+  let observers = ObserverList<Value>()
+  let errorHandlers = Mutex<[@Sendable (StorageError) -> Void]>([])
+  let scheduler: Mutex<SaveScheduler?> = Mutex(nil)
+  let watch: Mutex<FileWatch?> = Mutex(nil)
+
+  /// Creates a storage that reads the file now (when it exists) and starts from
+  /// `defaultValue` otherwise.
+  /// - Parameters:
+  ///   - defaultValue: the value when the file is missing, invalid or does not decode, and the
+  ///     source of values for keys the file lacks.
+  ///   - location: where the file is.
+  ///   - updateMode: when local changes are written (default: after 2 s idle).
+  ///   - options: durability, live reload, exit flushing, coders, logger.
+  public init(
+    defaultValue: Value, location: StorageLocation, updateMode: UpdateMode = .afterIdle,
+    options: StorageOptions = StorageOptions()
+  ) {
+    self.location = location
+    self.updateMode = updateMode
+    self.options = options
+    let (document, pathError) = CodableStorage.makeDocument(location, options: options)
+    self.document = document
+    let encodedDefault = (try? options.encoder.encode(defaultValue)) ?? .null
+    state = Mutex(StorageState(value: defaultValue, encodedValue: encodedDefault, synced: encodedDefault, encodedDefault: encodedDefault))
+    start()
+    if let pathError { report(pathError) }
+    loadAtStart()
+  }
+
+  /// Creates a storage that does not read the file: `initialValue` is the value, and the first
+  /// write (scheduled at once per the update mode) replaces the file's content with it.
+  public init(
+    initialValue: Value, location: StorageLocation, updateMode: UpdateMode = .afterIdle,
+    options: StorageOptions = StorageOptions()
+  ) {
+    self.location = location
+    self.updateMode = updateMode
+    self.options = options
+    let (document, pathError) = CodableStorage.makeDocument(location, options: options)
+    self.document = document
+    let encoded = (try? options.encoder.encode(initialValue)) ?? .null
+    // Synced with nothing: the change set from `.null` replaces the whole document.
+    state = Mutex(StorageState(value: initialValue, encodedValue: encoded, synced: .null, encodedDefault: encoded))
+    start()
+    if let pathError { report(pathError) }
+    localValueChanged()
+  }
+
+  /// `@CodableStorage(location: ...) var x: T = value`: the same as `init(initialValue:...)`.
+  public convenience init(
+    wrappedValue: Value, location: StorageLocation, updateMode: UpdateMode = .afterIdle,
+    options: StorageOptions = StorageOptions()
+  ) {
+    self.init(initialValue: wrappedValue, location: location, updateMode: updateMode, options: options)
+  }
+
+  /// A storage at a file path (its directory must exist), reading it now.
+  public convenience init(
+    defaultValue: Value, path: String, updateMode: UpdateMode = .afterIdle,
+    options: StorageOptions = StorageOptions()
+  ) {
+    self.init(defaultValue: defaultValue, location: .path(path), updateMode: updateMode, options: options)
+  }
+
+  deinit {
+    watch.withLock { $0?.cancel() }
+    if hasPendingChanges { flushForExit() }
+  }
+
+  /// The value in memory: local changes show at once, other processes' writes as they are
+  /// reloaded. Setting it schedules a write per the update mode.
+  public var wrappedValue: Value {
+    get { state.withLock { $0.value } }
+    set { setValue(newValue) }
+  }
+
+  /// The storage itself, for `$settings.update { }`, `$settings.save()` and observation.
+  public var projectedValue: CodableStorage<Value> { self }
+
+  /// Whether local changes are waiting to be written.
+  public var hasPendingChanges: Bool {
+    state.withLock { $0.hasPendingChanges }
+  }
+
+  /// What the storage currently knows of its file.
+  public var fileState: FileState {
+    state.withLock { $0.fileState }
+  }
+
+  /// The most recent error (a failed read, decode or write), cleared by the next success.
+  public var lastError: StorageError? {
+    state.withLock { $0.lastError }
+  }
+
+  /// The file's path (symlinks not resolved).
+  public var path: String { document.file.path }
+
+  private static func makeDocument(_ location: StorageLocation, options: StorageOptions) -> (SharedDocument, StorageError?) {
+    do {
+      return (SharedDocument(path: try location.resolvePath(), durable: options.durable), nil)
+    } catch {
+      let fallback = (try? location.resolvePath(creatingDirectories: false)) ?? location.description
+      return (SharedDocument(path: fallback, durable: options.durable), error)
+    }
+  }
+
+  /// Scheduler, exit hooks and watcher: everything that needs `self`.
+  private func start() {
+    if updateMode != .manual {  // .immediate uses it for retries
+      let scheduler = SaveScheduler(mode: updateMode) { [weak self] in self?.automaticSave() ?? true }
+      self.scheduler.withLock { $0 = scheduler }
+    }
+    if options.flushesAtExit { ExitFlusher.register(self, logger: options.logger) }
+    if options.watchesForChanges { startWatching() }
+  }
+}
+
+extension CodableStorage: ExitFlushable {
+  func flushForExit() {
+    do {
+      try flush()
+    } catch {
+      // Already reported by save(); nothing else can be done at exit.
+    }
+  }
+}

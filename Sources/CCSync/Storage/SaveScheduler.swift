@@ -1,0 +1,105 @@
+import Dispatch
+import Synchronization
+
+/// Decides when a storage's pending changes are written, per its ``UpdateMode``, and retries a
+/// failed write with backoff (0.1 s doubling to 30 s) while keeping the change pending.
+///
+/// The write itself runs on a private serial queue through `save`, which returns whether it
+/// succeeded. `Sendable`: timing state is behind a `Mutex`; the timer is only touched on `queue`.
+final class SaveScheduler: Sendable {
+  private struct Timing {
+    var firstUnsavedChange: Int64?
+    var lastChange: Int64 = 0
+    var lastWrite: Int64?
+    var retryDelay: Int64 = 0
+    var scheduled: Int64?
+  }
+
+  private let mode: UpdateMode
+  private let timing = Mutex(Timing())
+  private let queue = DispatchQueue(label: "ccsync.save")
+  private let save: @Sendable () -> Bool
+
+  init(mode: UpdateMode, save: @escaping @Sendable () -> Bool) {
+    self.mode = mode
+    self.save = save
+  }
+
+  /// A local change happened: make sure a write is scheduled.
+  func valueChanged() {
+    let now = FileSystem.monotonicNanoseconds()
+    let due: Int64? = timing.withLock { timing in
+      timing.lastChange = now
+      if timing.firstUnsavedChange == nil { timing.firstUnsavedChange = now }
+      // A pending timer (or retry) re-checks the deadline when it fires.
+      guard timing.scheduled == nil, let due = dueTime(timing, now: now) else { return nil }
+      timing.scheduled = due
+      return due
+    }
+    if let due { arm(at: due) }
+  }
+
+  /// Everything pending was written (by this scheduler or by an explicit save).
+  func didSave() {
+    timing.withLock { timing in
+      timing.firstUnsavedChange = nil
+      timing.lastWrite = FileSystem.monotonicNanoseconds()
+      timing.retryDelay = 0
+    }
+  }
+
+  /// An automatic write failed: try again after the next backoff step.
+  func didFail() {
+    let due = timing.withLock { timing in
+      timing.retryDelay = timing.retryDelay == 0 ? 100_000_000 : min(timing.retryDelay * 2, 30_000_000_000)
+      let due = FileSystem.monotonicNanoseconds() + timing.retryDelay
+      timing.scheduled = due
+      return due
+    }
+    arm(at: due)
+  }
+
+  /// When the pending change is due under the mode, or `nil` when the mode never writes on
+  /// its own.
+  private func dueTime(_ timing: Timing, now: Int64) -> Int64? {
+    switch mode {
+    case .manual, .immediate:
+      return nil
+    case .afterIdle(let seconds, _):
+      let idle = timing.lastChange + Int64(seconds * 1e9)
+      let latest = (timing.firstUnsavedChange ?? now) + Int64((mode.maximumIdleDelay ?? seconds) * 1e9)
+      return min(idle, latest)
+    case .throttled(let seconds):
+      guard let lastWrite = timing.lastWrite else { return now }
+      return max(now, lastWrite + Int64(seconds * 1e9))
+    }
+  }
+
+  private func arm(at due: Int64) {
+    let delay = max(0, due - FileSystem.monotonicNanoseconds())
+    queue.asyncAfter(deadline: .now() + .nanoseconds(Int(delay))) { [weak self] in
+      self?.fire()
+    }
+  }
+
+  /// Runs when the timer expires: writes if the change is due (or a retry is), otherwise
+  /// re-arms for the new deadline (more changes came in meanwhile).
+  private func fire() {
+    enum Action { case write, rearm(Int64), nothing }
+    let action = timing.withLock { timing -> Action in
+      timing.scheduled = nil
+      guard timing.firstUnsavedChange != nil || timing.retryDelay > 0 else { return .nothing }
+      let now = FileSystem.monotonicNanoseconds()
+      if timing.retryDelay == 0, let due = dueTime(timing, now: now), due > now + 1_000_000 {
+        timing.scheduled = due
+        return .rearm(due)
+      }
+      return .write
+    }
+    switch action {
+    case .nothing: return
+    case .rearm(let due): arm(at: due)
+    case .write: if save() { didSave() } else { didFail() }
+    }
+  }
+}

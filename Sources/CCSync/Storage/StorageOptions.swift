@@ -1,0 +1,31 @@
+/// How a ``CodableStorage`` behaves beyond where and when it writes. `Sendable`.
+public struct StorageOptions: Sendable {
+  /// `fsync` file and directory on every write (default `true`). Relaxed writes stay atomic
+  /// but may be lost on power failure.
+  public var durable: Bool
+  /// Reload when another process changes the file (default `true`).
+  public var watchesForChanges: Bool
+  /// Write pending changes at normal exit and on SIGTERM, SIGINT and SIGHUP (default `true`).
+  /// The signal handlers are installed only for signals whose disposition is still the
+  /// default, so an application's own handlers are left alone.
+  public var flushesAtExit: Bool
+  /// The Codable encoder (dates as ISO 8601, data as base64 by default).
+  public var encoder: JSONValueEncoder
+  /// The Codable decoder.
+  public var decoder: JSONValueDecoder
+  /// Where diagnostics go; stderr by default.
+  public var logger: StorageLogger
+
+  public init(
+    durable: Bool = true, watchesForChanges: Bool = true, flushesAtExit: Bool = true,
+    encoder: JSONValueEncoder = JSONValueEncoder(), decoder: JSONValueDecoder = JSONValueDecoder(),
+    logger: StorageLogger = .standardError
+  ) {
+    self.durable = durable
+    self.watchesForChanges = watchesForChanges
+    self.flushesAtExit = flushesAtExit
+    self.encoder = encoder
+    self.decoder = decoder
+    self.logger = logger
+  }
+}

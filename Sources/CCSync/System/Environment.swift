@@ -1,0 +1,30 @@
+import Glibc
+
+/// The process environment and user database, read without Foundation.
+enum Environment {
+  /// The value of an environment variable, or `nil` when unset or empty.
+  static func value(_ name: String) -> String? {
+    guard let raw = getenv(name) else { return nil }
+    let text = String(cString: raw)
+    return text.isEmpty ? nil : text
+  }
+
+  /// `$HOME`, or the home directory in the user database.
+  static var homeDirectory: String {
+    if let home = value("HOME") { return home }
+    if let entry = getpwuid(geteuid()), let directory = entry.pointee.pw_dir {
+      return String(cString: directory)
+    }
+    return "/"
+  }
+
+  /// The current working directory.
+  static var currentDirectory: String {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    guard getcwd(&buffer, buffer.count) != nil else { return "." }
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  }
+
+  /// This process's id.
+  static var processID: Int32 { getpid() }
+}

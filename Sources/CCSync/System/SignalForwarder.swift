@@ -1,0 +1,65 @@
+import Glibc
+import Synchronization
+
+/// Write end of the self-pipe the signal handler writes to; set once before any handler is
+/// installed and never changed (a signal handler can read nothing safer than a global).
+nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
+
+/// Runs work when a terminating signal arrives, then lets the signal do what it would have
+/// done: the handler only writes the signal number to a pipe (async-signal-safe); a thread
+/// reading the pipe runs the callback, restores the default disposition and raises the signal
+/// again, so the process still dies of it (exit status 128+N).
+///
+/// Only signals whose disposition is still the default are taken over: an application's own
+/// handlers, and signals it ignores (`nohup`), are left alone.
+enum SignalForwarder {
+  private static let installed = Mutex<Set<Int32>>([])
+  private static let callback = Mutex<(@Sendable (Int32) -> Void)?>(nil)
+
+  /// SIGTERM, SIGINT and SIGHUP.
+  static let terminationSignals: [Int32] = [SIGTERM, SIGINT, SIGHUP]
+
+  /// Arranges for `work` to run before each of `signals` takes effect. Idempotent; the last
+  /// `work` given is the one that runs.
+  static func install(signals: [Int32], work: @escaping @Sendable (Int32) -> Void) throws(SystemError) {
+    callback.withLock { $0 = work }
+    try installed.withLock { (installed: inout Set<Int32>) throws(SystemError) in
+      if signalPipeWriteEnd == -1 { try startPipeReader() }
+      for signal in signals where !installed.contains(signal) {
+        var current = sigaction()
+        sigaction(signal, nil, &current)
+        guard current.__sigaction_handler.sa_handler == nil else { continue }  // not SIG_DFL
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { number in
+          var byte = UInt8(truncatingIfNeeded: number)
+          _ = Glibc.write(signalPipeWriteEnd, &byte, 1)
+        }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = SA_RESTART
+        sigaction(signal, &action, nil)
+        installed.insert(signal)
+      }
+    }
+  }
+
+  private static func startPipeReader() throws(SystemError) {
+    var ends: [Int32] = [0, 0]
+    _ = try systemCall("create pipe") { pipe2(&ends, O_CLOEXEC) }
+    signalPipeWriteEnd = ends[1]
+    let readEnd = ends[0]
+    try startBackgroundThread(name: "ccsync-signals") {
+      while true {
+        var byte: UInt8 = 0
+        let got = Glibc.read(readEnd, &byte, 1)
+        if got == 1 {
+          let number = Int32(byte)
+          callback.withLock { $0 }?(number)
+          signal(number, SIG_DFL)
+          raise(number)
+        } else if got == 0 || errno != EINTR {
+          return
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,111 @@
+import CCSync
+import Foundation
+
+/// The settings type the multi-process tests share. `counter` is what `increment` bumps.
+struct HelperSettings: Codable, Sendable, Equatable {
+  var theme = "light"
+  var fontSize = 13
+  var counter = 0
+  var tags: [String] = []
+}
+
+/// Parses an update mode: `idle:SECONDS`, `throttled:SECONDS`, `immediate`, `manual`.
+func parseUpdateMode(_ text: String) -> UpdateMode? {
+  let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+  switch parts[0] {
+  case "idle": return parts.count == 2 ? Double(parts[1]).map { .afterIdle(seconds: $0) } : .afterIdle
+  case "throttled": return parts.count == 2 ? Double(parts[1]).map { .throttled(seconds: $0) } : nil
+  case "immediate": return .immediate
+  case "manual": return .manual
+  default: return nil
+  }
+}
+
+/// `increment FILE COUNT [relaxed]`: COUNT exact `update { counter += 1 }` calls.
+func runIncrement(_ arguments: [String]) -> Int32 {
+  guard arguments.count >= 2, let count = Int(arguments[1]) else {
+    FileHandle.standardError.write(Data("usage: increment FILE COUNT [relaxed]\n".utf8))
+    return 64
+  }
+  let durable = !(arguments.count > 2 && arguments[2] == "relaxed")
+  let storage = CodableStorage(
+    defaultValue: HelperSettings(), path: arguments[0], updateMode: .manual,
+    options: StorageOptions(durable: durable, watchesForChanges: false))
+  do {
+    for _ in 0..<count { try storage.update { $0.counter += 1 } }
+  } catch {
+    FileHandle.standardError.write(Data("increment failed: \(error)\n".utf8))
+    return 1
+  }
+  print("done")
+  return 0
+}
+
+/// `session FILE MODE`: a long-lived process driven by lines on stdin, answering each with a
+/// line on stdout, so tests can act at exact points:
+/// `set FIELD VALUE` (theme, fontSize, counter), `get` (prints the value as compact JSON),
+/// `save`, `flush`, `load`, `pending` (prints true/false), `state`, `error`, `exit`.
+/// Every change observed is also printed as `change ORIGIN JSON`.
+func runSession(_ arguments: [String]) -> Int32 {
+  guard arguments.count >= 2, let mode = parseUpdateMode(arguments[1]) else {
+    FileHandle.standardError.write(Data("usage: session FILE MODE\n".utf8))
+    return 64
+  }
+  let storage = CodableStorage(defaultValue: HelperSettings(), path: arguments[0], updateMode: mode)
+  let encoder = JSONValueEncoder()
+  func render(_ value: HelperSettings) -> String {
+    (try? encoder.encode(value).formatted(.compact)) ?? "?"
+  }
+  let observation = storage.observe { change in
+    StandardStreams.writeLine("change \(change.origin == .local ? "local" : "external") \(render(change.value))")
+  }
+  defer { observation.cancel() }
+  StandardStreams.writeLine("ready \(render(storage.wrappedValue))")
+  while let line = readLine() {
+    let words = line.split(separator: " ", maxSplits: 2).map(String.init)
+    guard let command = words.first else { continue }
+    do {
+      switch command {
+      case "set" where words.count == 3:
+        switch words[1] {
+        case "theme": storage.wrappedValue.theme = words[2]
+        case "fontSize": storage.wrappedValue.fontSize = Int(words[2]) ?? 0
+        case "counter": storage.wrappedValue.counter = Int(words[2]) ?? 0
+        default: StandardStreams.writeLine("error unknown field"); continue
+        }
+        StandardStreams.writeLine("ok")
+      case "get": StandardStreams.writeLine("value \(render(storage.wrappedValue))")
+      case "save": try storage.save(); StandardStreams.writeLine("ok")
+      case "flush": try storage.flush(); StandardStreams.writeLine("ok")
+      case "load": try storage.load(); StandardStreams.writeLine("ok")
+      case "pending": StandardStreams.writeLine("pending \(storage.hasPendingChanges)")
+      case "state": StandardStreams.writeLine("state \(storage.fileState)")
+      case "error": StandardStreams.writeLine("error \(storage.lastError.map { "\($0)" } ?? "none")")
+      case "exit": return 0
+      default: StandardStreams.writeLine("error unknown command")
+      }
+    } catch {
+      StandardStreams.writeLine("failed \(error)")
+    }
+  }
+  return 0
+}
+
+/// `churn FILE`: saves alternating complete documents forever (until killed), each a valid
+/// JSON document of a different size, so a kill at any instant can be checked for tearing.
+func runChurn(_ arguments: [String]) -> Int32 {
+  guard let path = arguments.first else { return 64 }
+  let document = SharedDocument(path: path)
+  var round = 0
+  while true {
+    round += 1
+    let filler = String(repeating: round % 2 == 0 ? "x" : "yy", count: 500 + (round % 7) * 300)
+    do {
+      try document.replace(with: .object(JSONObject([("round", .number(JSONNumber(round))), ("filler", .string(filler))])))
+    } catch {
+      FileHandle.standardError.write(Data("churn failed: \(error)\n".utf8))
+      return 1
+    }
+    if round == 1 { print("started"); fflush(stdout) }
+  }
+}
