@@ -133,7 +133,8 @@ public struct JSONChangeSet: Sendable, Equatable {
   /// Changes to different members never conflict, and applying both sets in either order
   /// gives the same document exactly when there is no conflict.
   ///
-  /// No base document is needed: each change carries the value it leaves.
+  /// No base document is needed: each change carries the value it leaves. (The base still
+  /// matters: the answer means something only for two differences from the same base.)
   /// - Returns: the longer path of each disagreeing pair, in the order of this change set's
   ///   paths; empty when the two can be merged without a choice.
   public func conflicts(with other: JSONChangeSet) -> [JSONPath] {

@@ -39,7 +39,7 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
     public static func token(_ token: String) -> Component { Component(token: token) }
 
     /// Element `index` of an array, the bracket form `[index]`; only an array resolves it.
-    /// A negative index never resolves and makes every operation throw.
+    /// A negative index never resolves: an array met there is an error.
     public static func index(_ index: Int) -> Component { Component(indexToken: String(index)) }
 
     /// The position after an array's last element, the bracket form `[-]`: setting a value
