@@ -11,7 +11,7 @@ extension CodableStorage {
         if CodableStorage.isEmptyDocument(document) && !CodableStorage.isEmptyDocument(seed) {
           document = seed  // a new file holds the whole value, not only the changed fields
         }
-        changes.apply(to: &document)
+        document = changes.applied(to: document)
         return document
       }
       adopt(written, origin: .local, savedVersion: version)
@@ -65,12 +65,12 @@ extension CodableStorage {
     do {
       let written = try document.update(invalidFile: .preserveAndReplace) { document -> JSONValue in
         if CodableStorage.isEmptyDocument(document) && !CodableStorage.isEmptyDocument(seed) { document = seed }
-        changes.apply(to: &document)
+        document = changes.applied(to: document)
         var value = try decode(document, encodedDefault: encodedDefault)
         let before = try options.encoder.encode(value)
         result = try body(&value)
         let after = try options.encoder.encode(value)
-        JSONChangeSet(from: before, to: after).apply(to: &document)
+        document = JSONChangeSet(from: before, to: after).applied(to: document)
         return document
       }
       adopt(written, origin: .local, savedVersion: version)
