@@ -11,7 +11,10 @@ final class FileLock {
   private let file: OpenFile
   private let gateKey: ProcessLockTable.Key
   private let gate: ProcessLockGate
-  private var isHeld = true
+  /// Set only once both the gate and the `flock` are taken. A class initialiser that throws
+  /// after every stored property is set still runs `deinit`; the failure paths below undo
+  /// their own steps, so `deinit` must not undo them a second time.
+  private var isHeld = false
 
   /// Takes the lock for the data file at `resolvedPath`.
   /// - Throws: ``StorageError/lockUnavailable(path:)`` when `wait` runs out;
@@ -39,6 +42,7 @@ final class FileLock {
       ProcessLockTable.shared.release(gateKey)
       throw error
     }
+    isHeld = true
   }
 
   deinit { release() }
