@@ -213,6 +213,81 @@ import Testing
     }
   }
 
+  /// A set-group-id directory gives new files its group; the replaced file must still get
+  /// the target's group, even when that is the writer's own group.
+  @Test func groupSurvivesAReplaceInASetGroupIDDirectory() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let shared = directory.file("shared")
+    try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: false)
+    #expect(chown(shared, 0, 65534) == 0)
+    #expect(chmod(shared, 0o2775) == 0)
+    let target = shared + "/data.json"
+    try Data("{}".utf8).write(to: URL(fileURLWithPath: target))
+    #expect(chown(target, geteuid(), getegid()) == 0)
+    #expect(chmod(target, 0o640) == 0)
+
+    try SharedFile(path: target).replaceContents(with: Array(#"{"a":1}"#.utf8))
+
+    let after = try statusOf(target)
+    #expect(after.st_uid == geteuid())
+    #expect(after.st_gid == getegid(), "took the directory's group")
+    #expect(after.st_mode & 0o7777 == 0o640)
+  }
+
+  // MARK: As an ordinary user (see asUser)
+
+  /// The temp file cannot be created: the target stays byte-identical, nothing is left behind.
+  @Test func replaceInAReadOnlyDirectoryFailsAndKeepsTheTarget() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    #expect(chmod(directory.path, 0o755) == 0)
+    let readOnly = directory.file("read-only")
+    try FileManager.default.createDirectory(atPath: readOnly, withIntermediateDirectories: false)
+    let target = readOnly + "/data.json"
+    let original = Array(#"{"keep":true}"#.utf8)
+    try Data(original).write(to: URL(fileURLWithPath: target))
+    #expect(chown(target, 65534, 65534) == 0)
+    #expect(chmod(readOnly, 0o555) == 0)
+
+    let result = try asUser {
+      Result { () throws(StorageError) in try SharedFile(path: target).replaceContents(with: Array("new".utf8)) }
+    }
+    guard case .failure(.system(let error)) = result else {
+      Issue.record("expected a system error, got \(result)")
+      return
+    }
+    #expect(error.isPermissionDenied, "\(error)")
+    #expect(try contents(of: target) == original)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: readOnly) == ["data.json"])
+  }
+
+  /// A writer who may replace the file (the directory is theirs) but not give it away: the
+  /// file becomes theirs, as with any editor that saves by rename, but keeps its group and
+  /// mode, also when they cannot read it (mode 0620), where only `stat` can tell them.
+  @Test(arguments: [0o664, 0o620] as [UInt32])
+  func modeAndGroupSurviveAReplaceByAnotherUser(mode: UInt32) throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    #expect(chmod(directory.path, 0o755) == 0)
+    let shared = directory.file("shared")
+    try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: false)
+    #expect(chown(shared, 65534, 65534) == 0)
+    let target = shared + "/data.json"
+    try Data("{}".utf8).write(to: URL(fileURLWithPath: target))
+    #expect(chown(target, 0, 65534) == 0)
+    #expect(chmod(target, mode_t(mode)) == 0)
+
+    _ = try asUser { try SharedFile(path: target).replaceContents(with: Array(#"{"a":1}"#.utf8)) }
+
+    let after = try statusOf(target)
+    #expect(try contents(of: target) == Array(#"{"a":1}"#.utf8))
+    #expect(after.st_uid == 65534)
+    #expect(after.st_gid == 65534)
+    #expect(UInt32(after.st_mode) & 0o7777 == mode, "mode \(String(after.st_mode & 0o7777, radix: 8))")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: shared) == ["data.json"])
+  }
+
   // MARK: Symlinks are written through
 
   enum LinkLayout: String, CaseIterable, Sendable {
