@@ -62,7 +62,13 @@ final class FileLock {
       return try OpenFile(path: path, options: .lockFile)
     } catch where error.isPermissionDenied {
       // A reader in a directory it may not write can still lock an existing lock file.
-      return try OpenFile(path: path, options: .existingLockFile)
+      // When there is none, the refusal to create it is the error worth reporting.
+      let refusal = error
+      do {
+        return try OpenFile(path: path, options: .existingLockFile)
+      } catch where error.isNoSuchFile {
+        throw refusal
+      }
     }
   }
 
