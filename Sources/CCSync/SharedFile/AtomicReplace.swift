@@ -55,8 +55,9 @@ struct AtomicReplace {
     return identity
   }
 
-  /// The file whose metadata the new version inherits, open for reading its attributes.
-  private func originalFile() throws(StorageError) -> (file: OpenFile, status: FileStatus)? {
+  /// The file whose metadata the new version inherits, open for reading its attributes
+  /// (`nil` when it is not readable), or `nil` when it does not exist.
+  private func originalFile() throws(StorageError) -> (file: OpenFile?, status: FileStatus)? {
     let source = inheritFrom ?? target
     do {
       let file = try OpenFile(path: source, options: .readOnlyNonBlocking)
@@ -66,7 +67,8 @@ struct AtomicReplace {
     } catch where error.isPermissionDenied {
       // Not readable by us: we can still replace it if the directory lets us; keep what
       // metadata `stat` (which needs no read permission) tells.
-      return nil
+      guard let status = try withSystemErrors({ () throws(SystemError) in try FileSystem.status(source) }) else { return nil }
+      return (nil, status)
     } catch {
       throw .system(error)
     }
@@ -92,13 +94,16 @@ struct AtomicReplace {
   /// A missing original gives mode 0666 less the umask, as any new file gets. When this user
   /// may not give the file away (`EPERM`), the group alone is kept if possible and the file
   /// becomes the writer's, as with any editor that saves by rename.
-  private func inheritMetadata(from original: (file: OpenFile, status: FileStatus)?, onto temporary: OpenFile) throws(SystemError) {
+  private func inheritMetadata(from original: (file: OpenFile?, status: FileStatus)?, onto temporary: OpenFile) throws(SystemError) {
     guard let original else {
       try temporary.setPermissions(0o666 & ~FileSystem.creationMask)
       return
     }
     let status = original.status
-    if status.owner != FileSystem.effectiveUser || status.group != FileSystem.effectiveGroup {
+    // Compare with what the temp file got, not with the effective ids: a set-group-id
+    // directory gives new files its own group.
+    let created = try temporary.status()
+    if status.owner != created.owner || status.group != created.group {
       do {
         try temporary.setOwner(user: status.owner, group: status.group)
       } catch where error.isPermissionDenied {
@@ -106,6 +111,6 @@ struct AtomicReplace {
       }
     }
     try temporary.setPermissions(status.permissions)
-    _ = temporary.copyExtendedAttributes(from: original.file)
+    if let file = original.file { _ = temporary.copyExtendedAttributes(from: file) }
   }
 }

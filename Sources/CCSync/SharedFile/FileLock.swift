@@ -11,7 +11,10 @@ final class FileLock {
   private let file: OpenFile
   private let gateKey: ProcessLockTable.Key
   private let gate: ProcessLockGate
-  private var isHeld = true
+  /// Set only once both the gate and the `flock` are taken. A class initialiser that throws
+  /// after every stored property is set still runs `deinit`; the failure paths below undo
+  /// their own steps, so `deinit` must not undo them a second time.
+  private var isHeld = false
 
   /// Takes the lock for the data file at `resolvedPath`.
   /// - Throws: ``StorageError/lockUnavailable(path:)`` when `wait` runs out;
@@ -39,6 +42,7 @@ final class FileLock {
       ProcessLockTable.shared.release(gateKey)
       throw error
     }
+    isHeld = true
   }
 
   deinit { release() }
@@ -58,7 +62,13 @@ final class FileLock {
       return try OpenFile(path: path, options: .lockFile)
     } catch where error.isPermissionDenied {
       // A reader in a directory it may not write can still lock an existing lock file.
-      return try OpenFile(path: path, options: .existingLockFile)
+      // When there is none, the refusal to create it is the error worth reporting.
+      let refusal = error
+      do {
+        return try OpenFile(path: path, options: .existingLockFile)
+      } catch where error.isNoSuchFile {
+        throw refusal
+      }
     }
   }
 

@@ -97,4 +97,12 @@ final class ProcessLockTable: @unchecked Sendable {
     gate.references -= 1
     if gate.references == 0 { gates[key] = nil }
   }
+
+  /// How many lockers (holders and waiters) use the gate for `key`; 0 when it has none.
+  /// For tests: it must match the locks actually held.
+  func userCount(of key: Key) -> Int {
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    return gates[key]?.references ?? 0
+  }
 }

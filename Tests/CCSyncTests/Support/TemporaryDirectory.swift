@@ -1,0 +1,56 @@
+import Foundation
+
+/// A fresh, empty directory for one test, removed with everything in it by ``remove()`` or,
+/// failing that, when the value is released.
+///
+/// ARC may release an object right after its last use, so keep it alive to the end of the test
+/// by removing it explicitly:
+///
+/// ```swift
+/// let directory = try TemporaryDirectory()
+/// defer { directory.remove() }
+/// let path = directory.file("settings.json")
+/// ```
+///
+/// The path has symlinks resolved (`realpath`), so tests can compare it with paths the
+/// library computes. `@unchecked Sendable`: `path` never changes; removal is idempotent.
+final class TemporaryDirectory: @unchecked Sendable {
+  let path: String
+
+  /// Creates `$TMPDIR/ccsync-test-XXXXXX` (or under `/tmp`) with mode 0700.
+  init() throws {
+    let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+    var template = Array((base + "/ccsync-test-XXXXXX").utf8CString)
+    guard let created = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+      throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+    }
+    guard let resolved = realpath(created, nil) else {
+      throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+    }
+    path = String(cString: resolved)
+    free(resolved)
+  }
+
+  deinit { remove() }
+
+  /// `path/name`.
+  func file(_ name: String) -> String { path + "/" + name }
+
+  /// The names in the directory (not recursive, without `.` and `..`), sorted.
+  func names() throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: path).sorted()
+  }
+
+  /// Removes the directory and everything in it. Idempotent.
+  func remove() {
+    // A test may leave a subdirectory read-only for a non-root child; give it back first.
+    if let walker = FileManager.default.enumerator(atPath: path) {
+      for case let name as String in walker {
+        var status = stat()
+        let full = path + "/" + name
+        if lstat(full, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR { chmod(full, 0o700) }
+      }
+    }
+    try? FileManager.default.removeItem(atPath: path)
+  }
+}
