@@ -21,7 +21,10 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
   private func presentMember(_ key: Key) -> JSONValue? {
     guard let position = object.position(of: key.stringValue) else { return nil }
     let value = object.members[position].value
-    return value.isNull ? nil : value
+    // Not `value.isNull ? nil : value`: JSONValue is ExpressibleByNilLiteral, so that `nil`
+    // would be `.null` and come back as a present member.
+    if value.isNull { return nil }
+    return value
   }
 
   func decodeNil(forKey key: Key) throws -> Bool { try member(key).isNull }
