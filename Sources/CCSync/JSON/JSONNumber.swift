@@ -30,7 +30,10 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
   /// non-finite; this initializer traps on them, like `Int(_: Double)` does on overflow.
   public init(_ value: Double) {
     precondition(value.isFinite, "JSON has no spelling for \(value)")
-    if value == value.rounded(), abs(value) < 1e15 {
+    if value == 0, value.sign == .minus {
+      // `-0` reads back as negative zero; `String(Int64(-0.0))` would drop the sign.
+      self.text = "-0"
+    } else if value == value.rounded(), abs(value) < 1e15 {
       self.text = String(Int64(value))
     } else {
       self.text = JSONNumber.canonicalDoubleText(value)

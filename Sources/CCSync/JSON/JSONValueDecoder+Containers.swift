@@ -1,0 +1,243 @@
+/// Reads the members of one JSON object. Keeps the `JSONObject` it was given (a reference to
+/// its storage, not a copy) and looks keys up with `position(of:)`.
+struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+  let decoder: JSONValueDecoderImpl
+  let object: JSONObject
+  let pathNode: CodingPathNode
+
+  var codingPath: [any CodingKey] { pathNode.path }
+
+  var allKeys: [Key] { object.members.compactMap { Key(stringValue: $0.key) } }
+
+  func contains(_ key: Key) -> Bool { object.position(of: key.stringValue) != nil }
+
+  private func member(_ key: Key) throws -> JSONValue {
+    if let position = object.position(of: key.stringValue) { return object.members[position].value }
+    throw DecodingError.keyNotFound(
+      key, DecodingError.Context(codingPath: codingPath, debugDescription: "missing key '\(key.stringValue)'"))
+  }
+
+  /// The member for `key` unless it is missing or `null`.
+  private func presentMember(_ key: Key) -> JSONValue? {
+    guard let position = object.position(of: key.stringValue) else { return nil }
+    let value = object.members[position].value
+    // Not `value.isNull ? nil : value`: JSONValue is ExpressibleByNilLiteral, so that `nil`
+    // would be `.null` and come back as a present member.
+    if value.isNull { return nil }
+    return value
+  }
+
+  func decodeNil(forKey key: Key) throws -> Bool { try member(key).isNull }
+
+  func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+    try decoder.unboxBool(member(key), parent: pathNode, step: .key(key))
+  }
+  func decode(_ type: String.Type, forKey key: Key) throws -> String {
+    try decoder.unboxString(member(key), parent: pathNode, step: .key(key))
+  }
+  func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+    try decoder.unboxDouble(member(key), parent: pathNode, step: .key(key))
+  }
+  func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+    try decoder.unboxFloat(member(key), parent: pathNode, step: .key(key))
+  }
+  func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(key) }
+  func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(key) }
+  func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(key) }
+  func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(key) }
+  func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try integer(key) }
+  func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 { try integer(key) }
+  func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(key) }
+  func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(key) }
+  func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(key) }
+  func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(key) }
+  func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(key) }
+  func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { try integer(key) }
+  func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+    try decoder.unwrap(member(key), as: type, parent: pathNode, step: .key(key))
+  }
+
+  private func integer<Integer: FixedWidthInteger>(_ key: Key) throws -> Integer {
+    try decoder.unboxInteger(member(key), as: Integer.self, parent: pathNode, step: .key(key))
+  }
+
+  // One lookup each, where the standard library's defaults would look the key up three times.
+  func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+    guard let value = presentMember(key) else { return nil }
+    return try decoder.unboxBool(value, parent: pathNode, step: .key(key))
+  }
+  func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+    guard let value = presentMember(key) else { return nil }
+    return try decoder.unboxString(value, parent: pathNode, step: .key(key))
+  }
+  func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+    guard let value = presentMember(key) else { return nil }
+    return try decoder.unboxDouble(value, parent: pathNode, step: .key(key))
+  }
+  func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
+    guard let value = presentMember(key) else { return nil }
+    return try decoder.unboxFloat(value, parent: pathNode, step: .key(key))
+  }
+  func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try integerIfPresent(key) }
+  func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try integerIfPresent(key) }
+  func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try integerIfPresent(key) }
+  func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try integerIfPresent(key) }
+  func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try integerIfPresent(key) }
+  func decodeIfPresent(_ type: Int128.Type, forKey key: Key) throws -> Int128? { try integerIfPresent(key) }
+  func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try integerIfPresent(key) }
+  func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try integerIfPresent(key) }
+  func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try integerIfPresent(key) }
+  func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try integerIfPresent(key) }
+  func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try integerIfPresent(key) }
+  func decodeIfPresent(_ type: UInt128.Type, forKey key: Key) throws -> UInt128? { try integerIfPresent(key) }
+  func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+    guard let value = presentMember(key) else { return nil }
+    return try decoder.unwrap(value, as: type, parent: pathNode, step: .key(key))
+  }
+
+  private func integerIfPresent<Integer: FixedWidthInteger>(_ key: Key) throws -> Integer? {
+    guard let value = presentMember(key) else { return nil }
+    return try decoder.unboxInteger(value, as: Integer.self, parent: pathNode, step: .key(key))
+  }
+
+  func nestedContainer<NestedKey: CodingKey>(
+    keyedBy type: NestedKey.Type, forKey key: Key
+  ) throws -> KeyedDecodingContainer<NestedKey> {
+    let value = try member(key)
+    guard case .object(let nested) = value else {
+      throw decoder.mismatch([String: Any].self, value, parent: pathNode, step: .key(key), expected: "an object")
+    }
+    return KeyedDecodingContainer(
+      JSONKeyedDecodingContainer<NestedKey>(decoder: decoder, object: nested, pathNode: pathNode.appending(key)))
+  }
+
+  func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+    let value = try member(key)
+    guard case .array(let elements) = value else {
+      throw decoder.mismatch([Any].self, value, parent: pathNode, step: .key(key), expected: "an array")
+    }
+    return JSONUnkeyedDecodingContainer(decoder: decoder, elements: elements, pathNode: pathNode.appending(key))
+  }
+
+  /// A decoder for the `super` member; `null` when there is none, as in Foundation.
+  func superDecoder() throws -> any Decoder {
+    let key = JSONCodingKey.superKey
+    return decoder.makeSuperDecoder(object[key.stringValue] ?? .null, parent: pathNode, step: .key(key))
+  }
+
+  func superDecoder(forKey key: Key) throws -> any Decoder {
+    decoder.makeSuperDecoder(object[key.stringValue] ?? .null, parent: pathNode, step: .key(key))
+  }
+}
+
+/// Reads the elements of one JSON array in order.
+struct JSONUnkeyedDecodingContainer: UnkeyedDecodingContainer {
+  let decoder: JSONValueDecoderImpl
+  let elements: [JSONValue]
+  let pathNode: CodingPathNode
+  private(set) var currentIndex = 0
+
+  init(decoder: JSONValueDecoderImpl, elements: [JSONValue], pathNode: CodingPathNode) {
+    self.decoder = decoder
+    self.elements = elements
+    self.pathNode = pathNode
+  }
+
+  var codingPath: [any CodingKey] { pathNode.path }
+  var count: Int? { elements.count }
+  var isAtEnd: Bool { currentIndex >= elements.count }
+
+  /// The current element; throws `valueNotFound` at the end of the array.
+  private func current(_ type: Any.Type) throws -> JSONValue {
+    guard currentIndex < elements.count else {
+      throw DecodingError.valueNotFound(
+        type,
+        DecodingError.Context(
+          codingPath: pathNode.path(appending: .index(currentIndex)),
+          debugDescription: "expected \(type), found the end of an array of \(elements.count) elements"))
+    }
+    return elements[currentIndex]
+  }
+
+  mutating func decodeNil() throws -> Bool {
+    guard try current(Any?.self).isNull else { return false }
+    currentIndex += 1
+    return true
+  }
+
+  mutating func decode(_ type: Bool.Type) throws -> Bool {
+    let result = try decoder.unboxBool(current(type), parent: pathNode, step: .index(currentIndex))
+    currentIndex += 1
+    return result
+  }
+  mutating func decode(_ type: String.Type) throws -> String {
+    let result = try decoder.unboxString(current(type), parent: pathNode, step: .index(currentIndex))
+    currentIndex += 1
+    return result
+  }
+  mutating func decode(_ type: Double.Type) throws -> Double {
+    let result = try decoder.unboxDouble(current(type), parent: pathNode, step: .index(currentIndex))
+    currentIndex += 1
+    return result
+  }
+  mutating func decode(_ type: Float.Type) throws -> Float {
+    let result = try decoder.unboxFloat(current(type), parent: pathNode, step: .index(currentIndex))
+    currentIndex += 1
+    return result
+  }
+  mutating func decode(_ type: Int.Type) throws -> Int { try integer() }
+  mutating func decode(_ type: Int8.Type) throws -> Int8 { try integer() }
+  mutating func decode(_ type: Int16.Type) throws -> Int16 { try integer() }
+  mutating func decode(_ type: Int32.Type) throws -> Int32 { try integer() }
+  mutating func decode(_ type: Int64.Type) throws -> Int64 { try integer() }
+  mutating func decode(_ type: Int128.Type) throws -> Int128 { try integer() }
+  mutating func decode(_ type: UInt.Type) throws -> UInt { try integer() }
+  mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try integer() }
+  mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try integer() }
+  mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try integer() }
+  mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try integer() }
+  mutating func decode(_ type: UInt128.Type) throws -> UInt128 { try integer() }
+  mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+    let result = try decoder.unwrap(current(type), as: type, parent: pathNode, step: .index(currentIndex))
+    currentIndex += 1
+    return result
+  }
+
+  private mutating func integer<Integer: FixedWidthInteger>() throws -> Integer {
+    let result = try decoder.unboxInteger(
+      current(Integer.self), as: Integer.self, parent: pathNode, step: .index(currentIndex))
+    currentIndex += 1
+    return result
+  }
+
+  mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
+    -> KeyedDecodingContainer<NestedKey>
+  {
+    let value = try current([String: Any].self)
+    guard case .object(let nested) = value else {
+      throw decoder.mismatch(
+        [String: Any].self, value, parent: pathNode, step: .index(currentIndex), expected: "an object")
+    }
+    let node = pathNode.appending(.index(currentIndex))
+    currentIndex += 1
+    return KeyedDecodingContainer(
+      JSONKeyedDecodingContainer<NestedKey>(decoder: decoder, object: nested, pathNode: node))
+  }
+
+  mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+    let value = try current([Any].self)
+    guard case .array(let nested) = value else {
+      throw decoder.mismatch([Any].self, value, parent: pathNode, step: .index(currentIndex), expected: "an array")
+    }
+    let node = pathNode.appending(.index(currentIndex))
+    currentIndex += 1
+    return JSONUnkeyedDecodingContainer(decoder: decoder, elements: nested, pathNode: node)
+  }
+
+  mutating func superDecoder() throws -> any Decoder {
+    let value = try current((any Decoder).self)
+    let superDecoder = decoder.makeSuperDecoder(value, parent: pathNode, step: .index(currentIndex))
+    currentIndex += 1
+    return superDecoder
+  }
+}

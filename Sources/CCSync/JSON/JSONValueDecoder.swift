@@ -1,0 +1,173 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Decodes `Decodable` values straight from ``JSONValue`` trees, without going through JSON
+/// text.
+///
+/// - Integer types need a number that is an exact integer in their range, whatever its
+///   spelling (`1e3` decodes as `Int` 1000; `1.5`, or `300` into `UInt8`, throws).
+///   `Double` and `Float` accept any number within their range.
+/// - `Date` follows ``dateDecodingStrategy`` (ISO 8601 by default), `Data` follows
+///   ``dataDecodingStrategy`` (base64 by default), `URL` is read from a string.
+/// - Dictionaries mirror ``JSONValueEncoder``: `String`, `Int` and `CodingKeyRepresentable`
+///   keys from objects, other keys from arrays of alternating keys and values.
+/// - A missing key decodes as `nil` for an optional property; `null` for a non-optional one
+///   throws `DecodingError.valueNotFound`.
+///
+/// Errors are Swift's `DecodingError` with the full coding path; their
+/// `readableDescription` reads like `servers.1.port: expected Int, found string "80"`.
+///
+/// The decoder is a value: configure a copy, then call ``decode(_:from:)`` from any thread.
+/// `Sendable`.
+public struct JSONValueDecoder: Sendable {
+  /// How dates are read. Default: ``DateDecodingStrategy/iso8601``.
+  public var dateDecodingStrategy: DateDecodingStrategy = .iso8601
+  /// How `Data` is read. Default: ``DataDecodingStrategy/base64``.
+  public var dataDecodingStrategy: DataDecodingStrategy = .base64
+  /// Which strings, if any, stand for infinity and NaN. Default:
+  /// ``NonConformingFloatDecodingStrategy/throw``.
+  public var nonConformingFloatDecodingStrategy: NonConformingFloatDecodingStrategy = .throw
+  /// Values the decoded types can read through `Decoder.userInfo`.
+  public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
+
+  /// A decoder with the default strategies.
+  public init() {}
+
+  /// Decodes a value of `type` from `value`.
+  ///
+  /// - Parameters:
+  ///   - type: the type to decode.
+  ///   - value: the JSON tree; it is read, never copied.
+  /// - Returns: the decoded value.
+  /// - Throws: `DecodingError` with the coding path of the offending value: `typeMismatch`
+  ///   for a value of the wrong kind, `valueNotFound` for `null` where a value is required,
+  ///   `keyNotFound` for a missing member, `dataCorrupted` for a number out of range or not
+  ///   an integer, a malformed date, base64 or URL; any error a type's `init(from:)` throws.
+  public func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
+    let state = JSONValueDecoderState(options: self)
+    let decoder = JSONValueDecoderImpl(state: state, value: value, pathNode: .root)
+    return try decoder.unwrap(value, as: T.self, parent: .root, step: .none)
+  }
+}
+
+/// What all decoders of one ``JSONValueDecoder/decode(_:from:)`` call share.
+final class JSONValueDecoderState {
+  let options: JSONValueDecoder
+  let userInfo: [CodingUserInfoKey: Any]
+
+  init(options: JSONValueDecoder) {
+    self.options = options
+    var userInfo: [CodingUserInfoKey: Any] = [:]
+    for (key, value) in options.userInfo { userInfo[key] = value }
+    self.userInfo = userInfo
+  }
+}
+
+/// The `Decoder` handed to `init(from:)`. One instance serves a whole nested decode: going
+/// into a nested value saves `value`, `pathNode` and `currentType`, decodes, and restores
+/// them, so no decoder is allocated per value. Containers keep a reference to the object or
+/// array they read (no copy, no dictionary built). Only `superDecoder()` makes a new decoder.
+final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
+  let state: JSONValueDecoderState
+  var value: JSONValue
+  var pathNode: CodingPathNode
+  /// The type whose `init(from:)` is running, for error messages; `nil` in a super decoder.
+  var currentType: Any.Type?
+
+  init(state: JSONValueDecoderState, value: JSONValue, pathNode: CodingPathNode) {
+    self.state = state
+    self.value = value
+    self.pathNode = pathNode
+  }
+
+  var codingPath: [any CodingKey] { pathNode.path }
+  var userInfo: [CodingUserInfoKey: Any] { state.userInfo }
+
+  func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+    guard case .object(let object) = value else {
+      throw containerMismatch([String: Any].self, kind: "an object")
+    }
+    return KeyedDecodingContainer(
+      JSONKeyedDecodingContainer<Key>(decoder: self, object: object, pathNode: pathNode))
+  }
+
+  func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+    guard case .array(let elements) = value else {
+      throw containerMismatch([Any].self, kind: "an array")
+    }
+    return JSONUnkeyedDecodingContainer(decoder: self, elements: elements, pathNode: pathNode)
+  }
+
+  func singleValueContainer() -> any SingleValueDecodingContainer { self }
+
+  private func containerMismatch(_ type: Any.Type, kind: String) -> DecodingError {
+    let expected = currentType.map { "\($0) (\(kind))" } ?? kind
+    return mismatch(type, value, parent: pathNode, step: .none, expected: expected)
+  }
+
+  // MARK: Single-value container
+
+  func decodeNil() -> Bool { value.isNull }
+  func decode(_ type: Bool.Type) throws -> Bool { try unboxBool(value, parent: pathNode, step: .none) }
+  func decode(_ type: String.Type) throws -> String { try unboxString(value, parent: pathNode, step: .none) }
+  func decode(_ type: Double.Type) throws -> Double { try unboxDouble(value, parent: pathNode, step: .none) }
+  func decode(_ type: Float.Type) throws -> Float { try unboxFloat(value, parent: pathNode, step: .none) }
+  func decode(_ type: Int.Type) throws -> Int { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
+  func decode(_ type: Int8.Type) throws -> Int8 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
+  func decode(_ type: Int16.Type) throws -> Int16 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
+  func decode(_ type: Int32.Type) throws -> Int32 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
+  func decode(_ type: Int64.Type) throws -> Int64 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
+  func decode(_ type: Int128.Type) throws -> Int128 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
+  func decode(_ type: UInt.Type) throws -> UInt { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
+  func decode(_ type: UInt8.Type) throws -> UInt8 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
+  func decode(_ type: UInt16.Type) throws -> UInt16 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
+  func decode(_ type: UInt32.Type) throws -> UInt32 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
+  func decode(_ type: UInt64.Type) throws -> UInt64 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
+  func decode(_ type: UInt128.Type) throws -> UInt128 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
+  func decode<T: Decodable>(_ type: T.Type) throws -> T { try unwrap(value, as: type, parent: pathNode, step: .none) }
+
+  // MARK: Values
+
+  /// Decodes a `T` from `value`, found at `step` below `parent`. The common leaf types are
+  /// read directly; everything else runs its `init(from:)` on this decoder.
+  func unwrap<T: Decodable>(
+    _ value: JSONValue, as type: T.Type, parent: CodingPathNode, step: CodingPathStep
+  ) throws -> T {
+    if T.self == String.self { return try unboxString(value, parent: parent, step: step) as! T }
+    if T.self == Int.self { return try unboxInteger(value, as: Int.self, parent: parent, step: step) as! T }
+    if T.self == Double.self { return try unboxDouble(value, parent: parent, step: step) as! T }
+    if T.self == Bool.self { return try unboxBool(value, parent: parent, step: step) as! T }
+    if T.self == Date.self { return try unboxDate(value, parent: parent, step: step) as! T }
+    if T.self == Data.self { return try unboxData(value, parent: parent, step: step) as! T }
+    if T.self == URL.self { return try unboxURL(value, parent: parent, step: step) as! T }
+    return try decodeNested(value, as: T.self, at: parent.appending(step)) { try T(from: $0) }
+  }
+
+  /// Runs `body` with this decoder moved to `value` at `node`, then restores it.
+  func decodeNested<Result>(
+    _ value: JSONValue, as type: Any.Type, at node: CodingPathNode,
+    _ body: (JSONValueDecoderImpl) throws -> Result
+  ) throws -> Result {
+    let savedValue = self.value
+    let savedPathNode = pathNode
+    let savedType = currentType
+    self.value = value
+    pathNode = node
+    currentType = type
+    defer {
+      self.value = savedValue
+      pathNode = savedPathNode
+      currentType = savedType
+    }
+    return try body(self)
+  }
+
+  /// A new decoder for `value` at `step` below `parent`, for `superDecoder()`, which may
+  /// outlive the call that creates it.
+  func makeSuperDecoder(_ value: JSONValue, parent: CodingPathNode, step: CodingPathStep) -> any Decoder {
+    JSONValueDecoderImpl(state: state, value: value, pathNode: parent.appending(step))
+  }
+}

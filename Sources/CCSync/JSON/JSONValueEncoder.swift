@@ -1,0 +1,282 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Encodes `Encodable` values straight into ``JSONValue`` trees, without going through JSON
+/// text.
+///
+/// - Object members come out in the order the type encodes them (the `CodingKeys` order for
+///   synthesized conformances). Encoding a key twice replaces its value where it stands.
+/// - Integers of every width become their exact decimal text; `Double` and `Float` their
+///   shortest round-trip text. Infinity and NaN throw `EncodingError.invalidValue` unless
+///   ``nonConformingFloatEncodingStrategy`` turns them into strings.
+/// - `Date` follows ``dateEncodingStrategy`` (ISO 8601 by default), `Data` follows
+///   ``dataEncodingStrategy`` (base64 by default), `URL` becomes its `absoluteString`.
+/// - Dictionaries whose keys are `String`, `Int` or `CodingKeyRepresentable` become objects
+///   (an `Int` key `1` as the member name `"1"`); dictionaries with any other key type become
+///   an array of alternating keys and values. That is what the standard library's
+///   `Dictionary` conformance asks for, and Foundation's `JSONEncoder` writes the same.
+///   Because a `Dictionary`'s own order changes from process to process, members that come
+///   from a `Dictionary` are written sorted: numerically when every key is an integer,
+///   otherwise by key. Every other object keeps the order its type encoded.
+/// - `nil` optionals in synthesized conformances are left out (`encodeIfPresent`);
+///   `encodeNil` writes `null`.
+///
+/// The encoder is a value: configure a copy, then call ``encode(_:)`` from any thread.
+/// `Sendable`.
+public struct JSONValueEncoder: Sendable {
+  /// How dates are written. Default: ``DateEncodingStrategy/iso8601``.
+  public var dateEncodingStrategy: DateEncodingStrategy = .iso8601
+  /// How `Data` is written. Default: ``DataEncodingStrategy/base64``.
+  public var dataEncodingStrategy: DataEncodingStrategy = .base64
+  /// What to do with infinity and NaN. Default: ``NonConformingFloatEncodingStrategy/throw``.
+  public var nonConformingFloatEncodingStrategy: NonConformingFloatEncodingStrategy = .throw
+  /// Values the encoded types can read through `Encoder.userInfo`.
+  public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
+
+  /// An encoder with the default strategies.
+  public init() {}
+
+  /// Encodes `value` as a JSON value.
+  ///
+  /// - Parameter value: the value to encode; any `Encodable`, including a bare number or
+  ///   string.
+  /// - Returns: the JSON tree.
+  /// - Throws: `EncodingError.invalidValue` with the coding path of the offending value when
+  ///   a float is not finite (and the strategy says throw), a date has no ISO 8601 spelling,
+  ///   a type encodes nothing at the top level, or a type asks for two different kinds of
+  ///   container at one path; any error a type's `encode(to:)` throws.
+  public func encode<T: Encodable>(_ value: T) throws -> JSONValue {
+    let state = JSONValueEncoderState(options: self)
+    let encoder = JSONValueEncoderImpl(state: state, pathNode: .root)
+    let node = try encoder.wrap(value, parent: .root, step: .none)
+    if let misuse = state.misuse { throw misuse }
+    if case .deferred(let nested) = node, nested.storage == nil {
+      throw EncodingError.invalidValue(
+        value,
+        EncodingError.Context(
+          codingPath: [], debugDescription: "top-level \(T.self) did not encode any values"))
+    }
+    return node.jsonValue
+  }
+}
+
+/// What all encoders of one ``JSONValueEncoder/encode(_:)`` call share.
+final class JSONValueEncoderState {
+  let options: JSONValueEncoder
+  let userInfo: [CodingUserInfoKey: Any]
+  /// The first container misuse seen; reported when encoding ends, since the `Encoder`
+  /// methods that detect it cannot throw and trapping is not an option in this library.
+  var misuse: EncodingError?
+
+  init(options: JSONValueEncoder) {
+    self.options = options
+    var userInfo: [CodingUserInfoKey: Any] = [:]
+    for (key, value) in options.userInfo { userInfo[key] = value }
+    self.userInfo = userInfo
+  }
+
+  func recordMisuse(at path: [any CodingKey], _ message: String) {
+    guard misuse == nil else { return }
+    misuse = EncodingError.invalidValue(
+      (), EncodingError.Context(codingPath: path, debugDescription: message))
+  }
+}
+
+/// The `Encoder` handed to `encode(to:)`. One instance serves a whole nested encode: going
+/// into a nested value saves `pathNode` and `storage`, encodes, and restores them, so no
+/// encoder is allocated per value. Only `superEncoder()` makes a new one, because that one
+/// outlives the call that creates it.
+final class JSONValueEncoderImpl: Encoder, SingleValueEncodingContainer {
+  let state: JSONValueEncoderState
+  var pathNode: CodingPathNode
+  /// What the value being encoded has produced so far: nothing yet, a finished value, or a
+  /// container buffer still being filled.
+  var storage: EncodingNode?
+
+  init(state: JSONValueEncoderState, pathNode: CodingPathNode) {
+    self.state = state
+    self.pathNode = pathNode
+  }
+
+  var codingPath: [any CodingKey] { pathNode.path }
+  var userInfo: [CodingUserInfoKey: Any] { state.userInfo }
+
+  func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+    let buffer: ObjectBuffer
+    if case .object(let existing)? = storage {
+      buffer = existing
+    } else {
+      if storage != nil {
+        state.recordMisuse(at: codingPath, "keyed container requested after another value was encoded here")
+      }
+      buffer = ObjectBuffer()
+      storage = .object(buffer)
+    }
+    return KeyedEncodingContainer(
+      JSONKeyedEncodingContainer<Key>(encoder: self, buffer: buffer, pathNode: pathNode))
+  }
+
+  func unkeyedContainer() -> any UnkeyedEncodingContainer {
+    let buffer: ArrayBuffer
+    if case .array(let existing)? = storage {
+      buffer = existing
+    } else {
+      if storage != nil {
+        state.recordMisuse(at: codingPath, "unkeyed container requested after another value was encoded here")
+      }
+      buffer = ArrayBuffer()
+      storage = .array(buffer)
+    }
+    return JSONUnkeyedEncodingContainer(encoder: self, buffer: buffer, pathNode: pathNode)
+  }
+
+  func singleValueContainer() -> any SingleValueEncodingContainer { self }
+
+  // MARK: Single-value container
+
+  private func setSingleValue(_ node: EncodingNode) {
+    if storage != nil {
+      state.recordMisuse(at: codingPath, "single value encoded after another value was encoded here")
+    }
+    storage = node
+  }
+
+  func encodeNil() { setSingleValue(.value(.null)) }
+  func encode(_ value: Bool) { setSingleValue(.value(.bool(value))) }
+  func encode(_ value: String) { setSingleValue(.value(.string(value))) }
+  func encode(_ value: Double) throws { setSingleValue(.value(try box(value, parent: pathNode, step: .none))) }
+  func encode(_ value: Float) throws { setSingleValue(.value(try box(value, parent: pathNode, step: .none))) }
+  func encode(_ value: Int) { setSingleValue(.value(.number(JSONNumber(value)))) }
+  func encode(_ value: Int8) { setSingleValue(.value(.number(JSONNumber(value)))) }
+  func encode(_ value: Int16) { setSingleValue(.value(.number(JSONNumber(value)))) }
+  func encode(_ value: Int32) { setSingleValue(.value(.number(JSONNumber(value)))) }
+  func encode(_ value: Int64) { setSingleValue(.value(.number(JSONNumber(value)))) }
+  func encode(_ value: Int128) { setSingleValue(.value(.number(JSONNumber(value)))) }
+  func encode(_ value: UInt) { setSingleValue(.value(.number(JSONNumber(value)))) }
+  func encode(_ value: UInt8) { setSingleValue(.value(.number(JSONNumber(value)))) }
+  func encode(_ value: UInt16) { setSingleValue(.value(.number(JSONNumber(value)))) }
+  func encode(_ value: UInt32) { setSingleValue(.value(.number(JSONNumber(value)))) }
+  func encode(_ value: UInt64) { setSingleValue(.value(.number(JSONNumber(value)))) }
+  func encode(_ value: UInt128) { setSingleValue(.value(.number(JSONNumber(value)))) }
+  func encode<T: Encodable>(_ value: T) throws {
+    setSingleValue(try wrap(value, parent: pathNode, step: .none))
+  }
+
+  // MARK: Values
+
+  /// Encodes one value found at `step` below `parent`. The common leaf types go straight to
+  /// a `JSONValue`; everything else runs its `encode(to:)` on this encoder.
+  func wrap<T: Encodable>(_ value: T, parent: CodingPathNode, step: CodingPathStep) throws -> EncodingNode {
+    if T.self == String.self { return .value(.string(value as! String)) }
+    if T.self == Int.self { return .value(.number(JSONNumber(value as! Int))) }
+    if T.self == Double.self { return .value(try box(value as! Double, parent: parent, step: step)) }
+    if T.self == Bool.self { return .value(.bool(value as! Bool)) }
+    if T.self == Date.self { return try wrap(date: value as! Date, parent: parent, step: step) }
+    if T.self == Data.self { return try wrap(data: value as! Data, parent: parent, step: step) }
+    if T.self == URL.self { return .value(.string((value as! URL).absoluteString)) }
+    let node = try encodeNested(at: parent.appending(step)) { try value.encode(to: $0) }
+    if case .object(let buffer) = node, T.self is any EncodableDictionaryMarker.Type {
+      buffer.sortMembersByKey()
+    }
+    return node
+  }
+
+  /// Runs `body` with this encoder moved to `node` and an empty storage, then restores it.
+  /// A value that encodes nothing comes back as a deferred empty result, which reads as an
+  /// empty object (as Foundation's encoder writes it) and lets the top level tell it apart.
+  private func encodeNested(
+    at node: CodingPathNode, _ body: (JSONValueEncoderImpl) throws -> Void
+  ) throws -> EncodingNode {
+    let savedStorage = storage
+    let savedPathNode = pathNode
+    storage = nil
+    pathNode = node
+    defer {
+      storage = savedStorage
+      pathNode = savedPathNode
+    }
+    try body(self)
+    if let storage { return storage }
+    return .deferred(JSONValueEncoderImpl(state: state, pathNode: node))
+  }
+
+  private func wrap(date: Date, parent: CodingPathNode, step: CodingPathStep) throws -> EncodingNode {
+    switch state.options.dateEncodingStrategy {
+    case .iso8601:
+      guard let text = ISO8601Timestamp.string(from: date) else {
+        throw EncodingError.invalidValue(
+          date,
+          EncodingError.Context(
+            codingPath: parent.path(appending: step),
+            debugDescription: "date \(date.timeIntervalSince1970) s after 1970 is outside the years 0000 to 9999 that ISO 8601 spells"))
+      }
+      return .value(.string(text))
+    case .secondsSince1970:
+      return .value(try box(date.timeIntervalSince1970, parent: parent, step: step))
+    case .millisecondsSince1970:
+      return .value(try box(date.timeIntervalSince1970 * 1000, parent: parent, step: step))
+    case .deferredToDate:
+      return try encodeNested(at: parent.appending(step)) { try date.encode(to: $0) }
+    case .custom(let closure):
+      return try encodeNested(at: parent.appending(step)) { try closure(date, $0) }
+    }
+  }
+
+  private func wrap(data: Data, parent: CodingPathNode, step: CodingPathStep) throws -> EncodingNode {
+    switch state.options.dataEncodingStrategy {
+    case .base64:
+      return .value(.string(data.base64EncodedString()))
+    case .deferredToData:
+      return try encodeNested(at: parent.appending(step)) { try data.encode(to: $0) }
+    case .custom(let closure):
+      return try encodeNested(at: parent.appending(step)) { try closure(data, $0) }
+    }
+  }
+
+  func box(_ value: Double, parent: CodingPathNode, step: CodingPathStep) throws -> JSONValue {
+    if let number = JSONNumber(exactly: value) { return .number(number) }
+    return try nonConforming(value, typeName: "Double", parent: parent, step: step)
+  }
+
+  func box(_ value: Float, parent: CodingPathNode, step: CodingPathStep) throws -> JSONValue {
+    guard value.isFinite else {
+      return try nonConforming(Double(value), typeName: "Float", parent: parent, step: step)
+    }
+    return .number(JSONNumber(float: value))
+  }
+
+  private func nonConforming(
+    _ value: Double, typeName: String, parent: CodingPathNode, step: CodingPathStep
+  ) throws -> JSONValue {
+    let strategy = state.options.nonConformingFloatEncodingStrategy
+    if case .convertToString(let positiveInfinity, let negativeInfinity, let nan) = strategy {
+      return .string(value.isNaN ? nan : value < 0 ? negativeInfinity : positiveInfinity)
+    }
+    let spelled = value.isNaN ? "\(typeName).nan" : value < 0 ? "-\(typeName).infinity" : "\(typeName).infinity"
+    throw EncodingError.invalidValue(
+      value,
+      EncodingError.Context(
+        codingPath: parent.path(appending: step),
+        debugDescription: "\(spelled) has no JSON spelling; set nonConformingFloatEncodingStrategy to write it as a string"))
+  }
+}
+
+/// Marks `Dictionary` so the encoder can sort the members it produces (see
+/// ``JSONValueEncoder``).
+protocol EncodableDictionaryMarker {}
+extension Dictionary: EncodableDictionaryMarker {}
+
+extension JSONNumber {
+  /// A number from a finite `Float`, in `Float`'s own shortest round-trip text (`0.1`, not
+  /// the `0.10000000149011612` its `Double` widening would print).
+  init(float value: Float) {
+    if value == value.rounded(), abs(value) < 1e15 {
+      self.init(Double(value))
+    } else {
+      self.init(uncheckedText: value.description)
+    }
+  }
+}
