@@ -1,0 +1,213 @@
+import Foundation
+import Testing
+@testable import CCSync
+
+struct Settings: Codable, Sendable, Equatable {
+  var theme = "light"
+  var fontSize = 13
+  var counter = 0
+  var tags: [String] = []
+}
+
+/// Reads a file's JSON for assertions.
+func fileJSON(_ path: String) throws -> JSONValue {
+  try JSONValue(parsing: [UInt8](FileManager.default.contents(atPath: path) ?? Data()))
+}
+
+func writeFile(_ path: String, _ text: String) {
+  FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+}
+
+/// In-process behaviour of CodableStorage: reading, merging, errors, modes that need no timing.
+@Suite struct CodableStorageTests {
+  let quiet = StorageOptions(watchesForChanges: false, flushesAtExit: false, logger: .silent)
+
+  @Test func missingFileStartsFromDefaultAndSaveCreatesIt() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    let storage = CodableStorage(defaultValue: Settings(), path: path, updateMode: .manual, options: quiet)
+    #expect(storage.wrappedValue == Settings())
+    #expect(storage.fileState == .missing)
+    #expect(!FileManager.default.fileExists(atPath: path))
+    storage.wrappedValue.theme = "dark"
+    #expect(storage.hasPendingChanges)
+    try storage.save()
+    #expect(try fileJSON(path) == ["theme": "dark", "fontSize": 13, "counter": 0, "tags": []])
+    #expect(!storage.hasPendingChanges)
+  }
+
+  @Test func defaultValueReadsTheFileAndFillsMissingKeysFromTheDefault() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    writeFile(path, #"{"theme": "solarized", "fontSize": 20}"#)
+    let storage = CodableStorage(defaultValue: Settings(), path: path, updateMode: .manual, options: quiet)
+    #expect(storage.wrappedValue == Settings(theme: "solarized", fontSize: 20))
+    #expect(storage.fileState == .valid)
+    #expect(storage.lastError == nil)
+  }
+
+  @Test func initialValueDoesNotReadTheFileAndReplacesItOnWrite() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    writeFile(path, #"{"theme": "solarized", "other": 1}"#)
+    let storage = CodableStorage(initialValue: Settings(theme: "mine"), location: .path(path), updateMode: .manual, options: quiet)
+    #expect(storage.wrappedValue.theme == "mine")
+    #expect(storage.hasPendingChanges)
+    try storage.flush()
+    #expect(try fileJSON(path) == ["theme": "mine", "fontSize": 13, "counter": 0, "tags": []])
+  }
+
+  @Test func unknownKeysAndTheirOrderSurviveASave() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    let original = """
+      {
+        "future": {"nested": [1, 2.50, "x"]},
+        "theme": "light",
+        "big": 12345678901234567890,
+        "fontSize": 13
+      }
+      """
+    writeFile(path, original)
+    let storage = CodableStorage(defaultValue: Settings(), path: path, updateMode: .manual, options: quiet)
+    storage.wrappedValue.fontSize = 14
+    try storage.save()
+    let text = try String(contentsOfFile: path, encoding: .utf8)
+    #expect(text.contains("12345678901234567890"))
+    #expect(text.contains("2.50"))
+    let json = try fileJSON(path)
+    #expect(json.objectValue?.keys == ["future", "theme", "big", "fontSize"])
+    #expect(json.objectValue?["fontSize"] == 14)
+    #expect(json.objectValue?["future"] == ["nested": [1, 2.5, "x"]])
+  }
+
+  @Test func corruptFileIsKeptAndTheDefaultUsed() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    let garbage = "{\"theme\": \"dark\", oops"
+    writeFile(path, garbage)
+    let errors = Mutex<[String]>([])
+    let storage = CodableStorage(defaultValue: Settings(), path: path, updateMode: .manual, options: quiet)
+    storage.onError { error in errors.withLock { $0.append(error.description) } }
+    #expect(storage.wrappedValue == Settings())
+    guard case .invalid(let message) = storage.fileState else {
+      Issue.record("expected invalid state, got \(storage.fileState)")
+      return
+    }
+    #expect(message.contains(path))
+    #expect(storage.lastError != nil)
+    storage.wrappedValue.fontSize = 15
+    try storage.save()
+    let copies = try directory.names().filter { $0.hasPrefix("settings.json.corrupt-") }
+    #expect(copies.count == 1)
+    #expect(try String(contentsOfFile: directory.file(copies[0]), encoding: .utf8) == garbage)
+    #expect(try fileJSON(path).objectValue?["fontSize"] == 15)
+  }
+
+  @Test func wrongShapeKeepsDefaultAndReportsTheCodingPath() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    writeFile(path, #"{"theme": "dark", "fontSize": "huge", "extra": true}"#)
+    let storage = CodableStorage(defaultValue: Settings(), path: path, updateMode: .manual, options: quiet)
+    #expect(storage.wrappedValue == Settings())
+    #expect(storage.lastError?.description.contains("fontSize") == true)
+    // A later save merges only the field this process changed.
+    storage.wrappedValue.counter = 7
+    try storage.save()
+    #expect(try fileJSON(path) == ["theme": "dark", "fontSize": "huge", "extra": true, "counter": 7])
+  }
+
+  @Test func updateIsExactAcrossThreadsWithGroupCommit() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("counter.json")
+    let storage = CodableStorage(defaultValue: Settings(), path: path, updateMode: .manual, options: quiet)
+    let threads = (0..<8).map { _ in
+      BackgroundThread {
+        for _ in 0..<50 { try storage.update { $0.counter += 1 } }
+      }
+    }
+    for thread in threads { try thread.value(deadline: .seconds(60)) }
+    #expect(try fileJSON(path).objectValue?["counter"] == 400)
+    #expect(storage.wrappedValue.counter == 400)
+  }
+
+  @Test func updateClosureThatThrowsWritesNothing() throws {
+    struct Refused: Error {}
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    let storage = CodableStorage(defaultValue: Settings(), path: path, updateMode: .manual, options: quiet)
+    try storage.update { $0.counter = 1 }
+    #expect(throws: Refused.self) {
+      try storage.update { value in
+        value.counter = 99
+        throw Refused()
+      }
+    }
+    #expect(try fileJSON(path).objectValue?["counter"] == 1)
+  }
+
+  @Test func observersHearLocalChangesOnceWithTheirOrigin() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let storage = CodableStorage(defaultValue: Settings(), path: directory.file("s.json"), updateMode: .manual, options: quiet)
+    let heard = Mutex<[String]>([])
+    let observation = storage.observe { change in
+      heard.withLock { $0.append("\(change.origin):\(change.value.theme)") }
+    }
+    storage.wrappedValue.theme = "a"
+    storage.wrappedValue.theme = "a"  // not a change
+    storage.wrappedValue.theme = "b"
+    observation.cancel()
+    storage.wrappedValue.theme = "c"
+    #expect(heard.withLock { $0 } == ["local:a", "local:b"])
+  }
+
+  @Test func keyLocationsEncodeUnsafeKeys() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let location = StorageLocation.key("user/42", in: .path(directory.path))
+    #expect(try location.resolvePath() == directory.file("user%2F42.json"))
+    #expect(StorageLocation.encodeKey("..") == "%2E.")
+    let storage = CodableStorage(defaultValue: 5, location: location, updateMode: .manual, options: quiet)
+    storage.wrappedValue = 6
+    try storage.save()
+    #expect(try fileJSON(directory.file("user%2F42.json")) == 6)
+  }
+
+  @Test func xdgLocationsCreateThePrivateAppDirectory() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    setenv("XDG_STATE_HOME", directory.path, 1)
+    defer { unsetenv("XDG_STATE_HOME") }
+    let path = try StorageLocation.state(app: "demo-app", file: "state.json").resolvePath()
+    #expect(path == directory.path + "/demo-app/state.json")
+    var status = stat()
+    #expect(stat(directory.path + "/demo-app", &status) == 0)
+    #expect(status.st_mode & 0o777 == 0o700)
+  }
+
+  @Test func propertyWrapperProjectsTheStorage() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("wrapped.json")
+    final class App: Sendable {
+      @CodableStorage var settings: Settings
+      init(path: String) {
+        _settings = CodableStorage(defaultValue: Settings(), location: .path(path), updateMode: .manual,
+                                   options: StorageOptions(watchesForChanges: false, flushesAtExit: false, logger: .silent))
+      }
+    }
+    let app = App(path: path)
+    app.settings.theme = "dark"
+    try app.$settings.update { $0.fontSize += 1 }
+    #expect(try fileJSON(path) == ["theme": "dark", "fontSize": 14, "counter": 0, "tags": []])
+  }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import Synchronization
+
+/// A child process driven line by line: the test writes commands to its standard input and
+/// waits (with a deadline) for lines on its standard output. Used with the test helper's
+/// `session` command to act at exact points in another process's life.
+///
+/// `@unchecked Sendable`: the output lines are behind a `Mutex`; the pipes are used by one
+/// reader thread and the test thread respectively.
+final class InteractiveChild: @unchecked Sendable {
+  let process = Process()
+  private let input = Pipe()
+  private let output = Pipe()
+  private let errors = Pipe()
+  private struct Lines {
+    var complete: [String] = []
+    var partial = ""
+  }
+  private let lines = Mutex(Lines())
+  private let errorText = Mutex("")
+  private var consumed = 0
+
+  /// Starts `executable` with `arguments`.
+  init(_ executable: String, _ arguments: [String]) throws {
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.standardInput = input
+    process.standardOutput = output
+    process.standardError = errors
+    let lines = self.lines
+    let errorText = self.errorText
+    output.fileHandleForReading.readabilityHandler = { handle in
+      let data = handle.availableData
+      guard !data.isEmpty else { handle.readabilityHandler = nil; return }
+      lines.withLock { state in
+        state.partial += String(decoding: data, as: UTF8.self)
+        while let newline = state.partial.firstIndex(of: "\n") {
+          state.complete.append(String(state.partial[..<newline]))
+          state.partial = String(state.partial[state.partial.index(after: newline)...])
+        }
+      }
+    }
+    errors.fileHandleForReading.readabilityHandler = { handle in
+      let data = handle.availableData
+      guard !data.isEmpty else { handle.readabilityHandler = nil; return }
+      errorText.withLock { $0 += String(decoding: data, as: UTF8.self) }
+    }
+    try process.run()
+  }
+
+  deinit {
+    if process.isRunning {
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+    }
+  }
+
+  /// Sends one line.
+  func send(_ line: String) {
+    input.fileHandleForWriting.write(Data((line + "\n").utf8))
+  }
+
+  /// Complete lines received so far, without their newlines.
+  var receivedLines: [String] {
+    lines.withLock { $0.complete }
+  }
+
+  /// What the child wrote to standard error so far.
+  var standardError: String { errorText.withLock { $0 } }
+
+  /// Waits for the next not-yet-consumed line that starts with `prefix` and returns it, or
+  /// `nil` when `deadline` passes. Lines before it are consumed too.
+  func nextLine(startingWith prefix: String, deadline: Duration = .seconds(10)) -> String? {
+    var found: String?
+    waitUntil(deadline: deadline) {
+      let all = receivedLines
+      guard consumed < all.count else { return false }
+      for index in consumed..<all.count where all[index].hasPrefix(prefix) {
+        consumed = index + 1
+        found = all[index]
+        return true
+      }
+      return false
+    }
+    return found
+  }
+
+  /// Sends `command` and waits for the reply line starting with `reply`.
+  @discardableResult
+  func request(_ command: String, reply: String = "ok", deadline: Duration = .seconds(10)) -> String? {
+    send(command)
+    return nextLine(startingWith: reply, deadline: deadline)
+  }
+
+  /// Whether any received line (consumed or not) starts with `prefix`.
+  func hasLine(startingWith prefix: String) -> Bool {
+    receivedLines.contains { $0.hasPrefix(prefix) }
+  }
+
+  /// Sends a signal and waits for the child to end; returns the termination status.
+  func terminate(signal: Int32 = SIGTERM) -> (status: Int32, signaled: Bool) {
+    kill(process.processIdentifier, signal)
+    process.waitUntilExit()
+    return (process.terminationStatus, process.terminationReason == .uncaughtSignal)
+  }
+
+  /// Closes standard input and waits for the child to exit.
+  func finish() -> Int32 {
+    try? input.fileHandleForWriting.close()
+    process.waitUntilExit()
+    return process.terminationStatus
+  }
+}
