@@ -1,3 +1,11 @@
 import CCSync
+import Foundation
 
-print("helper")
+// Child process the multi-process tests spawn: `CCSyncTestHelper COMMAND ARGUMENTS...`.
+let arguments = CommandLine.arguments
+switch arguments.count > 1 ? arguments[1] : "" {
+case "watch":
+  exit(runWatchHelper(Array(arguments.dropFirst(2))))
+default:
+  print("helper")
+}
