@@ -14,11 +14,15 @@ extension WatcherState {
   }
 
   /// Removes a registration and releases its watches. Pending wake-ups for it are dropped.
-  mutating func unregister(_ id: RegistrationID) {
-    guard let registration = registrations.removeValue(forKey: id) else { return }
+  /// - Returns: the registration's handler, for the caller to release after unlocking: the
+  ///   closure may hold the last reference to something whose `deinit` cancels a watch,
+  ///   which would take the lock again.
+  mutating func unregister(_ id: RegistrationID) -> (@Sendable (FileWatchReason) -> Void)? {
+    guard let registration = registrations.removeValue(forKey: id) else { return nil }
     for armed in registration.armed.values { release(armed.watch, by: id) }
     wakes[id] = nil
     scheduleTimers(now: .now)
+    return registration.handler
   }
 
   /// Resolves the registration's path again and makes its watches match: arms directories

@@ -51,10 +51,11 @@ final class WatcherCore: Sendable {
   }
 
   func unregister(_ id: RegistrationID) {
-    state.withLock { state in
-      state.unregister(id)
-      state.wakeUp?.signal()
+    let handler = state.withLock { state in
+      defer { state.wakeUp?.signal() }
+      return state.unregister(id)
     }
+    _ = handler  // Released here, outside the lock.
   }
 
   func recheck(_ id: RegistrationID, after delay: Duration) {
@@ -100,6 +101,7 @@ final class WatcherCore: Sendable {
           state.handle(events)
         }
         state.fireTimers(now: .now)
+        state.scheduleTimers(now: .now)  // A refresh may have made a registration polled.
         let wakes = state.wakes
         state.wakes = [:]
         return wakes.sorted { $0.key < $1.key }.compactMap { id, reason in
