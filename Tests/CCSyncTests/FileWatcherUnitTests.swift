@@ -120,6 +120,58 @@ extension FileWatcherTests {
       #expect(inPlace.contentMayChangeInPlace && !rename.contentMayChangeInPlace)
     }
 
+    /// A state with one registration for `directory/app.json`, holding inotify watch 5 on
+    /// the directory (no real inotify instance: `handle` is driven with made-up events).
+    func stateWatchingAppJSON(in directory: TemporaryDirectory) throws -> WatcherState {
+      var state = WatcherState(pollInterval: nil, fallbackPollInterval: .seconds(1),
+                               safetyRecheckInterval: nil, faults: WatcherFaults(), diagnostics: { _ in })
+      let points = watchPoints(resolving: directory("app.json"))
+      let identity = try #require(points.first?.directoryIdentity)
+      var registration = Registration(path: directory("app.json"), handler: { _ in })
+      registration.watchPoints = points
+      registration.armed = [directory.path: ArmedDirectory(watch: 5, identity: identity)]
+      state.registrations[1] = registration
+      state.directories[5] = DirectoryWatch(path: directory.path, identity: identity, references: [1: 1])
+      return state
+    }
+
+    func event(_ mask: UInt32, _ name: String = "", watch: Int32 = 5) -> InotifyEvent {
+      InotifyEvent(watch: watch, mask: mask, cookie: 0, name: name)
+    }
+
+    @Test func oneBatchWakesOnceAndSideFilesNotAtAll() throws {
+      let directory = try TemporaryDirectory()
+      defer { directory.remove() }
+      var state = try stateWatchingAppJSON(in: directory)
+      state.handle([event(InotifyMask.create, "4913"), event(InotifyMask.delete, "4913"),
+                    event(InotifyMask.create, ".app.json.swp"), event(InotifyMask.movedTo, "app.json~"),
+                    event(InotifyMask.create, "app.json.lock"), event(InotifyMask.modify, "app.json.corrupt-1")])
+      #expect(state.wakes.isEmpty)
+      state.handle([event(InotifyMask.create, "app.json"), event(InotifyMask.modify, "app.json"),
+                    event(InotifyMask.closeWrite, "app.json"), event(InotifyMask.create, "4913")])
+      #expect(state.wakes == [1: .directoryEvent(inPlaceWrite: true)])
+      state.wakes = [:]
+      state.handle([event(InotifyMask.movedTo, "app.json"), event(InotifyMask.overflow, watch: -1)])
+      #expect(state.wakes == [1: .overflow])
+    }
+
+    @Test func ownRemovalsIgnoredEventIsSwallowed() throws {
+      let directory = try TemporaryDirectory()
+      defer { directory.remove() }
+      var state = try stateWatchingAppJSON(in: directory)
+      // We removed watch 5 earlier and the kernel reused the number for the watch held now:
+      // the IN_IGNORED of the removal must not be taken for this directory vanishing.
+      state.ownRemovals[5] = 1
+      state.handle([event(InotifyMask.ignored)])
+      #expect(state.ownRemovals.isEmpty)
+      #expect(state.directories[5] != nil)
+      #expect(state.registrations[1]?.armed[directory.path]?.watch == 5)
+      // The kernel's own IN_IGNORED (directory deleted): the watch is forgotten.
+      state.handle([event(InotifyMask.ignored)])
+      #expect(state.directories[5] == nil)
+      #expect(state.registrations[1]?.armed.isEmpty == true)
+    }
+
     @Test func releasingAHandlerThatOwnsAWatchDoesNotDeadlock() throws {
       let scenario = try WatchScenario()
       let outer = scenario.watcher.watch(scenario.directory("outer.json")) {

@@ -8,10 +8,11 @@ final class BackgroundThread: Sendable {
   private let thread: pthread_t
 
   /// Starts a thread named `name` (at most 15 bytes, shown in `/proc/PID/task/TID/comm`)
-  /// with a stack of `stackSize` bytes, running `body`.
+  /// with a stack of `stackSize` bytes (1 MiB by default: handlers run on it and may parse
+  /// nested JSON; untouched pages cost no memory), running `body`.
   /// - Throws: `SystemError` when the thread cannot be created (`EAGAIN`).
   /// The corresponding C function is `pthread_create`.
-  init(name: String, stackSize: Int = 256 * 1024, body: @escaping @Sendable () -> Void) throws(SystemError) {
+  init(name: String, stackSize: Int = 1024 * 1024, body: @escaping @Sendable () -> Void) throws(SystemError) {
     var attributes = pthread_attr_t()
     pthread_attr_init(&attributes)
     defer { pthread_attr_destroy(&attributes) }

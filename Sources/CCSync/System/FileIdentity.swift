@@ -27,6 +27,7 @@ public struct FileIdentity: Hashable, Sendable, CustomStringConvertible {
       self.init(seconds: Int64(time.tv_sec), nanoseconds: Int64(time.tv_nsec))
     }
 
+    /// Whether `lhs` is earlier than `rhs`.
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
       (lhs.seconds, lhs.nanoseconds) < (rhs.seconds, rhs.nanoseconds)
     }
@@ -62,6 +63,7 @@ public struct FileIdentity: Hashable, Sendable, CustomStringConvertible {
               statusChangeTime: Timestamp(status.st_ctim))
   }
 
+  /// The identity as text, for diagnostics: `dev 64768 ino 1234 size 20 mtime 1700000000.5 ctime ...`.
   public var description: String {
     "dev \(device) ino \(inode) size \(size) mtime \(modificationTime.seconds).\(modificationTime.nanoseconds) ctime \(statusChangeTime.seconds).\(statusChangeTime.nanoseconds)"
   }
