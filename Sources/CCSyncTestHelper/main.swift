@@ -8,7 +8,8 @@ switch arguments.count > 1 ? arguments[1] : "" {
 case "increment": exit(runIncrement(rest))
 case "session": exit(runSession(rest))
 case "churn": exit(runChurn(rest))
+case "watch": exit(runWatchHelper(rest))
 default:
-  FileHandle.standardError.write(Data("usage: CCSyncTestHelper increment|session|churn ...\n".utf8))
+  FileHandle.standardError.write(Data("usage: CCSyncTestHelper increment|session|churn|watch ...\n".utf8))
   exit(64)
 }

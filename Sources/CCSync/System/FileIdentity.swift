@@ -1,40 +1,81 @@
 import Glibc
 
-/// What identifies one version of a file: device, inode, size, and modification and
-/// status-change times. A rename-replace changes the inode; an in-place write changes size or
-/// times. `Sendable`.
-public struct FileIdentity: Hashable, Sendable {
-  public var device: UInt64
-  public var inode: UInt64
-  public var size: Int64
-  public var modificationTime: Timestamp
-  public var statusChangeTime: Timestamp
-
-  /// A file time with nanosecond resolution.
+/// What identifies one version of a file: device, inode, size, modification and
+/// status-change times.
+///
+/// Two equal identities mean "very probably the same bytes": a rename-replace changes the
+/// inode, an in-place write changes the size or the times. Timestamps come from the kernel's
+/// coarse clock (a few milliseconds), so two in-place writes of the same size within one tick
+/// can share an identity; callers that were told the contents may have changed in place
+/// (`FileWatchReason.contentMayChangeInPlace`) compare the bytes too. `Sendable`.
+public struct FileIdentity: Hashable, Sendable, CustomStringConvertible {
+  /// A point in time as the file system stores it: whole seconds since the epoch and the
+  /// nanoseconds within that second.
   public struct Timestamp: Hashable, Sendable, Comparable {
+    /// Seconds since 1970-01-01 00:00:00 UTC.
     public var seconds: Int64
+    /// Nanoseconds within the second, 0 to 999_999_999.
     public var nanoseconds: Int64
+
+    /// Creates a timestamp from its two parts.
+    public init(seconds: Int64, nanoseconds: Int64) {
+      self.seconds = seconds
+      self.nanoseconds = nanoseconds
+    }
+
+    init(_ time: timespec) {
+      self.init(seconds: Int64(time.tv_sec), nanoseconds: Int64(time.tv_nsec))
+    }
+
+    /// Whether `lhs` is earlier than `rhs`.
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
       (lhs.seconds, lhs.nanoseconds) < (rhs.seconds, rhs.nanoseconds)
     }
   }
 
+  /// The device the file lives on (`st_dev`).
+  public var device: UInt64
+  /// The file's inode number on that device (`st_ino`).
+  public var inode: UInt64
+  /// The size in bytes (`st_size`).
+  public var size: Int64
+  /// When the contents last changed (`st_mtim`).
+  public var modificationTime: Timestamp
+  /// When the contents or the metadata last changed (`st_ctim`); a rename, chmod or write
+  /// moves it, and no program can set it back.
+  public var statusChangeTime: Timestamp
+
+  /// Creates an identity from its parts.
+  public init(device: UInt64, inode: UInt64, size: Int64,
+              modificationTime: Timestamp, statusChangeTime: Timestamp) {
+    self.device = device
+    self.inode = inode
+    self.size = size
+    self.modificationTime = modificationTime
+    self.statusChangeTime = statusChangeTime
+  }
+
+  /// The identity `stat(2)` reported.
   init(_ status: stat) {
-    device = UInt64(status.st_dev)
-    inode = UInt64(status.st_ino)
-    size = Int64(status.st_size)
-    modificationTime = Timestamp(seconds: Int64(status.st_mtim.tv_sec), nanoseconds: Int64(status.st_mtim.tv_nsec))
-    statusChangeTime = Timestamp(seconds: Int64(status.st_ctim.tv_sec), nanoseconds: Int64(status.st_ctim.tv_nsec))
+    self.init(device: UInt64(status.st_dev), inode: UInt64(status.st_ino),
+              size: Int64(status.st_size),
+              modificationTime: Timestamp(status.st_mtim),
+              statusChangeTime: Timestamp(status.st_ctim))
+  }
+
+  /// The identity as text, for diagnostics: `dev 64768 ino 1234 size 20 mtime 1700000000.5 ctime ...`.
+  public var description: String {
+    "dev \(device) ino \(inode) size \(size) mtime \(modificationTime.seconds).\(modificationTime.nanoseconds) ctime \(statusChangeTime.seconds).\(statusChangeTime.nanoseconds)"
   }
 }
 
-/// `stat(2)` following symlinks; `nil` when the file does not exist (`ENOENT`, `ENOTDIR`).
+/// The identity of the file at `path`, following symbolic links.
+///
+/// - Returns: `nil` when the file does not exist: `ENOENT`, or `ENOTDIR` because a
+///   component of the path is not a directory (a dangling link counts as missing too).
+/// - Throws: `SystemError` for any other failure (`EACCES`, `ELOOP`, `EIO`...).
+/// The corresponding C function is `stat`.
 func fileIdentity(atPath path: String) throws(SystemError) -> FileIdentity? {
-  var status = stat()
-  do {
-    _ = try systemCall("stat", path: path) { stat(path, &status) }
-  } catch where error.code == ENOENT || error.code == ENOTDIR {
-    return nil
-  }
+  guard let status = try fileStatus(atPath: path, followingSymbolicLinks: true) else { return nil }
   return FileIdentity(status)
 }

@@ -47,7 +47,7 @@ enum SignalForwarder {
     _ = try systemCall("create pipe") { pipe2(&ends, O_CLOEXEC) }
     signalPipeWriteEnd = ends[1]
     let readEnd = ends[0]
-    try startBackgroundThread(name: "ccsync-signals") {
+    let thread = try BackgroundThread(name: "ccsync-signals") {
       while true {
         var byte: UInt8 = 0
         let got = Glibc.read(readEnd, &byte, 1)
@@ -61,5 +61,6 @@ enum SignalForwarder {
         }
       }
     }
+    thread.detach()
   }
 }

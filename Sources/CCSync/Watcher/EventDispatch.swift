@@ -1,0 +1,75 @@
+/// Turning one batch of inotify events into wake-ups. Runs on the watcher thread under the
+/// state lock.
+extension WatcherState {
+  /// Matches each event to the registrations whose path it concerns, coalescing: however
+  /// many events one registration gets in the batch, it is woken once, with the strongest
+  /// reason. Events naming other entries (editor side files, temp files, `NAME.lock`) wake
+  /// nobody: only the exact names on a registration's resolved path match.
+  mutating func handle(_ events: [InotifyEvent]) {
+    var needsRefresh: Set<RegistrationID> = []
+    var overflowed = false
+    for event in events {
+      if event.has(InotifyMask.overflow) {
+        overflowed = true
+        continue
+      }
+      if event.has(InotifyMask.ignored) {
+        handleIgnored(event.watch, needsRefresh: &needsRefresh)
+        continue
+      }
+      guard let directory = directories[event.watch] else { continue }
+      if event.has(InotifyMask.deleteSelf | InotifyMask.moveSelf) {
+        // The watched directory itself went away or moved: the path must be resolved again.
+        needsRefresh.formUnion(directory.references.keys)
+        continue
+      }
+      for id in directory.references.keys {
+        guard let registration = registrations[id] else { continue }
+        for point in registration.watchPoints where point.name == event.name
+          && registration.armed[point.directory]?.watch == event.watch {
+          if point.isTarget {
+            wake(id, .directoryEvent(inPlaceWrite: event.has(InotifyMask.inPlaceWrite)))
+            // A new entry under the file's name may be a link, leading elsewhere.
+            if event.has(InotifyMask.nameChanged) { needsRefresh.insert(id) }
+          } else {
+            wake(id, .directoryEvent(inPlaceWrite: false))
+            needsRefresh.insert(id)
+          }
+        }
+      }
+    }
+    if overflowed {
+      revalidateAll(reason: .overflow)
+    }
+    for id in needsRefresh where refresh(id) {
+      wake(id, .rearmed)
+    }
+  }
+
+  /// `IN_IGNORED`: a watch ended. When we removed it ourselves the event is expected and
+  /// swallowed; otherwise the kernel dropped it (directory deleted, file system unmounted),
+  /// and its registrations must find their path again.
+  mutating func handleIgnored(_ watch: Int32, needsRefresh: inout Set<RegistrationID>) {
+    if let pending = ownRemovals[watch] {
+      ownRemovals[watch] = pending > 1 ? pending - 1 : nil
+      return
+    }
+    guard let directory = directories.removeValue(forKey: watch) else { return }
+    for id in directory.references.keys {
+      if var registration = registrations[id] {
+        registration.armed = registration.armed.filter { $0.value.watch != watch }
+        registrations[id] = registration
+      }
+      needsRefresh.insert(id)
+    }
+  }
+
+  /// Checks every registration's path and watched directories again (a directory may have
+  /// been replaced while events were lost) and wakes every registration with `reason`.
+  mutating func revalidateAll(reason: FileWatchReason) {
+    for id in Array(registrations.keys) {
+      _ = refresh(id)
+      wake(id, reason)
+    }
+  }
+}

@@ -1,0 +1,209 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import CCSync
+
+extension FileWatcherTests {
+  /// Queue overflow, polling (asked for, by environment, and as the fallback when inotify
+  /// limits are reached) and the cost of the watcher thread.
+  @Suite struct Fallbacks {
+    @Test func overflowWakesWithOverflowAndRescans() throws {
+      let directory = try TemporaryDirectory()
+      defer { directory.remove() }
+      try shell("mkdir d && echo one > d/app.json", in: directory.path)
+      let helper = try HelperProcess(["watch", directory("d/app.json"), "--safety-ms", "0"])
+      defer { helper.stop() }
+      #expect(helper.waitForLine { $0 == "ready polling=false" })
+
+      // Stop the child so its queue fills (fs.inotify.max_queued_events is 16384 by default).
+      kill(helper.processIdentifier, SIGSTOP)
+      #expect(eventually { helper.isStopped })
+      for index in 0..<7000 {  // create, close-write, delete: 21000 events.
+        let path = directory("d/side-\(index)")
+        close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600))
+        unlink(path)
+      }
+      // With the queue full, the events saying the directory was replaced are lost: only
+      // the re-validation after the overflow can find the new directory.
+      try shell("mv d d-old && mkdir d && echo final > d/app.json", in: directory.path)
+      kill(helper.processIdentifier, SIGCONT)
+
+      #expect(helper.waitForLine { $0.hasPrefix("wake overflow ") }, "lines: \(helper.lines.suffix(5))")
+      #expect(helper.waitForLine { $0.hasPrefix("wake ") && $0.hasSuffix(" final\\n") })
+      let before = helper.lines.count
+      try shell("echo after > d/app.json", in: directory.path)
+      #expect(helper.waitForLine(after: before) { $0.hasSuffix(" after\\n") },
+              "not re-armed on the new directory after the overflow: \(helper.lines.suffix(5))")
+    }
+
+    @Test func environmentVariableForcesPolling() throws {
+      let directory = try TemporaryDirectory()
+      defer { directory.remove() }
+      try shell("echo one > app.json", in: directory.path)
+      let helper = try HelperProcess(["watch", directory("app.json")], environment: ["CCSYNC_WATCH_MODE": "poll"])
+      defer { helper.stop() }
+      #expect(helper.waitForLine { $0 == "ready polling=true" })
+      try shell("echo two > .app.json.tmp && mv .app.json.tmp app.json", in: directory.path)
+      #expect(helper.waitForLine { $0 == "wake poll two\\n" }, "lines: \(helper.lines)")
+    }
+
+    @Test func pollingModeNoticesChanges() throws {
+      let scenario = try WatchScenario(watcher: FileWatcher(mode: .polling(interval: .milliseconds(20)),
+                                                            safetyRecheckInterval: nil))
+      let log = scenario.watch("d/app.json")
+      #expect(scenario.watcher.usesPolling)
+      #expect(scenario.watcher.watchedDirectoryCount == 0)
+      try scenario.sh("mkdir d && echo one > d/app.json")
+      #expect(log.waitForContent("one\n"))
+      try scenario.sh("echo two > d/.tmp && mv d/.tmp d/app.json")
+      #expect(log.waitForContent("two\n"))
+      try scenario.sh("echo three-longer > d/app.json")
+      #expect(log.waitForContent("three-longer\n"))
+      #expect(log.reasons.allSatisfy { $0 == .poll })
+    }
+
+    @Test func watchLimitFallsBackToPollingWithOneMessage() throws {
+      let messages = Lines()
+      let watcher = FileWatcher(mode: .automatic, safetyRecheckInterval: nil,
+                                faults: WatcherFaults(watchLimit: 1), diagnostics: messages.append,
+                                threadName: "ccsync-watch-lim")
+      let scenario = try WatchScenario(watcher: watcher)
+      try scenario.sh("mkdir a b c && echo one > a/x.json && echo one > b/y.json")
+      let logX = scenario.watch("a/x.json")
+      #expect(!watcher.usesPolling)
+      let logY = scenario.watch("b/y.json")  // A second directory: over the limit.
+      #expect(watcher.usesPolling)
+      #expect(messages.all.count == 1)
+      #expect(messages.all.first?.contains("fs.inotify.max_user_watches") == true, "\(messages.all)")
+      #expect(messages.all.first?.contains("falling back to polling every 1 s") == true, "\(messages.all)")
+      let logZ = scenario.watch("c/z.json")
+      try scenario.sh("echo two > a/.tmp && mv a/.tmp a/x.json; echo two-b > b/y.json; echo new > c/z.json")
+      #expect(logX.waitForContent("two\n"))
+      #expect(logY.waitForContent("two-b\n"))
+      #expect(logZ.waitForContent("new\n"))
+      #expect(messages.all.count == 1)
+    }
+
+    @Test func instanceLimitFallsBackToPolling() throws {
+      let messages = Lines()
+      let watcher = FileWatcher(mode: .automatic, safetyRecheckInterval: nil,
+                                faults: WatcherFaults(initError: EMFILE), diagnostics: messages.append,
+                                threadName: "ccsync-watch-ins")
+      let scenario = try WatchScenario(watcher: watcher)
+      let log = scenario.watch("app.json")
+      #expect(watcher.usesPolling)
+      #expect(messages.all == [
+        "ccsync: inotify limit fs.inotify.max_user_instances (or the open-file limit) reached (inotify_init1: Too many open files (errno 24)); falling back to polling every 1 s",
+      ])
+      try scenario.sh("echo one > app.json")
+      #expect(log.waitForContent("one\n"))
+    }
+
+    @Test func oneThreadForAHundredWatchesAndNoCPUWhenIdle() throws {
+      let scenario = try WatchScenario(watcher: FileWatcher())  // Default safety re-check, 5 s.
+      try scenario.sh("for i in 0 1 2 3 4 5 6 7 8 9; do mkdir d$i; done")
+      let threadsBefore = Set(processThreads().map(\.id))
+      for index in 0..<100 { _ = scenario.watch("d\(index % 10)/file-\(index).json") }
+      let probe = scenario.watch("probe")
+      try scenario.settle(probe: probe)  // The thread has handled every registration by now.
+      let threadID = try #require(scenario.watcher.threadID)
+      let newThreads = processThreads().filter { !threadsBefore.contains($0.id) }
+      print("FileWatcher: threads started for 101 watches: \(newThreads.map(\.name))")
+      #expect(newThreads.filter { $0.name.hasPrefix("ccsync-watch") }.map(\.id) == [threadID])
+      #expect(scenario.watcher.watchedDirectoryCount == 11)
+
+      let start = try #require(threadCPUNanoseconds(threadID))
+      usleep(500_000)  // The measurement window, not a synchronisation.
+      let idle = try #require(threadCPUNanoseconds(threadID)) - start
+      print("FileWatcher: idle watcher thread CPU over 0.5 s with 101 watches: \(idle / 1000) µs")
+      #expect(idle < 2_000_000)
+    }
+
+    @Test func neighbourRewrittenInATightLoop() throws {
+      let scenario = try WatchScenario()
+      let log = scenario.watch("app.json")
+      let probe = scenario.watch("probe")
+      try scenario.settle(probe: probe)
+      let threadID = try #require(scenario.watcher.threadID)
+      let start = try #require(threadCPUNanoseconds(threadID))
+      let neighbour = scenario.directory("neighbour.json")
+      var rewrites = 0
+      let deadline = ContinuousClock.now + .seconds(1)
+      while ContinuousClock.now < deadline {
+        let descriptor = open(neighbour, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        _ = write(descriptor, "{\"n\":1}\n", 8)
+        close(descriptor)
+        rewrites += 1
+      }
+      try scenario.settle(probe: probe)
+      let busy = try #require(threadCPUNanoseconds(threadID)) - start
+      print("FileWatcher: neighbour rewritten \(rewrites) times in 1 s; watcher thread CPU \(busy / 1_000_000) ms (\(busy / UInt64(max(rewrites, 1))) ns per rewrite)")
+      #expect(log.count == 0)
+    }
+  }
+}
+
+/// Lines collected from any thread.
+final class Lines: Sendable {
+  private let lines = Mutex<[String]>([])
+  var all: [String] { lines.withLock { $0 } }
+  var append: @Sendable (String) -> Void { { [self] line in lines.withLock { $0.append(line) } } }
+}
+
+/// The built `CCSyncTestHelper` run as a child, its standard output collected line by line.
+final class HelperProcess: Sendable {
+  private let process: Process
+  private let input: Pipe
+  private let collected = Lines()
+
+  init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+      .deletingLastPathComponent().appendingPathComponent("CCSyncTestHelper")
+    process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    input = Pipe()
+    let output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    try process.run()
+    let append = collected.append
+    let reader = output.fileHandleForReading
+    Thread.detachNewThread {
+      var pending = ""
+      while true {
+        let data = reader.availableData
+        if data.isEmpty { break }
+        pending += String(decoding: data, as: UTF8.self)
+        while let newline = pending.firstIndex(of: "\n") {
+          append(String(pending[..<newline]))
+          pending = String(pending[pending.index(after: newline)...])
+        }
+      }
+    }
+  }
+
+  var processIdentifier: Int32 { process.processIdentifier }
+  var lines: [String] { collected.all }
+
+  /// Whether the child is stopped (state `T` in `/proc/PID/stat`).
+  var isStopped: Bool {
+    guard let stat = contents("/proc/\(processIdentifier)/stat"),
+          let close = stat.lastIndex(of: ")") else { return false }
+    return stat[stat.index(close, offsetBy: 2)] == "T"
+  }
+
+  /// Waits until a line after the first `after` ones matches.
+  func waitForLine(after: Int = 0, timeout: Duration = .seconds(10), _ predicate: (String) -> Bool) -> Bool {
+    eventually(timeout: timeout) { lines.dropFirst(after).contains(where: predicate) }
+  }
+
+  /// Closes the child's standard input (it exits) and waits for it; kills it if it lingers.
+  func stop() {
+    kill(processIdentifier, SIGCONT)
+    try? input.fileHandleForWriting.close()
+    if !eventually(timeout: .seconds(5), { !process.isRunning }) { process.terminate() }
+    process.waitUntilExit()
+  }
+}

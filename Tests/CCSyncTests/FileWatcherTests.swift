@@ -1,0 +1,172 @@
+import Foundation
+import Testing
+@testable import CCSync
+
+/// Foreign writers, run as real processes, each changing a watched file its own way. For
+/// each: the watch is woken and sees the final content, side files wake nothing, and the
+/// watch still works afterwards.
+@Suite(.serialized) struct FileWatcherTests {
+  @Test func shellRedirectionWritesInPlace() throws {
+    let scenario = try WatchScenario()
+    try scenario.sh("echo one > app.json")
+    let log = scenario.watch("app.json")
+    try scenario.sh("echo two > app.json")
+    #expect(log.waitForContent("two\n"))
+    #expect(log.reasons.contains(.directoryEvent(inPlaceWrite: true)))
+    try scenario.expectAlive(log)
+  }
+
+  @Test func copyOverwritesInPlace() throws {
+    let scenario = try WatchScenario()
+    try scenario.sh("echo one > app.json; mkdir other; echo two > other/source")
+    let log = scenario.watch("app.json")
+    try scenario.sh("cp other/source app.json")
+    #expect(log.waitForContent("two\n"))
+    try scenario.expectAlive(log)
+  }
+
+  @Test func sedInPlaceRenamesOver() throws {
+    let scenario = try WatchScenario()
+    try scenario.sh("echo one > app.json")
+    let log = scenario.watch("app.json")
+    try scenario.sh("sed -i s/one/two/ app.json")
+    #expect(log.waitForContent("two\n"))
+    try scenario.expectAlive(log)
+  }
+
+  @Test func renameReplace() throws {
+    let scenario = try WatchScenario()
+    try scenario.sh("echo one > app.json")
+    let log = scenario.watch("app.json")
+    try scenario.sh("echo two > .app.json.tmp-Ab12cd && mv .app.json.tmp-Ab12cd app.json")
+    #expect(log.waitForContent("two\n"))
+    #expect(log.reasons.allSatisfy { !$0.contentMayChangeInPlace })
+    try scenario.expectAlive(log)
+  }
+
+  @Test func jqThroughSponge() throws {
+    let scenario = try WatchScenario()
+    try scenario.sh(#"echo '{"v":1}' > app.json"#)
+    let log = scenario.watch("app.json")
+    if commandExists("sponge") {
+      try scenario.sh("jq -c '.v = 2' app.json | sponge app.json")
+    } else {
+      // sponge (moreutils) absent: the same syscalls, soak everything up then write in place.
+      print("FileWatcherTests: sponge not installed; emulating it with cat")
+      try scenario.sh("jq -c '.v = 2' app.json | (cat > ../sponge-$$; cat ../sponge-$$ > app.json; rm ../sponge-$$)")
+    }
+    #expect(log.waitForContent("{\"v\":2}\n"))
+    try scenario.expectAlive(log)
+  }
+
+  @Test func vimSaveWithoutBackupCopy() throws {
+    let scenario = try WatchScenario()
+    try scenario.sh("echo one > app.json")
+    let log = scenario.watch("app.json")
+    // :set backupcopy=no: probe the directory, rename the file away, write a new one.
+    try scenario.sh("""
+      echo swap > .app.json.swp; : > 4913; rm 4913
+      mv app.json app.json~; echo two > app.json; rm app.json~; rm .app.json.swp
+      """)
+    #expect(log.waitForContent("two\n"))
+    try scenario.expectAlive(log)
+  }
+
+  @Test func vimSaveWithBackupCopy() throws {
+    let scenario = try WatchScenario()
+    try scenario.sh("echo one > app.json")
+    let log = scenario.watch("app.json")
+    // :set backupcopy=yes: copy the file to the backup, then truncate and write in place.
+    try scenario.sh("""
+      echo swap > .app.json.swp; : > 4913; rm 4913
+      cp app.json app.json~; echo two > app.json; rm app.json~; rm .app.json.swp
+      """)
+    #expect(log.waitForContent("two\n"))
+    try scenario.expectAlive(log)
+  }
+
+  @Test func emacsSave() throws {
+    let scenario = try WatchScenario()
+    try scenario.sh("echo one > app.json")
+    let log = scenario.watch("app.json")
+    try scenario.sh("""
+      ln -s user@host.1234:1700000000 .#app.json; echo auto > '#app.json#'
+      cp -p app.json app.json~; echo two > app.json.new; mv app.json.new app.json
+      rm '#app.json#' .#app.json
+      """)
+    #expect(log.waitForContent("two\n"))
+    try scenario.expectAlive(log)
+  }
+
+  @Test func deleteThenRecreate() throws {
+    let scenario = try WatchScenario()
+    try scenario.sh("echo one > app.json")
+    let log = scenario.watch("app.json")
+    try scenario.sh("rm app.json")
+    #expect(log.waitForContent(nil))
+    let before = log.count
+    try scenario.sh("echo two > app.json")
+    #expect(log.waitForContent("two\n", after: before))
+    try scenario.expectAlive(log)
+  }
+
+  @Test func missingFileAndDirectoriesAppear() throws {
+    let scenario = try WatchScenario()
+    let log = scenario.watch("a/b/app.json")
+    #expect(scenario.watcher.watchedDirectoryCount == 1)  // The temp directory itself.
+    try scenario.sh("mkdir -p a/b && echo two > a/b/app.json")
+    #expect(log.waitForContent("two\n"))
+    #expect(eventually { scenario.watcher.watchedDirectoryCount == 1 })  // Now a/b only.
+    try scenario.expectAlive(log)
+  }
+
+  @Test func sideFilesWakeNothing() throws {
+    let scenario = try WatchScenario()
+    try scenario.sh("echo one > app.json")
+    let log = scenario.watch("app.json")
+    let probe = scenario.watch("probe")
+    try scenario.sh("""
+      : > 4913; rm 4913; echo x > app.json~; rm app.json~; echo x > .app.json.swp; echo x > .app.json.swx
+      ln -s lock .#app.json; rm .#app.json; echo x > '#app.json#'; rm '#app.json#'
+      echo x > .app.json.tmp-Zz9911; mv .app.json.tmp-Zz9911 .app.json.tmp-Yy8822; rm .app.json.tmp-Yy8822
+      : > app.json.lock; echo x > app.json.corrupt-20261129T101010; chmod 600 app.json.lock
+      echo x > other.json; mkdir app.jsonx; rmdir app.jsonx
+      """)
+    try scenario.settle(probe: probe)
+    #expect(log.count == 0, "side files woke the watch: \(log.reasons)")
+    try scenario.expectAlive(log)
+  }
+
+  @Test func directoryMovedAwayAndRecreated() throws {
+    let scenario = try WatchScenario()
+    try scenario.sh("mkdir d && echo one > d/app.json")
+    let log = scenario.watch("d/app.json")
+    try scenario.sh("mv d d-old")
+    #expect(log.waitForContent(nil))
+    var before = log.count
+    try scenario.sh("mkdir d && echo two > d/app.json")
+    #expect(log.waitForContent("two\n", after: before))
+    // The old directory is not watched any more.
+    let probe = scenario.watch("d-old/probe")
+    before = log.count
+    try scenario.sh("echo stale > d-old/app.json")
+    try scenario.settle(probe: probe)
+    #expect(log.count == before, "writes in the moved-away directory woke the watch")
+    try scenario.expectAlive(log)
+  }
+
+  @Test func directoryDeletedAndRecreated() throws {
+    let scenario = try WatchScenario()
+    try scenario.sh("mkdir d && echo one > d/app.json")
+    let log = scenario.watch("d/app.json")
+    try scenario.sh("rm -rf d")
+    #expect(log.waitForContent(nil))
+    let before = log.count
+    try scenario.sh("mkdir d && echo two > d/app.json")
+    #expect(log.waitForContent("two\n", after: before))
+    try scenario.expectAlive(log)
+    try scenario.sh("rm -rf d; mkdir -p d; echo three > d/app.json")
+    #expect(log.waitForContent("three\n"))
+    try scenario.expectAlive(log)
+  }
+}
