@@ -53,7 +53,7 @@ func runSession(_ arguments: [String]) -> Int32 {
   }
   let storage = CodableStorage(defaultValue: HelperSettings(), path: arguments[0], updateMode: mode)
   let encoder = JSONValueEncoder()
-  func render(_ value: HelperSettings) -> String {
+  @Sendable func render(_ value: HelperSettings) -> String {
     (try? encoder.encode(value).formatted(.compact)) ?? "?"
   }
   let observation = storage.observe { change in
@@ -106,6 +106,6 @@ func runChurn(_ arguments: [String]) -> Int32 {
       FileHandle.standardError.write(Data("churn failed: \(error)\n".utf8))
       return 1
     }
-    if round == 1 { print("started"); fflush(stdout) }
+    if round == 1 { StandardStreams.writeLine("started") }
   }
 }

@@ -1,8 +1,9 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import CCSync
 
-struct Settings: Codable, Sendable, Equatable {
+struct SharedSettings: Codable, Sendable, Equatable {
   var theme = "light"
   var fontSize = 13
   var counter = 0
@@ -26,8 +27,8 @@ func writeFile(_ path: String, _ text: String) {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let path = directory.file("settings.json")
-    let storage = CodableStorage(defaultValue: Settings(), path: path, updateMode: .manual, options: quiet)
-    #expect(storage.wrappedValue == Settings())
+    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: quiet)
+    #expect(storage.wrappedValue == SharedSettings())
     #expect(storage.fileState == .missing)
     #expect(!FileManager.default.fileExists(atPath: path))
     storage.wrappedValue.theme = "dark"
@@ -42,8 +43,8 @@ func writeFile(_ path: String, _ text: String) {
     defer { directory.remove() }
     let path = directory.file("settings.json")
     writeFile(path, #"{"theme": "solarized", "fontSize": 20}"#)
-    let storage = CodableStorage(defaultValue: Settings(), path: path, updateMode: .manual, options: quiet)
-    #expect(storage.wrappedValue == Settings(theme: "solarized", fontSize: 20))
+    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: quiet)
+    #expect(storage.wrappedValue == SharedSettings(theme: "solarized", fontSize: 20))
     #expect(storage.fileState == .valid)
     #expect(storage.lastError == nil)
   }
@@ -53,7 +54,7 @@ func writeFile(_ path: String, _ text: String) {
     defer { directory.remove() }
     let path = directory.file("settings.json")
     writeFile(path, #"{"theme": "solarized", "other": 1}"#)
-    let storage = CodableStorage(initialValue: Settings(theme: "mine"), location: .path(path), updateMode: .manual, options: quiet)
+    let storage = CodableStorage(initialValue: SharedSettings(theme: "mine"), location: .path(path), updateMode: .manual, options: quiet)
     #expect(storage.wrappedValue.theme == "mine")
     #expect(storage.hasPendingChanges)
     try storage.flush()
@@ -73,7 +74,7 @@ func writeFile(_ path: String, _ text: String) {
       }
       """
     writeFile(path, original)
-    let storage = CodableStorage(defaultValue: Settings(), path: path, updateMode: .manual, options: quiet)
+    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: quiet)
     storage.wrappedValue.fontSize = 14
     try storage.save()
     let text = try String(contentsOfFile: path, encoding: .utf8)
@@ -82,7 +83,7 @@ func writeFile(_ path: String, _ text: String) {
     let json = try fileJSON(path)
     #expect(json.objectValue?.keys == ["future", "theme", "big", "fontSize"])
     #expect(json.objectValue?["fontSize"] == 14)
-    #expect(json.objectValue?["future"] == ["nested": [1, 2.5, "x"]])
+    #expect(json.objectValue?["future"] == ["nested": [1, .number(JSONNumber(text: "2.5")!), "x"]])
   }
 
   @Test func corruptFileIsKeptAndTheDefaultUsed() throws {
@@ -92,9 +93,9 @@ func writeFile(_ path: String, _ text: String) {
     let garbage = "{\"theme\": \"dark\", oops"
     writeFile(path, garbage)
     let errors = Mutex<[String]>([])
-    let storage = CodableStorage(defaultValue: Settings(), path: path, updateMode: .manual, options: quiet)
+    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: quiet)
     storage.onError { error in errors.withLock { $0.append(error.description) } }
-    #expect(storage.wrappedValue == Settings())
+    #expect(storage.wrappedValue == SharedSettings())
     guard case .invalid(let message) = storage.fileState else {
       Issue.record("expected invalid state, got \(storage.fileState)")
       return
@@ -114,8 +115,8 @@ func writeFile(_ path: String, _ text: String) {
     defer { directory.remove() }
     let path = directory.file("settings.json")
     writeFile(path, #"{"theme": "dark", "fontSize": "huge", "extra": true}"#)
-    let storage = CodableStorage(defaultValue: Settings(), path: path, updateMode: .manual, options: quiet)
-    #expect(storage.wrappedValue == Settings())
+    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: quiet)
+    #expect(storage.wrappedValue == SharedSettings())
     #expect(storage.lastError?.description.contains("fontSize") == true)
     // A later save merges only the field this process changed.
     storage.wrappedValue.counter = 7
@@ -127,7 +128,7 @@ func writeFile(_ path: String, _ text: String) {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let path = directory.file("counter.json")
-    let storage = CodableStorage(defaultValue: Settings(), path: path, updateMode: .manual, options: quiet)
+    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: quiet)
     let threads = (0..<8).map { _ in
       BackgroundThread {
         for _ in 0..<50 { try storage.update { $0.counter += 1 } }
@@ -143,7 +144,7 @@ func writeFile(_ path: String, _ text: String) {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let path = directory.file("settings.json")
-    let storage = CodableStorage(defaultValue: Settings(), path: path, updateMode: .manual, options: quiet)
+    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: quiet)
     try storage.update { $0.counter = 1 }
     #expect(throws: Refused.self) {
       try storage.update { value in
@@ -157,7 +158,7 @@ func writeFile(_ path: String, _ text: String) {
   @Test func observersHearLocalChangesOnceWithTheirOrigin() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
-    let storage = CodableStorage(defaultValue: Settings(), path: directory.file("s.json"), updateMode: .manual, options: quiet)
+    let storage = CodableStorage(defaultValue: SharedSettings(), path: directory.file("s.json"), updateMode: .manual, options: quiet)
     let heard = Mutex<[String]>([])
     let observation = storage.observe { change in
       heard.withLock { $0.append("\(change.origin):\(change.value.theme)") }
@@ -198,10 +199,10 @@ func writeFile(_ path: String, _ text: String) {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let path = directory.file("wrapped.json")
-    final class App: Sendable {
-      @CodableStorage var settings: Settings
+    final class App {
+      @CodableStorage var settings: SharedSettings
       init(path: String) {
-        _settings = CodableStorage(defaultValue: Settings(), location: .path(path), updateMode: .manual,
+        _settings = CodableStorage(defaultValue: SharedSettings(), location: .path(path), updateMode: .manual,
                                    options: StorageOptions(watchesForChanges: false, flushesAtExit: false, logger: .silent))
       }
     }

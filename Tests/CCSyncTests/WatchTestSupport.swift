@@ -3,22 +3,6 @@ import Synchronization
 import Testing
 @testable import CCSync
 
-/// A fresh directory under the system temp directory, removed by `remove()`.
-struct TemporaryDirectory {
-  let path: String
-
-  init() throws {
-    let base = FileManager.default.temporaryDirectory.path
-    path = base + "/ccsync-watch-" + UUID().uuidString.prefix(8)
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
-  }
-
-  func remove() { try? FileManager.default.removeItem(atPath: path) }
-
-  /// `name` inside the directory.
-  func callAsFunction(_ name: String) -> String { path + "/" + name }
-}
-
 /// Runs `script` with `/bin/sh -c` in `directory`, as a foreign writer would; fails the test
 /// when it exits with a non-zero status.
 @discardableResult

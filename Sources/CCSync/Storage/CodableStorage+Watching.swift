@@ -15,7 +15,7 @@ extension CodableStorage {
   /// merged with pending edits; a missing file keeps the value; an invalid file keeps the
   /// value and is reported once the grace period has passed.
   func fileMayHaveChanged(_ reason: FileWatchReason) {
-    let observation = document.readIfChanged(contentMayDiffer: reason.contentMayDiffer)
+    let observation = document.readIfChanged(contentMayDiffer: reason.contentMayChangeInPlace)
     switch observation {
     case .unchanged:
       return

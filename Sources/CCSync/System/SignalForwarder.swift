@@ -1,3 +1,4 @@
+import CCSyncSystemShims
 import Glibc
 import Synchronization
 

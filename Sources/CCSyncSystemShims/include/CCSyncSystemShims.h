@@ -3,4 +3,7 @@
 #define CCSYNC_SYSTEM_SHIMS_H
 #include <sys/types.h>
 #include <sys/xattr.h>
+
+// GNU extensions hidden from Glibc's module map (declared here as glibc defines them).
+int pipe2(int pipefd[2], int flags);
 #endif

@@ -16,8 +16,11 @@ final class InteractiveChild: @unchecked Sendable {
     var complete: [String] = []
     var partial = ""
   }
-  private let lines = Mutex(Lines())
-  private let errorText = Mutex("")
+  private final class Output: Sendable {
+    let lines = Mutex(Lines())
+    let errorText = Mutex("")
+  }
+  private let buffers = Output()
   private var consumed = 0
 
   /// Starts `executable` with `arguments`.
@@ -27,12 +30,11 @@ final class InteractiveChild: @unchecked Sendable {
     process.standardInput = input
     process.standardOutput = output
     process.standardError = errors
-    let lines = self.lines
-    let errorText = self.errorText
+    let buffers = self.buffers
     output.fileHandleForReading.readabilityHandler = { handle in
       let data = handle.availableData
       guard !data.isEmpty else { handle.readabilityHandler = nil; return }
-      lines.withLock { state in
+      buffers.lines.withLock { state in
         state.partial += String(decoding: data, as: UTF8.self)
         while let newline = state.partial.firstIndex(of: "\n") {
           state.complete.append(String(state.partial[..<newline]))
@@ -43,7 +45,7 @@ final class InteractiveChild: @unchecked Sendable {
     errors.fileHandleForReading.readabilityHandler = { handle in
       let data = handle.availableData
       guard !data.isEmpty else { handle.readabilityHandler = nil; return }
-      errorText.withLock { $0 += String(decoding: data, as: UTF8.self) }
+      buffers.errorText.withLock { $0 += String(decoding: data, as: UTF8.self) }
     }
     try process.run()
   }
@@ -62,11 +64,11 @@ final class InteractiveChild: @unchecked Sendable {
 
   /// Complete lines received so far, without their newlines.
   var receivedLines: [String] {
-    lines.withLock { $0.complete }
+    buffers.lines.withLock { $0.complete }
   }
 
   /// What the child wrote to standard error so far.
-  var standardError: String { errorText.withLock { $0 } }
+  var standardError: String { buffers.errorText.withLock { $0 } }
 
   /// Waits for the next not-yet-consumed line that starts with `prefix` and returns it, or
   /// `nil` when `deadline` passes. Lines before it are consumed too.

@@ -36,6 +36,9 @@ final class TemporaryDirectory: @unchecked Sendable {
   /// `path/name`.
   func file(_ name: String) -> String { path + "/" + name }
 
+  /// `path/name`, as `directory("name")`.
+  func callAsFunction(_ name: String) -> String { file(name) }
+
   /// The names in the directory (not recursive, without `.` and `..`), sorted.
   func names() throws -> [String] {
     try FileManager.default.contentsOfDirectory(atPath: path).sorted()

@@ -1,0 +1,216 @@
+extension JSONValue {
+  /// This value as JSON text.
+  /// - Parameter style: ``JSONFormat/pretty`` (the default: 2-space indent, final newline) or
+  ///   ``JSONFormat/compact``.
+  /// - Returns: text that parses back to an equal value, with the same member order and the
+  ///   same number spellings.
+  public func formatted(_ style: JSONFormat = .pretty) -> String {
+    var printer = JSONPrinter(style: style)
+    printer.write(self)
+    return printer.makeString()
+  }
+
+  /// This value as UTF-8 JSON text, ready to write to a file; the same bytes as
+  /// ``formatted(_:)``.
+  /// - Parameter style: ``JSONFormat/pretty`` (the default) or ``JSONFormat/compact``.
+  public func formattedBytes(_ style: JSONFormat = .pretty) -> [UInt8] {
+    var printer = JSONPrinter(style: style)
+    printer.write(self)
+    return printer.makeBytes()
+  }
+}
+
+/// Writes JSON text into a growing byte buffer it owns.
+///
+/// Containers recurse, one call per level: a value nests as deep as the parser's limit (512
+/// by default), which takes a few tens of kilobytes of stack.
+struct JSONPrinter: ~Copyable {
+  private var base: UnsafeMutablePointer<UInt8>
+  private var capacity: Int
+  private var count = 0
+  private let indentWidth: Int
+  private let pretty: Bool
+
+  init(style: JSONFormat, initialCapacity: Int = 1024) {
+    indentWidth = style.indentWidth ?? 0
+    pretty = style.indentWidth != nil
+    capacity = initialCapacity
+    base = .allocate(capacity: initialCapacity)
+  }
+
+  deinit {
+    base.deallocate()
+  }
+
+  /// Writes a whole document: the value, and in pretty style a final newline.
+  mutating func write(_ value: JSONValue) {
+    write(value, depth: 0)
+    if pretty { append(UInt8(ascii: "\n")) }
+  }
+
+  /// The text written so far, as a `String`.
+  func makeString() -> String {
+    String(unsafeUninitializedCapacity: count) { buffer in
+      buffer.baseAddress!.update(from: base, count: count)
+      return count
+    }
+  }
+
+  /// The text written so far, as bytes.
+  func makeBytes() -> [UInt8] {
+    [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+      buffer.baseAddress!.update(from: base, count: count)
+      initialized = count
+    }
+  }
+
+  private mutating func write(_ value: JSONValue, depth: Int) {
+    switch value {
+    case .null:
+      append("null")
+    case .bool(let bool):
+      append(bool ? "true" : "false")
+    case .number(let number):
+      appendUTF8(of: number.text)
+    case .string(let string):
+      writeString(string)
+    case .array(let elements):
+      guard !elements.isEmpty else { return append("[]") }
+      append(UInt8(ascii: "["))
+      var first = true
+      for element in elements {
+        if !first { append(UInt8(ascii: ",")) }
+        first = false
+        if pretty { writeNewline(depth: depth + 1) }
+        write(element, depth: depth + 1)
+      }
+      if pretty { writeNewline(depth: depth) }
+      append(UInt8(ascii: "]"))
+    case .object(let object):
+      guard !object.isEmpty else { return append("{}") }
+      append(UInt8(ascii: "{"))
+      var first = true
+      for member in object.members {
+        if !first { append(UInt8(ascii: ",")) }
+        first = false
+        if pretty { writeNewline(depth: depth + 1) }
+        writeString(member.key)
+        if pretty { append(": ") } else { append(UInt8(ascii: ":")) }
+        write(member.value, depth: depth + 1)
+      }
+      if pretty { writeNewline(depth: depth) }
+      append(UInt8(ascii: "}"))
+    }
+  }
+
+  private mutating func writeNewline(depth: Int) {
+    let spaces = depth * indentWidth
+    reserve(1 + spaces)
+    base[count] = UInt8(ascii: "\n")
+    (base + count + 1).initialize(repeating: UInt8(ascii: " "), count: spaces)
+    count += 1 + spaces
+  }
+
+  /// Writes `string` in quotes, escaping only what RFC 8259 requires.
+  private mutating func writeString(_ string: String) {
+    let done: Void? = string.utf8.withContiguousStorageIfAvailable { writeQuoted($0) }
+    if done == nil {
+      var copy = string
+      copy.withUTF8 { writeQuoted($0) }
+    }
+  }
+
+  private mutating func writeQuoted(_ bytes: UnsafeBufferPointer<UInt8>) {
+    // Worst case: every byte becomes a six-byte \u00XX escape.
+    reserve(bytes.count * 6 + 2)
+    var output = base + count
+    output.pointee = UInt8(ascii: "\"")
+    output += 1
+    var runStart = 0
+    var index = 0
+    while index < bytes.count {
+      let byte = bytes[index]
+      if byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
+        index += 1
+        continue
+      }
+      let run = index - runStart
+      output.update(from: bytes.baseAddress! + runStart, count: run)
+      output += run
+      output = JSONPrinter.writeEscape(of: byte, to: output)
+      index += 1
+      runStart = index
+    }
+    let run = index - runStart
+    if run > 0 {
+      output.update(from: bytes.baseAddress! + runStart, count: run)
+      output += run
+    }
+    output.pointee = UInt8(ascii: "\"")
+    output += 1
+    count = output - base
+  }
+
+  private static func writeEscape(of byte: UInt8, to output: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+    output[0] = UInt8(ascii: "\\")
+    let short: UInt8
+    switch byte {
+    case UInt8(ascii: "\""): short = UInt8(ascii: "\"")
+    case UInt8(ascii: "\\"): short = UInt8(ascii: "\\")
+    case 0x0A: short = UInt8(ascii: "n")
+    case 0x0D: short = UInt8(ascii: "r")
+    case 0x09: short = UInt8(ascii: "t")
+    case 0x08: short = UInt8(ascii: "b")
+    case 0x0C: short = UInt8(ascii: "f")
+    default:
+      let hex: StaticString = "0123456789abcdef"
+      output[1] = UInt8(ascii: "u")
+      output[2] = UInt8(ascii: "0")
+      output[3] = UInt8(ascii: "0")
+      output[4] = hex.utf8Start[Int(byte >> 4)]
+      output[5] = hex.utf8Start[Int(byte & 0x0F)]
+      return output + 6
+    }
+    output[1] = short
+    return output + 2
+  }
+
+  private mutating func appendUTF8(of text: String) {
+    let done: Void? = text.utf8.withContiguousStorageIfAvailable { append($0) }
+    if done == nil {
+      var copy = text
+      copy.withUTF8 { append($0) }
+    }
+  }
+
+  private mutating func append(_ text: StaticString) {
+    append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+  }
+
+  private mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+    reserve(bytes.count)
+    if let source = bytes.baseAddress { (base + count).update(from: source, count: bytes.count) }
+    count += bytes.count
+  }
+
+  private mutating func append(_ byte: UInt8) {
+    reserve(1)
+    base[count] = byte
+    count += 1
+  }
+
+  @inline(__always)
+  private mutating func reserve(_ extra: Int) {
+    if count + extra > capacity { grow(toAtLeast: count + extra) }
+  }
+
+  private mutating func grow(toAtLeast needed: Int) {
+    var newCapacity = capacity * 2
+    while newCapacity < needed { newCapacity *= 2 }
+    let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+    newBase.update(from: base, count: count)
+    base.deallocate()
+    base = newBase
+    capacity = newCapacity
+  }
+}

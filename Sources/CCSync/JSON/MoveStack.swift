@@ -1,0 +1,63 @@
+/// A stack in manually managed memory whose top elements can be moved out into an `Array` in
+/// one go, without the retain and release that copying them would cost.
+///
+/// The parser keeps the elements of all open arrays (and the members of all open objects) on
+/// one such stack and moves an array's elements out when it closes, so building a value costs
+/// one move per element and no per-container growth.
+struct MoveStack<Element>: ~Copyable {
+  private var base: UnsafeMutablePointer<Element>
+  private var capacity: Int
+  /// The number of elements on the stack.
+  private(set) var count = 0
+
+  init(initialCapacity: Int = 64) {
+    capacity = max(1, initialCapacity)
+    base = .allocate(capacity: capacity)
+  }
+
+  deinit {
+    base.deinitialize(count: count)
+    base.deallocate()
+  }
+
+  @inline(__always)
+  mutating func push(_ element: consuming Element) {
+    if count == capacity { grow() }
+    (base + count).initialize(to: element)
+    count += 1
+  }
+
+  /// The element at `index`, which must be below ``count``.
+  @inline(__always)
+  subscript(index: Int) -> Element {
+    _read { yield base[index] }
+  }
+
+  /// Moves the elements from `start` to the top into a new array, leaving `start` elements.
+  mutating func popArray(from start: Int) -> [Element] {
+    let moved = count - start
+    guard moved > 0 else { return [] }
+    let source = base + start
+    let array = [Element](unsafeUninitializedCapacity: moved) { buffer, initialized in
+      buffer.baseAddress!.moveInitialize(from: source, count: moved)
+      initialized = moved
+    }
+    count = start
+    return array
+  }
+
+  /// Removes the elements from `start` to the top.
+  mutating func removeAll(from start: Int) {
+    (base + start).deinitialize(count: count - start)
+    count = start
+  }
+
+  private mutating func grow() {
+    let newCapacity = capacity * 2
+    let newBase = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
+    newBase.moveInitialize(from: base, count: count)
+    base.deallocate()
+    base = newBase
+    capacity = newCapacity
+  }
+}
