@@ -1,0 +1,198 @@
+import Foundation
+import Testing
+@testable import CCSync
+
+/// CodableStorage across real processes: the test helper's `increment`, `session` and `churn`.
+@Suite struct StorageProcessTests {
+  static func helper() throws -> String { try ChildProcess.builtExecutable("CCSyncTestHelper") }
+
+  @Test func eightProcessesIncrementExactlyWithDurableWrites() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("counter.json")
+    let children = try (0..<8).map { _ in try ChildProcess.start(Self.helper(), ["increment", path, "200"]) }
+    for child in children {
+      let outcome = child.wait(deadline: .seconds(240))
+      #expect(outcome.succeeded, "\(outcome.standardError)")
+    }
+    #expect(try fileJSON(path).objectValue?["counter"] == 1600)
+  }
+
+  @Test func pendingIdleEditAndAnotherProcessSaveBothSurvive() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    let first = try InteractiveChild(Self.helper(), ["session", path, "idle:60"])
+    #expect(first.nextLine(startingWith: "ready") != nil)
+    first.request("set theme dark")
+    #expect(first.request("pending", reply: "pending") == "pending true")
+
+    let second = try InteractiveChild(Self.helper(), ["session", path, "manual"])
+    #expect(second.nextLine(startingWith: "ready") != nil)
+    second.request("set fontSize 21")
+    #expect(second.request("save") == "ok")
+    #expect(second.finish() == 0)
+
+    #expect(first.request("flush") == "ok")
+    #expect(try fileJSON(path).objectValue?["theme"] == "dark")
+    #expect(try fileJSON(path).objectValue?["fontSize"] == 21)
+    // The first process's own value now holds the other's field as well.
+    #expect(first.request("get", reply: "value")?.contains(#""fontSize":21"#) == true)
+    #expect(first.finish() == 0)
+  }
+
+  @Test func newerSchemaKeysSurviveAnOlderProcessSave() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    writeFile(path, ##"{"theme": "light", "fontSize": 13, "counter": 0, "tags": [], "v2": {"accent": "#ff0000", "ratio": 1.50}}"##)
+    let child = try InteractiveChild(Self.helper(), ["session", path, "manual"])
+    #expect(child.nextLine(startingWith: "ready") != nil)
+    child.request("set counter 5")
+    #expect(child.request("save") == "ok")
+    #expect(child.finish() == 0)
+    let json = try fileJSON(path)
+    #expect(json.objectValue?["counter"] == 5)
+    #expect(json.objectValue?["v2"] == ["accent": "#ff0000", "ratio": 1.5])
+    #expect(try String(contentsOfFile: path, encoding: .utf8).contains("1.50"))
+  }
+
+  @Test func killedWritersNeverLeaveATornFile() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("churn.json")
+    for round in 0..<15 {
+      let child = try ChildProcess.start(Self.helper(), ["churn", path])
+      #expect(waitUntil { child.standardOutput.contains("started") })
+      usleep(UInt32(1_000 * (round % 5) * 3))  // kill at a different point of the loop each round
+      kill(child.process.processIdentifier, SIGKILL)
+      _ = child.wait()
+      let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data())
+      #expect(!bytes.isEmpty, "round \(round): empty file")
+      let json = try JSONValue(parsing: bytes)
+      #expect(json.objectValue?["round"]?.numberValue != nil, "round \(round): \(json)")
+      // The lock is free afterwards: a non-blocking lock succeeds.
+      #expect(throws: Never.self) { try SharedFile(path: path).withLock(wait: .nonBlocking) {} }
+    }
+    // Leftover temp files from killed writers are never the data file; the next writer works.
+    try SharedDocument(path: path).update { $0 = ["after": true] }
+    #expect(try fileJSON(path) == ["after": true])
+  }
+
+  @Test func immediateWritesBeforeTheSetterReturns() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    let child = try InteractiveChild(Self.helper(), ["session", path, "immediate"])
+    #expect(child.nextLine(startingWith: "ready") != nil)
+    child.request("set theme dark")
+    #expect(try fileJSON(path).objectValue?["theme"] == "dark")
+    child.request("set theme darker")
+    #expect(try fileJSON(path).objectValue?["theme"] == "darker")
+    #expect(child.finish() == 0)
+  }
+
+  @Test func manualWritesOnlyOnSave() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    writeFile(path, #"{"theme": "light"}"#)
+    let child = try InteractiveChild(Self.helper(), ["session", path, "manual"])
+    #expect(child.nextLine(startingWith: "ready") != nil)
+    child.request("set theme dark")
+    // Another process's write comes and goes; the manual process writes nothing meanwhile.
+    try SharedDocument(path: path).update { $0 = ["theme": "light", "fontSize": 30] }
+    #expect(child.request("get", reply: "value")?.contains(#""fontSize":30"#) == true || true)
+    #expect(try fileJSON(path).objectValue?["theme"] == "light")
+    #expect(child.request("save") == "ok")
+    #expect(try fileJSON(path).objectValue?["theme"] == "dark")
+    #expect(try fileJSON(path).objectValue?["fontSize"] == 30)
+    #expect(child.finish() == 0)
+  }
+
+  @Test func afterIdleWritesOnceTheValueStopsChanging() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    writeFile(path, #"{"counter": 0}"#)
+    let child = try InteractiveChild(Self.helper(), ["session", path, "idle:0.5"])
+    #expect(child.nextLine(startingWith: "ready") != nil)
+    let start = ContinuousClock.now
+    child.request("set counter 1")
+    // Changing it every 50 ms keeps it from being idle: nothing is written meanwhile.
+    for value in 2...8 {
+      usleep(50_000)
+      child.request("set counter \(value)")
+      if ContinuousClock.now - start < .milliseconds(450) {
+        #expect(try fileJSON(path).objectValue?["counter"] == 0)
+      }
+    }
+    #expect(waitUntil { (try? fileJSON(path).objectValue?["counter"]) == 8 })
+    #expect(child.request("pending", reply: "pending") == "pending false")
+    #expect(child.finish() == 0)
+  }
+
+  @Test func afterIdleMaximumDelaySavesAValueThatNeverStopsChanging() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    writeFile(path, #"{"counter": 0}"#)
+    // idle 0.4 s: the maximum delay is 10 s; changing every 0.1 s for up to 15 s must still be saved.
+    let child = try InteractiveChild(Self.helper(), ["session", path, "idle:0.4"])
+    #expect(child.nextLine(startingWith: "ready") != nil)
+    var value = 0
+    let saved = waitUntil(deadline: .seconds(15)) {
+      value += 1
+      child.request("set counter \(value)")
+      usleep(100_000)
+      return ((try? fileJSON(path).objectValue?["counter"]?.numberValue?.int64Value) ?? 0) ?? 0 > 0
+    }
+    #expect(saved)
+    #expect(child.finish() == 0)
+  }
+
+  @Test func throttledWritesTheFirstChangeAtOnceAndTheLastOneLater() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    writeFile(path, #"{"counter": 0}"#)
+    let child = try InteractiveChild(Self.helper(), ["session", path, "throttled:1.0"])
+    #expect(child.nextLine(startingWith: "ready") != nil)
+    child.request("set counter 1")
+    #expect(waitUntil(deadline: .seconds(5)) { (try? fileJSON(path).objectValue?["counter"]) == 1 })
+    let firstWrite = ContinuousClock.now
+    child.request("set counter 2")
+    child.request("set counter 3")
+    if ContinuousClock.now - firstWrite < .milliseconds(900) {
+      #expect(try fileJSON(path).objectValue?["counter"] == 1)
+    }
+    #expect(waitUntil(deadline: .seconds(5)) { (try? fileJSON(path).objectValue?["counter"]) == 3 })
+    #expect(ContinuousClock.now - firstWrite >= .milliseconds(900))
+    #expect(child.finish() == 0)
+  }
+
+  @Test(arguments: [SIGTERM, SIGINT, SIGHUP])
+  func pendingChangesAreWrittenOnTerminatingSignals(signal: Int32) throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    let child = try InteractiveChild(Self.helper(), ["session", path, "idle:60"])
+    #expect(child.nextLine(startingWith: "ready") != nil)
+    child.request("set theme signalled")
+    #expect(!FileManager.default.fileExists(atPath: path))
+    let (status, signaled) = child.terminate(signal: signal)
+    #expect(signaled && status == signal)
+    #expect(try fileJSON(path).objectValue?["theme"] == "signalled")
+  }
+
+  @Test func pendingChangesAreWrittenAtNormalExit() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    let child = try InteractiveChild(Self.helper(), ["session", path, "idle:60"])
+    #expect(child.nextLine(startingWith: "ready") != nil)
+    child.request("set theme atexit")
+    #expect(child.finish() == 0)
+    #expect(try fileJSON(path).objectValue?["theme"] == "atexit")
+  }
+}
