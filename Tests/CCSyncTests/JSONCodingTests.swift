@@ -601,6 +601,12 @@ private func pathText(_ path: [any CodingKey]) -> String { readableCodingPath(pa
     #expect(pathText(nullContext.codingPath) == "name")
     #expect(null?.readableDescription == "name: expected String, found null")
 
+    let inStringArray = failure { $0["tags"] = ["a", 5] }
+    #expect(inStringArray?.readableDescription == "tags.1: expected String, found number 5")
+
+    let inDictionary = decodingError { _ = try decode([String: [Server]].self, ["east": [["host": "h", "port": 1.5]]]) }
+    #expect(inDictionary?.readableDescription == "east.0.port: number 1.5 is not an integer (expected Int)")
+
     let overflow = failure { $0["retries"] = 300 }
     #expect(overflow?.readableDescription == "retries: number 300 does not fit in UInt8")
 

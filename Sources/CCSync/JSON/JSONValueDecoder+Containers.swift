@@ -41,7 +41,9 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
   func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
     try decoder.unboxFloat(member(key), parent: pathNode, step: .key(key))
   }
-  func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(key) }
+  func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+    try decoder.unboxInt(member(key), parent: pathNode, step: .key(key))
+  }
   func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(key) }
   func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(key) }
   func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(key) }
@@ -78,7 +80,10 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     guard let value = presentMember(key) else { return nil }
     return try decoder.unboxFloat(value, parent: pathNode, step: .key(key))
   }
-  func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try integerIfPresent(key) }
+  func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+    guard let value = presentMember(key) else { return nil }
+    return try decoder.unboxInt(value, parent: pathNode, step: .key(key))
+  }
   func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try integerIfPresent(key) }
   func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try integerIfPresent(key) }
   func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try integerIfPresent(key) }
@@ -185,7 +190,11 @@ struct JSONUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     currentIndex += 1
     return result
   }
-  mutating func decode(_ type: Int.Type) throws -> Int { try integer() }
+  mutating func decode(_ type: Int.Type) throws -> Int {
+    let result = try decoder.unboxInt(current(type), parent: pathNode, step: .index(currentIndex))
+    currentIndex += 1
+    return result
+  }
   mutating func decode(_ type: Int8.Type) throws -> Int8 { try integer() }
   mutating func decode(_ type: Int16.Type) throws -> Int16 { try integer() }
   mutating func decode(_ type: Int32.Type) throws -> Int32 { try integer() }

@@ -72,10 +72,12 @@ final class JSONValueDecoderState {
 /// array they read (no copy, no dictionary built). Only `superDecoder()` makes a new decoder.
 final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
   let state: JSONValueDecoderState
-  var value: JSONValue
-  var pathNode: CodingPathNode
+  // Unchecked exclusivity: a decoder belongs to one decode call on one thread, and no
+  // access to these is held across a call out to other code (see `decodeNested`).
+  @exclusivity(unchecked) var value: JSONValue
+  @exclusivity(unchecked) var pathNode: CodingPathNode
   /// The type whose `init(from:)` is running, for error messages; `nil` in a super decoder.
-  var currentType: Any.Type?
+  @exclusivity(unchecked) var currentType: Any.Type?
 
   init(state: JSONValueDecoderState, value: JSONValue, pathNode: CodingPathNode) {
     self.state = state
@@ -115,7 +117,7 @@ final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
   func decode(_ type: String.Type) throws -> String { try unboxString(value, parent: pathNode, step: .none) }
   func decode(_ type: Double.Type) throws -> Double { try unboxDouble(value, parent: pathNode, step: .none) }
   func decode(_ type: Float.Type) throws -> Float { try unboxFloat(value, parent: pathNode, step: .none) }
-  func decode(_ type: Int.Type) throws -> Int { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
+  func decode(_ type: Int.Type) throws -> Int { try unboxInt(value, parent: pathNode, step: .none) }
   func decode(_ type: Int8.Type) throws -> Int8 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
   func decode(_ type: Int16.Type) throws -> Int16 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
   func decode(_ type: Int32.Type) throws -> Int32 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
@@ -134,16 +136,29 @@ final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
   /// Decodes a `T` from `value`, found at `step` below `parent`. The common leaf types are
   /// read directly; everything else runs its `init(from:)` on this decoder.
   func unwrap<T: Decodable>(
-    _ value: JSONValue, as type: T.Type, parent: CodingPathNode, step: CodingPathStep
+    _ value: JSONValue, as type: T.Type, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep
   ) throws -> T {
-    if T.self == String.self { return try unboxString(value, parent: parent, step: step) as! T }
-    if T.self == Int.self { return try unboxInteger(value, as: Int.self, parent: parent, step: step) as! T }
-    if T.self == Double.self { return try unboxDouble(value, parent: parent, step: step) as! T }
-    if T.self == Bool.self { return try unboxBool(value, parent: parent, step: step) as! T }
-    if T.self == Date.self { return try unboxDate(value, parent: parent, step: step) as! T }
-    if T.self == Data.self { return try unboxData(value, parent: parent, step: step) as! T }
-    if T.self == URL.self { return try unboxURL(value, parent: parent, step: step) as! T }
-    return try decodeNested(value, as: T.self, at: parent.appending(step)) { try T(from: $0) }
+    if T.self == String.self { return try unboxString(value, parent: parent, step: step()) as! T }
+    if T.self == Int.self { return try unboxInt(value, parent: parent, step: step()) as! T }
+    if T.self == Double.self { return try unboxDouble(value, parent: parent, step: step()) as! T }
+    if T.self == Bool.self { return try unboxBool(value, parent: parent, step: step()) as! T }
+    if T.self == Date.self { return try unboxDate(value, parent: parent, step: step()) as! T }
+    if T.self == Data.self { return try unboxData(value, parent: parent, step: step()) as! T }
+    if T.self == URL.self { return try unboxURL(value, parent: parent, step: step()) as! T }
+    if case .array(let elements) = value {
+      // Arrays skip the unkeyed container and the standard library's unspecialized
+      // `Array.init(from:)`: the elements are decoded straight into the result.
+      let node = parent.appending(step())
+      if T.self == [String].self {
+        return try decodeElements(elements, parent: node) { value, step in
+          try unboxString(value, parent: node, step: step)
+        } as! T
+      }
+      if let arrayType = T.self as? any DecodableArray.Type {
+        return try arrayType.decode(elements, decoder: self, pathNode: node) as! T
+      }
+    }
+    return try decodeNested(value, as: T.self, at: parent.appending(step())) { try T(from: $0) }
   }
 
   /// Runs `body` with this decoder moved to `value` at `node`, then restores it.
@@ -165,9 +180,39 @@ final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
     return try body(self)
   }
 
+  /// Decodes each of `elements` with `body`, which gets the element and its path step.
+  func decodeElements<Element>(
+    _ elements: [JSONValue], parent: CodingPathNode,
+    _ body: (JSONValue, CodingPathStep) throws -> Element
+  ) rethrows -> [Element] {
+    var result: [Element] = []
+    result.reserveCapacity(elements.count)
+    for index in elements.indices {
+      result.append(try body(elements[index], .index(index)))
+    }
+    return result
+  }
+
   /// A new decoder for `value` at `step` below `parent`, for `superDecoder()`, which may
   /// outlive the call that creates it.
-  func makeSuperDecoder(_ value: JSONValue, parent: CodingPathNode, step: CodingPathStep) -> any Decoder {
-    JSONValueDecoderImpl(state: state, value: value, pathNode: parent.appending(step))
+  func makeSuperDecoder(_ value: JSONValue, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep) -> any Decoder {
+    JSONValueDecoderImpl(state: state, value: value, pathNode: parent.appending(step()))
+  }
+}
+
+/// Arrays decode their elements directly (see ``JSONValueDecoderImpl/unwrap(_:as:parent:step:)``).
+protocol DecodableArray {
+  static func decode(
+    _ elements: [JSONValue], decoder: JSONValueDecoderImpl, pathNode: CodingPathNode
+  ) throws -> Self
+}
+
+extension Array: DecodableArray where Element: Decodable {
+  static func decode(
+    _ elements: [JSONValue], decoder: JSONValueDecoderImpl, pathNode: CodingPathNode
+  ) throws -> [Element] {
+    try decoder.decodeElements(elements, parent: pathNode) { value, step in
+      try decoder.unwrap(value, as: Element.self, parent: pathNode, step: step)
+    }
   }
 }

@@ -1,87 +1,152 @@
-/// A part of the tree being encoded. Containers fill reference-type buffers, so a nested
-/// container can keep growing after its parent recorded it, and nothing is copied until
-/// ``jsonValue`` assembles the finished tree once, at the end.
-enum EncodingNode {
+/// What an encoder's current value has produced: a finished value, or a container buffer
+/// still being filled.
+enum EncoderStorage {
   case value(JSONValue)
   case object(ObjectBuffer)
   case array(ArrayBuffer)
-  /// Whatever a super encoder ends up encoding (an empty object if nothing).
-  case deferred(JSONValueEncoderImpl)
 
   /// The finished JSON value.
-  var jsonValue: JSONValue {
+  func finish() -> JSONValue {
     switch self {
-    case .value(let value):
-      return value
-    case .object(let buffer):
-      var members: [JSONObject.Member] = []
-      members.reserveCapacity(buffer.keys.count)
-      for position in buffer.keys.indices {
-        members.append(JSONObject.Member(key: buffer.keys[position], value: buffer.nodes[position].jsonValue))
-      }
-      return .object(JSONObject(uniqueMembers: members))
-    case .array(let buffer):
-      return .array(buffer.nodes.map(\.jsonValue))
-    case .deferred(let encoder):
-      return encoder.storage?.jsonValue ?? .object(JSONObject())
+    case .value(let value): return value
+    case .object(let buffer): return .object(buffer.finish())
+    case .array(let buffer): return .array(buffer.finish())
     }
   }
 }
 
-/// The members of an object being encoded, unique by key, in the order first set.
+/// A member or element whose value is still being written when it is recorded: a nested
+/// container, or a super encoder. Finished when the buffer holding it is.
+enum PendingValue {
+  case object(ObjectBuffer)
+  case array(ArrayBuffer)
+  /// What a super encoder ends up encoding; an empty object if nothing, as in Foundation.
+  case encoder(JSONValueEncoderImpl)
+
+  func finish() -> JSONValue {
+    switch self {
+    case .object(let buffer): return .object(buffer.finish())
+    case .array(let buffer): return .array(buffer.finish())
+    case .encoder(let encoder): return encoder.storage?.finish() ?? .object(JSONObject())
+    }
+  }
+}
+
+/// The members of an object being encoded: unique keys, in the order first set, values
+/// already finished except for the few pending ones.
+///
+/// Its properties skip run-time exclusivity checks (they were a seventh of the encoding
+/// time): a buffer belongs to one encode call on one thread, and no access to them is held
+/// across a call out to other code.
 final class ObjectBuffer {
-  private(set) var keys: [String] = []
-  private(set) var nodes: [EncodingNode] = []
+  @exclusivity(unchecked) private var members: [JSONObject.Member] = []
   /// Key positions, kept once the object is too big for a linear scan (as `JSONObject` does).
-  private var index: [String: Int]?
+  @exclusivity(unchecked) private var index: [String: Int]?
+  /// Positions whose value is written later; usually empty.
+  @exclusivity(unchecked) private var pending: [(position: Int, value: PendingValue)] = []
+
+  init() {
+    // Most objects have a handful of members: one allocation instead of regrowing 1-2-4-8.
+    members.reserveCapacity(8)
+  }
 
   private func position(of key: String) -> Int? {
     if let index { return index[key] }
-    return keys.firstIndex(of: key)
+    for position in members.indices where members[position].key == key { return position }
+    return nil
   }
 
-  /// Sets the member for `key`, replacing an earlier value where it stands.
-  func set(_ key: String, _ node: EncodingNode) {
-    if let position = position(of: key) {
-      nodes[position] = node
-      return
-    }
-    keys.append(key)
-    nodes.append(node)
+  private func append(_ key: String, _ value: JSONValue) {
+    members.append(JSONObject.Member(key: key, value: value))
     if index != nil {
-      index![key] = keys.count - 1
-    } else if keys.count > JSONObject.indexThreshold {
-      var newIndex = [String: Int](minimumCapacity: keys.count * 2)
-      for (position, key) in keys.enumerated() { newIndex[key] = position }
+      index![key] = members.count - 1
+    } else if members.count > JSONObject.indexThreshold {
+      var newIndex = [String: Int](minimumCapacity: members.count * 2)
+      for (position, member) in members.enumerated() { newIndex[member.key] = position }
       index = newIndex
     }
   }
 
-  func node(forKey key: String) -> EncodingNode? {
-    position(of: key).map { nodes[$0] }
+  /// Sets the member for `key`, replacing an earlier value where it stands.
+  func set(_ key: String, _ value: JSONValue) {
+    if let position = position(of: key) {
+      members[position].value = value
+      if !pending.isEmpty { pending.removeAll { $0.position == position } }
+    } else {
+      append(key, value)
+    }
+  }
+
+  /// Sets the member for `key` to a value that is finished later.
+  func setPending(_ key: String, _ value: PendingValue) {
+    if let position = position(of: key) {
+      members[position].value = .null
+      pending.removeAll { $0.position == position }
+      pending.append((position, value))
+    } else {
+      append(key, .null)
+      pending.append((members.count - 1, value))
+    }
+  }
+
+  /// The pending value for `key`, if its member is one.
+  func pendingValue(forKey key: String) -> PendingValue? {
+    guard !pending.isEmpty, let position = position(of: key) else { return nil }
+    return pending.last { $0.position == position }?.value
+  }
+
+  /// The finished object. The buffer hands its members over and is empty afterwards.
+  func finish() -> JSONObject {
+    for (position, value) in pending { members[position].value = value.finish() }
+    pending = []
+    let finished = members
+    members = []
+    index = nil
+    return JSONObject(uniqueMembers: finished)
   }
 
   /// Sorts the members numerically when every key is an integer, otherwise by key.
   func sortMembersByKey() {
-    guard keys.count > 1 else { return }
-    var order = Array(keys.indices)
-    let numbers = keys.map { Int($0) }
+    guard members.count > 1 else { return }
+    let numbers = members.map { Int($0.key) }
+    var order = Array(members.indices)
     if numbers.allSatisfy({ $0 != nil }) {
       order.sort { numbers[$0]! < numbers[$1]! }
     } else {
-      order.sort { keys[$0] < keys[$1] }
+      order.sort { members[$0].key < members[$1].key }
     }
-    keys = order.map { keys[$0] }
-    nodes = order.map { nodes[$0] }
+    var newPosition = [Int](repeating: 0, count: members.count)
+    for (new, old) in order.enumerated() { newPosition[old] = new }
+    members = order.map { members[$0] }
+    pending = pending.map { (newPosition[$0.position], $0.value) }
     if index != nil {
-      for (position, key) in keys.enumerated() { index![key] = position }
+      for (position, member) in members.enumerated() { index![member.key] = position }
     }
   }
 }
 
-/// The elements of an array being encoded.
+/// The elements of an array being encoded. Unchecked exclusivity as in ``ObjectBuffer``.
 final class ArrayBuffer {
-  var nodes: [EncodingNode] = []
+  @exclusivity(unchecked) private var elements: [JSONValue] = []
+  @exclusivity(unchecked) private var pending: [(position: Int, value: PendingValue)] = []
+
+  var count: Int { elements.count }
+
+  func append(_ value: JSONValue) { elements.append(value) }
+
+  func appendPending(_ value: PendingValue) {
+    pending.append((elements.count, value))
+    elements.append(.null)
+  }
+
+  /// The finished elements. The buffer hands them over and is empty afterwards.
+  func finish() -> [JSONValue] {
+    for (position, value) in pending { elements[position] = value.finish() }
+    pending = []
+    let finished = elements
+    elements = []
+    return finished
+  }
 }
 
 struct JSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
@@ -91,14 +156,14 @@ struct JSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
 
   var codingPath: [any CodingKey] { pathNode.path }
 
-  mutating func encodeNil(forKey key: Key) { buffer.set(key.stringValue, .value(.null)) }
-  mutating func encode(_ value: Bool, forKey key: Key) { buffer.set(key.stringValue, .value(.bool(value))) }
-  mutating func encode(_ value: String, forKey key: Key) { buffer.set(key.stringValue, .value(.string(value))) }
+  mutating func encodeNil(forKey key: Key) { buffer.set(key.stringValue, .null) }
+  mutating func encode(_ value: Bool, forKey key: Key) { buffer.set(key.stringValue, .bool(value)) }
+  mutating func encode(_ value: String, forKey key: Key) { buffer.set(key.stringValue, .string(value)) }
   mutating func encode(_ value: Double, forKey key: Key) throws {
-    buffer.set(key.stringValue, .value(try encoder.box(value, parent: pathNode, step: .key(key))))
+    buffer.set(key.stringValue, try encoder.box(value, parent: pathNode, step: .key(key)))
   }
   mutating func encode(_ value: Float, forKey key: Key) throws {
-    buffer.set(key.stringValue, .value(try encoder.box(value, parent: pathNode, step: .key(key))))
+    buffer.set(key.stringValue, try encoder.box(value, parent: pathNode, step: .key(key)))
   }
   mutating func encode(_ value: Int, forKey key: Key) { setInteger(value, key) }
   mutating func encode(_ value: Int8, forKey key: Key) { setInteger(value, key) }
@@ -118,18 +183,18 @@ struct JSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
   }
 
   private func setInteger<Integer: BinaryInteger>(_ value: Integer, _ key: Key) {
-    buffer.set(key.stringValue, .value(.number(JSONNumber(value))))
+    buffer.set(key.stringValue, .number(JSONNumber(value)))
   }
 
   mutating func nestedContainer<NestedKey: CodingKey>(
     keyedBy keyType: NestedKey.Type, forKey key: Key
   ) -> KeyedEncodingContainer<NestedKey> {
     let nested: ObjectBuffer
-    if case .object(let existing)? = buffer.node(forKey: key.stringValue) {
+    if case .object(let existing)? = buffer.pendingValue(forKey: key.stringValue) {
       nested = existing
     } else {
       nested = ObjectBuffer()
-      buffer.set(key.stringValue, .object(nested))
+      buffer.setPending(key.stringValue, .object(nested))
     }
     return KeyedEncodingContainer(
       JSONKeyedEncodingContainer<NestedKey>(encoder: encoder, buffer: nested, pathNode: pathNode.appending(key)))
@@ -137,11 +202,11 @@ struct JSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
 
   mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
     let nested: ArrayBuffer
-    if case .array(let existing)? = buffer.node(forKey: key.stringValue) {
+    if case .array(let existing)? = buffer.pendingValue(forKey: key.stringValue) {
       nested = existing
     } else {
       nested = ArrayBuffer()
-      buffer.set(key.stringValue, .array(nested))
+      buffer.setPending(key.stringValue, .array(nested))
     }
     return JSONUnkeyedEncodingContainer(encoder: encoder, buffer: nested, pathNode: pathNode.appending(key))
   }
@@ -151,7 +216,7 @@ struct JSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
 
   private func superEncoder(key: any CodingKey) -> any Encoder {
     let superEncoder = JSONValueEncoderImpl(state: encoder.state, pathNode: pathNode.appending(key))
-    buffer.set(key.stringValue, .deferred(superEncoder))
+    buffer.setPending(key.stringValue, .encoder(superEncoder))
     return superEncoder
   }
 }
@@ -162,16 +227,16 @@ struct JSONUnkeyedEncodingContainer: UnkeyedEncodingContainer {
   let pathNode: CodingPathNode
 
   var codingPath: [any CodingKey] { pathNode.path }
-  var count: Int { buffer.nodes.count }
+  var count: Int { buffer.count }
 
-  mutating func encodeNil() { buffer.nodes.append(.value(.null)) }
-  mutating func encode(_ value: Bool) { buffer.nodes.append(.value(.bool(value))) }
-  mutating func encode(_ value: String) { buffer.nodes.append(.value(.string(value))) }
+  mutating func encodeNil() { buffer.append(.null) }
+  mutating func encode(_ value: Bool) { buffer.append(.bool(value)) }
+  mutating func encode(_ value: String) { buffer.append(.string(value)) }
   mutating func encode(_ value: Double) throws {
-    buffer.nodes.append(.value(try encoder.box(value, parent: pathNode, step: .index(count))))
+    buffer.append(try encoder.box(value, parent: pathNode, step: .index(count)))
   }
   mutating func encode(_ value: Float) throws {
-    buffer.nodes.append(.value(try encoder.box(value, parent: pathNode, step: .index(count))))
+    buffer.append(try encoder.box(value, parent: pathNode, step: .index(count)))
   }
   mutating func encode(_ value: Int) { appendInteger(value) }
   mutating func encode(_ value: Int8) { appendInteger(value) }
@@ -187,11 +252,11 @@ struct JSONUnkeyedEncodingContainer: UnkeyedEncodingContainer {
   mutating func encode(_ value: UInt128) { appendInteger(value) }
 
   mutating func encode<T: Encodable>(_ value: T) throws {
-    buffer.nodes.append(try encoder.wrap(value, parent: pathNode, step: .index(count)))
+    buffer.append(try encoder.wrap(value, parent: pathNode, step: .index(count)))
   }
 
   private func appendInteger<Integer: BinaryInteger>(_ value: Integer) {
-    buffer.nodes.append(.value(.number(JSONNumber(value))))
+    buffer.append(.number(JSONNumber(value)))
   }
 
   mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type)
@@ -199,7 +264,7 @@ struct JSONUnkeyedEncodingContainer: UnkeyedEncodingContainer {
   {
     let nested = ObjectBuffer()
     let node = pathNode.appending(.index(count))
-    buffer.nodes.append(.object(nested))
+    buffer.appendPending(.object(nested))
     return KeyedEncodingContainer(
       JSONKeyedEncodingContainer<NestedKey>(encoder: encoder, buffer: nested, pathNode: node))
   }
@@ -207,13 +272,13 @@ struct JSONUnkeyedEncodingContainer: UnkeyedEncodingContainer {
   mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
     let nested = ArrayBuffer()
     let node = pathNode.appending(.index(count))
-    buffer.nodes.append(.array(nested))
+    buffer.appendPending(.array(nested))
     return JSONUnkeyedEncodingContainer(encoder: encoder, buffer: nested, pathNode: node)
   }
 
   mutating func superEncoder() -> any Encoder {
     let superEncoder = JSONValueEncoderImpl(state: encoder.state, pathNode: pathNode.appending(.index(count)))
-    buffer.nodes.append(.deferred(superEncoder))
+    buffer.appendPending(.encoder(superEncoder))
     return superEncoder
   }
 }

@@ -51,15 +51,15 @@ public struct JSONValueEncoder: Sendable {
   public func encode<T: Encodable>(_ value: T) throws -> JSONValue {
     let state = JSONValueEncoderState(options: self)
     let encoder = JSONValueEncoderImpl(state: state, pathNode: .root)
-    let node = try encoder.wrap(value, parent: .root, step: .none)
+    let result = try encoder.wrapIfEncoded(value, parent: .root, step: .none)
     if let misuse = state.misuse { throw misuse }
-    if case .deferred(let nested) = node, nested.storage == nil {
+    guard let result else {
       throw EncodingError.invalidValue(
         value,
         EncodingError.Context(
           codingPath: [], debugDescription: "top-level \(T.self) did not encode any values"))
     }
-    return node.jsonValue
+    return result
   }
 }
 
@@ -89,12 +89,18 @@ final class JSONValueEncoderState {
 /// into a nested value saves `pathNode` and `storage`, encodes, and restores them, so no
 /// encoder is allocated per value. Only `superEncoder()` makes a new one, because that one
 /// outlives the call that creates it.
+///
+/// Containers fill reference-type buffers (``ObjectBuffer``, ``ArrayBuffer``). When a nested
+/// value's `encode(to:)` returns, its buffer is finished into a `JSONValue` once and stored
+/// in the parent's buffer, so no tree is rebuilt or copied as it grows.
 final class JSONValueEncoderImpl: Encoder, SingleValueEncodingContainer {
   let state: JSONValueEncoderState
-  var pathNode: CodingPathNode
+  // Unchecked exclusivity: an encoder belongs to one encode call on one thread, and no
+  // access to these is held across a call out to other code (see `encodeNested`).
+  @exclusivity(unchecked) var pathNode: CodingPathNode
   /// What the value being encoded has produced so far: nothing yet, a finished value, or a
   /// container buffer still being filled.
-  var storage: EncodingNode?
+  @exclusivity(unchecked) var storage: EncoderStorage?
 
   init(state: JSONValueEncoderState, pathNode: CodingPathNode) {
     self.state = state
@@ -137,59 +143,69 @@ final class JSONValueEncoderImpl: Encoder, SingleValueEncodingContainer {
 
   // MARK: Single-value container
 
-  private func setSingleValue(_ node: EncodingNode) {
+  private func setSingleValue(_ value: JSONValue) {
     if storage != nil {
       state.recordMisuse(at: codingPath, "single value encoded after another value was encoded here")
     }
-    storage = node
+    storage = .value(value)
   }
 
-  func encodeNil() { setSingleValue(.value(.null)) }
-  func encode(_ value: Bool) { setSingleValue(.value(.bool(value))) }
-  func encode(_ value: String) { setSingleValue(.value(.string(value))) }
-  func encode(_ value: Double) throws { setSingleValue(.value(try box(value, parent: pathNode, step: .none))) }
-  func encode(_ value: Float) throws { setSingleValue(.value(try box(value, parent: pathNode, step: .none))) }
-  func encode(_ value: Int) { setSingleValue(.value(.number(JSONNumber(value)))) }
-  func encode(_ value: Int8) { setSingleValue(.value(.number(JSONNumber(value)))) }
-  func encode(_ value: Int16) { setSingleValue(.value(.number(JSONNumber(value)))) }
-  func encode(_ value: Int32) { setSingleValue(.value(.number(JSONNumber(value)))) }
-  func encode(_ value: Int64) { setSingleValue(.value(.number(JSONNumber(value)))) }
-  func encode(_ value: Int128) { setSingleValue(.value(.number(JSONNumber(value)))) }
-  func encode(_ value: UInt) { setSingleValue(.value(.number(JSONNumber(value)))) }
-  func encode(_ value: UInt8) { setSingleValue(.value(.number(JSONNumber(value)))) }
-  func encode(_ value: UInt16) { setSingleValue(.value(.number(JSONNumber(value)))) }
-  func encode(_ value: UInt32) { setSingleValue(.value(.number(JSONNumber(value)))) }
-  func encode(_ value: UInt64) { setSingleValue(.value(.number(JSONNumber(value)))) }
-  func encode(_ value: UInt128) { setSingleValue(.value(.number(JSONNumber(value)))) }
+  func encodeNil() { setSingleValue(.null) }
+  func encode(_ value: Bool) { setSingleValue(.bool(value)) }
+  func encode(_ value: String) { setSingleValue(.string(value)) }
+  func encode(_ value: Double) throws { setSingleValue(try box(value, parent: pathNode, step: .none)) }
+  func encode(_ value: Float) throws { setSingleValue(try box(value, parent: pathNode, step: .none)) }
+  func encode(_ value: Int) { setSingleValue(.number(JSONNumber(value))) }
+  func encode(_ value: Int8) { setSingleValue(.number(JSONNumber(value))) }
+  func encode(_ value: Int16) { setSingleValue(.number(JSONNumber(value))) }
+  func encode(_ value: Int32) { setSingleValue(.number(JSONNumber(value))) }
+  func encode(_ value: Int64) { setSingleValue(.number(JSONNumber(value))) }
+  func encode(_ value: Int128) { setSingleValue(.number(JSONNumber(value))) }
+  func encode(_ value: UInt) { setSingleValue(.number(JSONNumber(value))) }
+  func encode(_ value: UInt8) { setSingleValue(.number(JSONNumber(value))) }
+  func encode(_ value: UInt16) { setSingleValue(.number(JSONNumber(value))) }
+  func encode(_ value: UInt32) { setSingleValue(.number(JSONNumber(value))) }
+  func encode(_ value: UInt64) { setSingleValue(.number(JSONNumber(value))) }
+  func encode(_ value: UInt128) { setSingleValue(.number(JSONNumber(value))) }
   func encode<T: Encodable>(_ value: T) throws {
     setSingleValue(try wrap(value, parent: pathNode, step: .none))
   }
 
   // MARK: Values
 
-  /// Encodes one value found at `step` below `parent`. The common leaf types go straight to
-  /// a `JSONValue`; everything else runs its `encode(to:)` on this encoder.
-  func wrap<T: Encodable>(_ value: T, parent: CodingPathNode, step: CodingPathStep) throws -> EncodingNode {
-    if T.self == String.self { return .value(.string(value as! String)) }
-    if T.self == Int.self { return .value(.number(JSONNumber(value as! Int))) }
-    if T.self == Double.self { return .value(try box(value as! Double, parent: parent, step: step)) }
-    if T.self == Bool.self { return .value(.bool(value as! Bool)) }
-    if T.self == Date.self { return try wrap(date: value as! Date, parent: parent, step: step) }
-    if T.self == Data.self { return try wrap(data: value as! Data, parent: parent, step: step) }
-    if T.self == URL.self { return .value(.string((value as! URL).absoluteString)) }
-    let node = try encodeNested(at: parent.appending(step)) { try value.encode(to: $0) }
-    if case .object(let buffer) = node, T.self is any EncodableDictionaryMarker.Type {
-      buffer.sortMembersByKey()
-    }
-    return node
+  /// Encodes one value found at `step` below `parent`. A value that encodes nothing becomes
+  /// an empty object, as Foundation's encoder writes it.
+  func wrap<T: Encodable>(_ value: T, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep) throws -> JSONValue {
+    try wrapIfEncoded(value, parent: parent, step: step()) ?? .object(JSONObject())
   }
 
-  /// Runs `body` with this encoder moved to `node` and an empty storage, then restores it.
-  /// A value that encodes nothing comes back as a deferred empty result, which reads as an
-  /// empty object (as Foundation's encoder writes it) and lets the top level tell it apart.
+  /// Encodes one value found at `step` below `parent`, or returns `nil` when its
+  /// `encode(to:)` encodes nothing. The common leaf types go straight to a `JSONValue`;
+  /// everything else runs its `encode(to:)` on this encoder.
+  func wrapIfEncoded<T: Encodable>(_ value: T, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep) throws -> JSONValue? {
+    if T.self == String.self { return .string(value as! String) }
+    if T.self == Int.self { return .number(JSONNumber(value as! Int)) }
+    if T.self == Double.self { return try box(value as! Double, parent: parent, step: step()) }
+    if T.self == Bool.self { return .bool(value as! Bool) }
+    if T.self == Date.self { return try wrap(date: value as! Date, parent: parent, step: step()) }
+    if T.self == Data.self { return try wrap(data: value as! Data, parent: parent, step: step()) }
+    if T.self == URL.self { return .string((value as! URL).absoluteString) }
+    if T.self == [String].self { return .array((value as! [String]).map { .string($0) }) }
+    if T.self == [Int].self { return .array((value as! [Int]).map { .number(JSONNumber($0)) }) }
+    guard let storage = try encodeNested(at: parent.appending(step()), { try value.encode(to: $0) }) else {
+      return nil
+    }
+    if case .object(let buffer) = storage, T.self is any EncodableDictionaryMarker.Type {
+      buffer.sortMembersByKey()
+    }
+    return storage.finish()
+  }
+
+  /// Runs `body` with this encoder moved to `node` and an empty storage, then restores it
+  /// and returns what `body` encoded.
   private func encodeNested(
     at node: CodingPathNode, _ body: (JSONValueEncoderImpl) throws -> Void
-  ) throws -> EncodingNode {
+  ) throws -> EncoderStorage? {
     let savedStorage = storage
     let savedPathNode = pathNode
     storage = nil
@@ -199,57 +215,60 @@ final class JSONValueEncoderImpl: Encoder, SingleValueEncodingContainer {
       pathNode = savedPathNode
     }
     try body(self)
-    if let storage { return storage }
-    return .deferred(JSONValueEncoderImpl(state: state, pathNode: node))
+    return storage
   }
 
-  private func wrap(date: Date, parent: CodingPathNode, step: CodingPathStep) throws -> EncodingNode {
+  private func wrap(date: Date, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep) throws -> JSONValue {
     switch state.options.dateEncodingStrategy {
     case .iso8601:
       guard let text = ISO8601Timestamp.string(from: date) else {
         throw EncodingError.invalidValue(
           date,
           EncodingError.Context(
-            codingPath: parent.path(appending: step),
+            codingPath: parent.path(appending: step()),
             debugDescription: "date \(date.timeIntervalSince1970) s after 1970 is outside the years 0000 to 9999 that ISO 8601 spells"))
       }
-      return .value(.string(text))
+      return .string(text)
     case .secondsSince1970:
-      return .value(try box(date.timeIntervalSince1970, parent: parent, step: step))
+      return try box(date.timeIntervalSince1970, parent: parent, step: step())
     case .millisecondsSince1970:
-      return .value(try box(date.timeIntervalSince1970 * 1000, parent: parent, step: step))
+      return try box(date.timeIntervalSince1970 * 1000, parent: parent, step: step())
     case .deferredToDate:
-      return try encodeNested(at: parent.appending(step)) { try date.encode(to: $0) }
+      return try encodeNested(at: parent.appending(step())) { try date.encode(to: $0) }?.finish()
+        ?? .object(JSONObject())
     case .custom(let closure):
-      return try encodeNested(at: parent.appending(step)) { try closure(date, $0) }
+      return try encodeNested(at: parent.appending(step())) { try closure(date, $0) }?.finish()
+        ?? .object(JSONObject())
     }
   }
 
-  private func wrap(data: Data, parent: CodingPathNode, step: CodingPathStep) throws -> EncodingNode {
+  private func wrap(data: Data, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep) throws -> JSONValue {
     switch state.options.dataEncodingStrategy {
     case .base64:
-      return .value(.string(data.base64EncodedString()))
+      return .string(data.base64EncodedString())
     case .deferredToData:
-      return try encodeNested(at: parent.appending(step)) { try data.encode(to: $0) }
+      return try encodeNested(at: parent.appending(step())) { try data.encode(to: $0) }?.finish()
+        ?? .object(JSONObject())
     case .custom(let closure):
-      return try encodeNested(at: parent.appending(step)) { try closure(data, $0) }
+      return try encodeNested(at: parent.appending(step())) { try closure(data, $0) }?.finish()
+        ?? .object(JSONObject())
     }
   }
 
-  func box(_ value: Double, parent: CodingPathNode, step: CodingPathStep) throws -> JSONValue {
+  func box(_ value: Double, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep) throws -> JSONValue {
     if let number = JSONNumber(exactly: value) { return .number(number) }
-    return try nonConforming(value, typeName: "Double", parent: parent, step: step)
+    return try nonConforming(value, typeName: "Double", parent: parent, step: step())
   }
 
-  func box(_ value: Float, parent: CodingPathNode, step: CodingPathStep) throws -> JSONValue {
+  func box(_ value: Float, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep) throws -> JSONValue {
     guard value.isFinite else {
-      return try nonConforming(Double(value), typeName: "Float", parent: parent, step: step)
+      return try nonConforming(Double(value), typeName: "Float", parent: parent, step: step())
     }
     return .number(JSONNumber(float: value))
   }
 
   private func nonConforming(
-    _ value: Double, typeName: String, parent: CodingPathNode, step: CodingPathStep
+    _ value: Double, typeName: String, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep
   ) throws -> JSONValue {
     let strategy = state.options.nonConformingFloatEncodingStrategy
     if case .convertToString(let positiveInfinity, let negativeInfinity, let nan) = strategy {
@@ -259,7 +278,7 @@ final class JSONValueEncoderImpl: Encoder, SingleValueEncodingContainer {
     throw EncodingError.invalidValue(
       value,
       EncodingError.Context(
-        codingPath: parent.path(appending: step),
+        codingPath: parent.path(appending: step()),
         debugDescription: "\(spelled) has no JSON spelling; set nonConformingFloatEncodingStrategy to write it as a string"))
   }
 }
