@@ -49,6 +49,13 @@ enum SignalForwarder {
     signalPipeWriteEnd = ends[1]
     let readEnd = ends[0]
     let thread = try BackgroundThread(name: "ccsync-signals") {
+      // A process may start with these signals blocked (Foundation's `Process` spawns
+      // children that way); a signal blocked in every thread would stay pending forever.
+      // Unblocked here, the kernel delivers it to this thread, which runs the handler.
+      var unblocked = sigset_t()
+      sigemptyset(&unblocked)
+      for signal in SignalForwarder.terminationSignals { sigaddset(&unblocked, signal) }
+      pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
       while true {
         var byte: UInt8 = 0
         let got = Glibc.read(readEnd, &byte, 1)
