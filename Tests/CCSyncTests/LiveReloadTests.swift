@@ -82,7 +82,13 @@ import Testing
     defer { directory.remove() }
     let path = directory.file("settings.json")
     let sentinelPath = directory.file("sentinel.json")
-    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .immediate, options: watchingOptions)
+    let reloads = Mutex(0)
+    let logger = StorageLogger(minimumLevel: .debug) { _, message in
+      if message.contains("reloading") { reloads.withLock { $0 += 1 } }
+    }
+    var options = watchingOptions
+    options.logger = logger
+    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .immediate, options: options)
     let sentinel = CodableStorage(defaultValue: SharedSettings(), path: sentinelPath, updateMode: .manual, options: watchingOptions)
     let probe = ReloadProbe(storage)
     for theme in ["a", "b", "c", "d", "e"] { storage.wrappedValue.theme = theme }
@@ -94,6 +100,7 @@ import Testing
     #expect(outcome.succeeded, "\(outcome.standardError)")
     #expect(waitUntil { sentinel.wrappedValue.counter == 1 })
 
+    #expect(reloads.withLock { $0 } == 0, "own saves reloaded")
     #expect(probe.changes.filter { $0.origin == .external }.isEmpty, "own saves heard as external: \(probe.changes)")
     #expect(probe.changes.count == 25)
     #expect(identity(of: path) == last, "something wrote the file after the own saves")
@@ -168,6 +175,34 @@ import Testing
     #expect(heard.last == 50)
     #expect(zip(heard, heard.dropFirst()).allSatisfy { $0 < $1 }, "out of order or repeated: \(heard)")
     #expect(probe.changes.allSatisfy { $0.origin == .external })
+    #expect(!storage.hasPendingChanges)
+    #expect(probe.errors.isEmpty)
+  }
+
+  /// This process saves while another one does: whichever order the watcher's reloads and
+  /// this process's own save results arrive in, the value ends as the file, at once (well
+  /// before the 5 s safety re-check could repair a stale value), and observers last hear it.
+  @Test func concurrentWritersConvergeOnTheFile() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .immediate, options: watchingOptions)
+    let probe = ReloadProbe(storage)
+    let child = try ChildProcess(try testHelper(), ["count-up", path, "200"])
+    var size = 0
+    while child.isRunning && size < 2000 {
+      size += 1
+      storage.wrappedValue.fontSize = size
+    }
+    #expect(child.wait().succeeded)
+    let settled = waitUntil(deadline: .seconds(2)) {
+      storage.wrappedValue.counter == 200 && storage.wrappedValue.fontSize == size
+    }
+    #expect(settled, "stale: \(storage.wrappedValue), file \((try? fileJSON(path)).map { "\($0)" } ?? "?")")
+    let file = try fileJSON(path).objectValue
+    #expect(file?["counter"] == 200)
+    #expect(file?["fontSize"] == .number(JSONNumber(size)))
+    #expect(probe.changes.last?.value == storage.wrappedValue)
     #expect(!storage.hasPendingChanges)
     #expect(probe.errors.isEmpty)
   }
