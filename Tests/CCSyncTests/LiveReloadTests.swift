@@ -166,11 +166,14 @@ import Testing
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let path = directory.file("settings.json")
-    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: watchingOptions)
+    // A short idle delay: if a reload counted as a local edit, a write would follow at once.
+    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .afterIdle(seconds: 0.02), options: watchingOptions)
     let probe = ReloadProbe(storage)
     let outcome = try ChildProcess.run(try testHelper(), ["count-up", path, "50"])
     #expect(outcome.succeeded, "\(outcome.standardError)")
+    let written = identity(of: path)
     #expect(waitUntil { storage.wrappedValue.counter == 50 })
+    #expect(!waitUntil(deadline: .milliseconds(300)) { identity(of: path) != written }, "reloading wrote the file")
     let heard = probe.externalValues.map(\.counter)
     #expect(heard.last == 50)
     #expect(zip(heard, heard.dropFirst()).allSatisfy { $0 < $1 }, "out of order or repeated: \(heard)")
