@@ -9,7 +9,10 @@ case "increment": exit(runIncrement(rest))
 case "session": exit(runSession(rest))
 case "churn": exit(runChurn(rest))
 case "watch": exit(runWatchHelper(rest))
+case "count-up": exit(runCountUp(rest))
+case "timed-saves": exit(runTimedSaves(rest))
+case "reload-latency": exit(runReloadLatency(rest))
 default:
-  FileHandle.standardError.write(Data("usage: CCSyncTestHelper increment|session|churn|watch ...\n".utf8))
+  FileHandle.standardError.write(Data("usage: CCSyncTestHelper increment|session|churn|watch|count-up|timed-saves|reload-latency ...\n".utf8))
   exit(64)
 }

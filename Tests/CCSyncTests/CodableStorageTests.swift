@@ -16,7 +16,7 @@ func fileJSON(_ path: String) throws -> JSONValue {
 }
 
 func writeFile(_ path: String, _ text: String) {
-  FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+  _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
 }
 
 /// In-process behaviour of CodableStorage: reading, merging, errors, modes that need no timing.

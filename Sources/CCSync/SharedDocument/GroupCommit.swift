@@ -15,6 +15,9 @@ final class GroupCommit: @unchecked Sendable {
     private var body: ((inout JSONValue) throws -> Any)?
     private(set) var result: Any?
     private(set) var error: (any Error)?
+    /// The rank of the batch's write and of this request's place in the batch (see
+    /// `SharedDocument.Rank`), `nil` when nothing was written.
+    var writtenRank: SharedDocument.Rank?
     fileprivate var isDone = false
 
     init<Result>(invalidFile: SharedDocument.InvalidFilePolicy, _ body: @escaping (inout JSONValue) throws -> Result) {

@@ -31,9 +31,21 @@ public final class SharedDocument: Sendable {
     case invalid(StorageError)
   }
 
+  /// Where a version stands among those this process recorded: its generation, then, for
+  /// the requests of one group-commit batch (one write), the request's position in the batch,
+  /// since each request's result is the document as it stood after that request.
+  struct Rank: Comparable, Sendable {
+    var generation: UInt64
+    var position: Int = 0
+
+    static func < (lhs: Rank, rhs: Rank) -> Bool {
+      (lhs.generation, lhs.position) < (rhs.generation, rhs.position)
+    }
+  }
+
   /// The file underneath.
   public let file: SharedFile
-  private let lastSeen = Mutex<SeenVersion?>(nil)
+  private let tracking = Mutex(Tracking())
   private let groupCommit = GroupCommit()
 
   /// The version of the file this process last read or wrote.
@@ -42,6 +54,23 @@ public final class SharedDocument: Sendable {
     var bytes: [UInt8]
     /// Why this version is not a valid document, or `nil` when it is.
     var problem: StorageError? = nil
+  }
+
+  /// What this process knows of the file's versions. Readers (the watcher thread, `load`) and
+  /// writers (any thread) record versions concurrently; the generation keeps the records in
+  /// the order the versions appeared on disk.
+  private struct Tracking {
+    /// The version last read or written.
+    var seen: SeenVersion?
+    /// Bumped whenever `seen` changes and when a write starts. A reader records what it read
+    /// only if the generation is still the one it started from: otherwise a write of this
+    /// process (or another read) happened meanwhile and what it read may be older than what
+    /// is recorded, so it looks again.
+    var generation: UInt64 = 0
+    /// The bytes a write of this process is putting in place, from just before its rename
+    /// until it records them: a reader finding exactly these bytes has found this process's
+    /// own write, not another process's.
+    var writing: [UInt8]?
   }
 
   /// Creates a document over `path`; nothing is read until asked.
@@ -59,10 +88,15 @@ public final class SharedDocument: Sendable {
   /// - Throws: ``StorageError/invalidJSON(path:_:)`` (an empty file included), or what
   ///   ``SharedFile/read()`` throws.
   public func read() throws(StorageError) -> JSONValue? {
-    guard let snapshot = try file.read() else { return nil }
+    try readTracked().value
+  }
+
+  /// ``read()``, with the rank this version was recorded under (see
+  /// ``readIfChangedTracked(contentMayDiffer:)``).
+  func readTracked() throws(StorageError) -> (value: JSONValue?, rank: Rank?) {
+    guard let snapshot = try file.read() else { return (nil, nil) }
     let value = try parse(snapshot.bytes)
-    remember(snapshot)
-    return value
+    return (value, Rank(generation: remember(snapshot)))
   }
 
   /// Checks whether the file is still the version last seen: `stat` first, and when the
@@ -71,38 +105,72 @@ public final class SharedDocument: Sendable {
   /// reported as `.invalid` each time it is looked at closely but a mere `stat` of it is
   /// `.unchanged`. Never throws: problems are observations.
   public func readIfChanged(contentMayDiffer: Bool = false) -> Observation {
-    let seen = lastSeen.withLock { $0 }
-    do {
-      guard let identity = try file.identity() else {
-        lastSeen.withLock { $0 = nil }
-        return seen == nil ? .unchanged : .missing
-      }
-      if let seen, seen.identity == identity, !contentMayDiffer { return .unchanged }
-      guard let snapshot = try file.read() else {
-        lastSeen.withLock { $0 = nil }
-        return .missing
-      }
-      if let seen, seen.bytes == snapshot.bytes {
-        lastSeen.withLock { $0?.identity = snapshot.identity }
-        return seen.problem.map { .invalid($0) } ?? .unchanged
-      }
+    readIfChangedTracked(contentMayDiffer: contentMayDiffer).observation
+  }
+
+  /// ``readIfChanged(contentMayDiffer:)``, with the rank a `.changed` version was recorded
+  /// under. Ranks grow in the order versions are recorded, reads and writes alike, so a
+  /// subscriber that also adopts its own writes' results can tell a version older than one it
+  /// already took.
+  ///
+  /// A version of this process's own write is never reported as `.changed`, even while the
+  /// write is still finishing (between its `rename` and the directory `fsync`). A read that
+  /// raced with a write of this process is done again, so an older version read before the
+  /// write is never recorded over it.
+  func readIfChangedTracked(contentMayDiffer: Bool = false) -> (observation: Observation, rank: Rank?) {
+    for attempt in 0..<4 {
+      let (seen, generation) = tracking.withLock { ($0.seen, $0.generation) }
+      let snapshot: FileSnapshot
       do {
-        let value = try parse(snapshot.bytes)
-        remember(snapshot)
-        return .changed(value)
+        let current = try file.identity()
+        if let seen, let current, seen.identity == current, !contentMayDiffer { return (.unchanged, nil) }
+        guard current != nil, let read = try file.read() else {
+          let vanished = tracking.withLock { state -> Bool? in
+            guard state.generation == generation || attempt == 3 else { return nil }
+            if state.seen != nil { state.generation += 1 }
+            state.seen = nil
+            return seen != nil
+          }
+          guard let vanished else { continue }
+          return (vanished ? .missing : .unchanged, nil)
+        }
+        snapshot = read
       } catch {
-        lastSeen.withLock { $0 = SeenVersion(identity: snapshot.identity, bytes: snapshot.bytes, problem: error) }
-        return .invalid(error)
+        return (.invalid(error), nil)
       }
-    } catch {
-      return .invalid(error)
+      let sameBytes = seen.map { $0.bytes == snapshot.bytes } ?? false
+      let parsed: Result<JSONValue, StorageError>? = sameBytes ? nil : Result { () throws(StorageError) in try parse(snapshot.bytes) }
+      let outcome = tracking.withLock { state -> (Observation, Rank?)? in
+        if state.writing == snapshot.bytes { return (.unchanged, nil) }  // our own write, finishing
+        guard state.generation == generation || attempt == 3 else { return nil }
+        if sameBytes, let seen {
+          state.seen?.identity = snapshot.identity
+          return (seen.problem.map { .invalid($0) } ?? .unchanged, nil)
+        }
+        state.generation += 1
+        switch parsed {
+        case .success(let value):
+          state.seen = SeenVersion(identity: snapshot.identity, bytes: snapshot.bytes)
+          return (.changed(value), Rank(generation: state.generation))
+        case .failure(let error):
+          state.seen = SeenVersion(identity: snapshot.identity, bytes: snapshot.bytes, problem: error)
+          return (.invalid(error), nil)
+        case nil:
+          return (.unchanged, nil)  // not reached: `parsed` is nil only with `sameBytes`
+        }
+      }
+      if let outcome { return outcome }
     }
+    return (.unchanged, nil)  // not reached: the last attempt always records
   }
 
   /// Forgets the version seen, so that the next ``readIfChanged(contentMayDiffer:)`` reports
   /// whatever the file holds.
   public func forgetSeenVersion() {
-    lastSeen.withLock { $0 = nil }
+    tracking.withLock { state in
+      state.seen = nil
+      state.generation += 1
+    }
   }
 
   /// The exact read-modify-write: takes the exclusive lock, reads the latest file, runs `body`
@@ -121,6 +189,16 @@ public final class SharedDocument: Sendable {
     wait: LockWait = .forever, invalidFile: InvalidFilePolicy = .fail,
     _ body: (inout JSONValue) throws -> Result
   ) throws -> Result {
+    try updateTracked(wait: wait, invalidFile: invalidFile, body).result
+  }
+
+  /// ``update(wait:invalidFile:_:)``, with the rank of the version it wrote and of this
+  /// request's place in it (`nil` when nothing was written); see
+  /// ``readIfChangedTracked(contentMayDiffer:)``.
+  func updateTracked<Result>(
+    wait: LockWait = .forever, invalidFile: InvalidFilePolicy = .fail,
+    _ body: (inout JSONValue) throws -> Result
+  ) throws -> (result: Result, rank: Rank?) {
     try withoutActuallyEscaping(body) { escapable in
       let request = GroupCommit.Request(invalidFile: invalidFile, escapable)
       if wait == .forever {
@@ -129,7 +207,7 @@ public final class SharedDocument: Sendable {
         try commit([request], wait: wait)
         try request.outcome()
       }
-      return request.result as! Result
+      return (request.result as! Result, request.writtenRank)
     }
   }
 
@@ -137,8 +215,8 @@ public final class SharedDocument: Sendable {
   /// printed pretty, even when it equals the current document in meaning).
   /// - Throws: as ``update(wait:invalidFile:_:)``.
   public func replace(with value: JSONValue, wait: LockWait = .forever) throws {
-    try file.withLock(exclusive: true, wait: wait) {
-      try write(value)
+    try file.withLock(exclusive: true, wait: wait) { () throws -> Void in
+      _ = try write(value)
     }
   }
 
@@ -147,8 +225,9 @@ public final class SharedDocument: Sendable {
     try file.withLock(exclusive: true, wait: wait) {
       var document: JSONValue
       let original: JSONValue?
+      let replacing: FileIdentity?
       do {
-        original = try readForWrite(policy: batch.contains { $0.invalidFile == .fail } ? .fail : .preserveAndReplace)
+        (original, replacing) = try readForWrite(policy: batch.contains { $0.invalidFile == .fail } ? .fail : .preserveAndReplace)
         document = original ?? .object(JSONObject())
       } catch {
         for request in batch { request.fail(error) }
@@ -157,7 +236,10 @@ public final class SharedDocument: Sendable {
       for request in batch { request.run(on: &document) }
       guard original == nil || document != original else { return }
       do {
-        try write(document)
+        let generation = try write(document, replacing: replacing)
+        for (position, request) in batch.enumerated() {
+          request.writtenRank = Rank(generation: generation, position: position)
+        }
       } catch {
         for request in batch where request.succeeded { request.fail(error) }
       }
@@ -166,21 +248,49 @@ public final class SharedDocument: Sendable {
 
   /// Reads the file for a write, under the lock. An invalid file is kept in a corrupt copy
   /// first under `.preserveAndReplace` (an empty file has nothing to keep).
-  private func readForWrite(policy: InvalidFilePolicy) throws(StorageError) -> JSONValue? {
-    guard let snapshot = try file.read() else { return nil }
+  /// - Returns: the document (`nil` when the file is missing or was invalid and kept) and the
+  ///   identity of the version read, which the write replaces.
+  private func readForWrite(policy: InvalidFilePolicy) throws(StorageError) -> (JSONValue?, FileIdentity?) {
+    guard let snapshot = try file.read() else { return (nil, nil) }
     do {
-      return try parse(snapshot.bytes)
+      return (try parse(snapshot.bytes), snapshot.identity)
     } catch {
       guard policy == .preserveAndReplace else { throw error }
       if !snapshot.bytes.isEmpty { try file.preserveCorruptCopy(of: snapshot.bytes) }
-      return nil
+      return (nil, snapshot.identity)
     }
   }
 
-  private func write(_ value: JSONValue) throws(StorageError) {
+  /// Writes `value` and records it as seen; returns the generation it was recorded under.
+  ///
+  /// The write starts by bumping the generation, so a read that began earlier (and may have
+  /// read the version being replaced) looks again instead of recording it over this one. A
+  /// version recorded while this write was under way is kept when it is newer (a writer that
+  /// ignores the lock renamed its file over this one) and overwritten when it is `replacing`,
+  /// the version this write read and replaced.
+  private func write(_ value: JSONValue, replacing: FileIdentity? = nil) throws(StorageError) -> UInt64 {
     let bytes = SharedDocument.documentBytes(value)
-    let identity = try file.replaceContents(with: bytes)
-    lastSeen.withLock { $0 = SeenVersion(identity: identity, bytes: bytes) }
+    let started = tracking.withLock { state in
+      state.generation += 1
+      state.writing = bytes
+      return state.generation
+    }
+    let identity: FileIdentity
+    do {
+      identity = try file.replaceContents(with: bytes)
+    } catch {
+      tracking.withLock { $0.writing = nil }
+      throw error
+    }
+    return tracking.withLock { state in
+      state.writing = nil
+      if state.generation != started, let seen = state.seen, seen.identity != identity, seen.identity != replacing {
+        return started  // a newer version was recorded meanwhile: this one ranks before it
+      }
+      state.generation += 1
+      state.seen = SeenVersion(identity: identity, bytes: bytes)
+      return state.generation
+    }
   }
 
   private func parse(_ bytes: [UInt8]) throws(StorageError) -> JSONValue {
@@ -191,8 +301,13 @@ public final class SharedDocument: Sendable {
     }
   }
 
-  private func remember(_ snapshot: FileSnapshot) {
-    lastSeen.withLock { $0 = SeenVersion(identity: snapshot.identity, bytes: snapshot.bytes) }
+  /// Records `snapshot` (valid) as seen; returns its generation.
+  private func remember(_ snapshot: FileSnapshot) -> UInt64 {
+    tracking.withLock { state in
+      state.generation += 1
+      state.seen = SeenVersion(identity: snapshot.identity, bytes: snapshot.bytes)
+      return state.generation
+    }
   }
 
   /// The bytes a document is written as: pretty JSON with a trailing newline.

@@ -9,11 +9,15 @@ extension CodableStorage {
   }
 
   /// The current value, then every later value, local or external. Each `for await` loop gets
-  /// its own sequence; a slow consumer sees the newest value (older ones are dropped).
+  /// its own sequence; a slow consumer sees the newest value (older ones are dropped), and the
+  /// last value it sees is always the latest. A change made while the sequence is being set
+  /// up may show twice.
   public var values: AsyncStream<Value> {
     AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
-      continuation.yield(wrappedValue)
+      // Observe first, then take the current value: a change in between is then delivered
+      // after it (or repeats it), never lost behind it.
       let observation = observe { continuation.yield($0.value) }
+      continuation.yield(wrappedValue)
       continuation.onTermination = { _ in observation.cancel() }
     }
   }

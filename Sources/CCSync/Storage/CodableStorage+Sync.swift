@@ -7,14 +7,14 @@ extension CodableStorage {
   public func save() throws {
     let (changes, version, seed) = state.withLock { ($0.pendingChanges, $0.version, $0.synced) }
     do {
-      let written = try document.update(invalidFile: .preserveAndReplace) { document -> JSONValue in
+      let (written, rank) = try document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
         if CodableStorage.isEmptyDocument(document) && !CodableStorage.isEmptyDocument(seed) {
           document = seed  // a new file holds the whole value, not only the changed fields
         }
         document = changes.applied(to: document)
         return document
       }
-      adopt(written, origin: .local, savedVersion: version)
+      adopt(written, origin: .local, savedVersion: version, rank: rank)
       scheduler.withLock { $0 }?.didSave()
     } catch {
       let storageError = CodableStorage.storageError(error, path: path)
@@ -37,11 +37,12 @@ extension CodableStorage {
   ///   (the value in memory is then kept), or I/O errors.
   public func load() throws {
     do {
-      guard let json = try document.read() else {
+      let (json, rank) = try document.readTracked()
+      guard let json else {
         state.withLock { $0.fileState = .missing }
         return
       }
-      try adoptChecked(json, origin: .external, savedVersion: nil)
+      try adoptChecked(json, origin: .external, savedVersion: nil, rank: rank)
     } catch let error as StorageError {
       state.withLock { $0.fileState = .invalid(error.description) }
       report(error)
@@ -63,7 +64,7 @@ extension CodableStorage {
     }
     var result: Result?
     do {
-      let written = try document.update(invalidFile: .preserveAndReplace) { document -> JSONValue in
+      let (written, rank) = try document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
         if CodableStorage.isEmptyDocument(document) && !CodableStorage.isEmptyDocument(seed) { document = seed }
         document = changes.applied(to: document)
         var value = try decode(document, encodedDefault: encodedDefault)
@@ -73,7 +74,7 @@ extension CodableStorage {
         document = JSONChangeSet(from: before, to: after).applied(to: document)
         return document
       }
-      adopt(written, origin: .local, savedVersion: version)
+      adopt(written, origin: .local, savedVersion: version, rank: rank)
       scheduler.withLock { $0 }?.didSave()
     } catch let error as StorageError {
       report(error)
@@ -87,11 +88,12 @@ extension CodableStorage {
   /// Reads the file at initialisation: its JSON (over the default's) becomes the value.
   func loadAtStart() {
     do {
-      guard let json = try document.read() else {
+      let (json, rank) = try document.readTracked()
+      guard let json else {
         state.withLock { $0.fileState = .missing }
         return
       }
-      try adoptChecked(json, origin: .external, savedVersion: nil, notify: false)
+      try adoptChecked(json, origin: .external, savedVersion: nil, rank: rank, notify: false)
     } catch let error as StorageError {
       state.withLock { $0.fileState = .invalid(error.description) }
       report(error)
@@ -117,15 +119,15 @@ extension CodableStorage {
       report(.encodingFailed(path: path, message: "\(error)"))
       return
     }
-    let changed = state.withLock { state -> Bool in
+    let (changed, deliver) = state.withLock { state -> (Bool, Bool) in
       let changed = state.encodedValue != encoded
       state.value = newValue
       state.encodedValue = encoded
       state.version &+= 1
-      return changed
+      return (changed, changed && observers.enqueue(StorageChange(value: newValue, origin: .local)))
     }
     guard changed else { return }
-    observers.notify(StorageChange(value: newValue, origin: .local))
+    if deliver { observers.deliver() }
     localValueChanged()
   }
 
@@ -138,9 +140,14 @@ extension CodableStorage {
   /// Takes `json` (what the file holds now, read or just written) as the new synced version.
   /// Local changes made after `savedVersion` (all of them for an external change) stay pending
   /// and are applied on top. Observers hear the result if it differs from the value before.
-  func adopt(_ json: JSONValue, origin: ChangeOrigin, savedVersion: UInt64?) {
+  ///
+  /// `rank` places the version among those the document recorded (see
+  /// ``SharedDocument/readIfChangedTracked(contentMayDiffer:)``): a save's result and the
+  /// watcher's reload of a later write can arrive in either order, and a version older than
+  /// the one already taken is ignored, so the value never goes back to it.
+  func adopt(_ json: JSONValue, origin: ChangeOrigin, savedVersion: UInt64?, rank: SharedDocument.Rank?) {
     do {
-      try adoptChecked(json, origin: origin, savedVersion: savedVersion)
+      try adoptChecked(json, origin: origin, savedVersion: savedVersion, rank: rank)
     } catch let error as StorageError {
       state.withLock { $0.fileState = .invalid(error.description) }
       report(error)
@@ -149,12 +156,19 @@ extension CodableStorage {
     }
   }
 
-  func adoptChecked(_ json: JSONValue, origin: ChangeOrigin, savedVersion: UInt64?, notify: Bool = true) throws {
+  func adoptChecked(
+    _ json: JSONValue, origin: ChangeOrigin, savedVersion: UInt64?, rank: SharedDocument.Rank?, notify: Bool = true
+  ) throws {
     let encodedDefault = state.withLock { $0.encodedDefault }
     let fileValue = try decode(json, encodedDefault: encodedDefault)
     let fileEncoded = try options.encoder.encode(fileValue)
-    // Decode outside the lock; re-check the version under it.
-    let outcome: (Value, Bool)? = try state.withLock { state in
+    // Decode outside the lock; re-check the version under it. Observers are queued under it
+    // too, so they hear changes in the order the value took them, whichever threads made them.
+    let deliver = try state.withLock { state -> Bool in
+      if let rank {
+        if let adopted = state.adoptedRank, rank < adopted { return false }  // already past this version
+        state.adoptedRank = rank
+      }
       let before = state.encodedValue
       if state.version == savedVersion || !state.hasPendingChanges {
         state.value = fileValue
@@ -168,11 +182,12 @@ extension CodableStorage {
       state.synced = fileEncoded
       state.fileState = .valid
       state.lastError = nil
-      return before == state.encodedValue ? nil : (state.value, state.hasPendingChanges)
+      guard notify, before != state.encodedValue else { return false }
+      // The value moved only by what the file brought: another process's change, even when
+      // this process's own save is what read it.
+      return observers.enqueue(StorageChange(value: state.value, origin: .external))
     }
-    if notify, let (value, _) = outcome {
-      observers.notify(StorageChange(value: value, origin: origin == .local ? .external : origin))
-    }
+    if deliver { observers.deliver() }
   }
 
   /// Decodes the file's JSON laid over the default's, so keys the file lacks take the default.

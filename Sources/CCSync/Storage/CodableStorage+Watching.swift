@@ -15,12 +15,13 @@ extension CodableStorage {
   /// merged with pending edits; a missing file keeps the value; an invalid file keeps the
   /// value and is reported once the grace period has passed.
   func fileMayHaveChanged(_ reason: FileWatchReason) {
-    let observation = document.readIfChanged(contentMayDiffer: reason.contentMayChangeInPlace)
+    let (observation, rank) = document.readIfChangedTracked(contentMayDiffer: reason.contentMayChangeInPlace)
     switch observation {
     case .unchanged:
       return
     case .changed(let json):
-      adopt(json, origin: .external, savedVersion: nil)
+      options.logger.log(.debug, "'\(path)' changed on disk (\(reason)); reloading")
+      adopt(json, origin: .external, savedVersion: nil, rank: rank)
     case .missing:
       state.withLock { $0.fileState = .missing }
       options.logger.log(.debug, "'\(path)' was removed; keeping the value in memory")

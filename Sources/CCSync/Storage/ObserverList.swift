@@ -32,14 +32,26 @@ final class ObserverList<Value: Sendable>: Sendable {
 
   /// Queues `change` for every observer and delivers the queue unless another thread is.
   func notify(_ change: StorageChange<Value>) {
-    let shouldDeliver = state.withLock { state in
+    if enqueue(change) { deliver() }
+  }
+
+  /// Queues `change` for every observer without calling anyone, so a caller can queue while
+  /// holding the lock that ordered the change. Returns whether the caller must ``deliver()``
+  /// (after releasing that lock): `false` when there is no observer or another thread is
+  /// delivering and will take this change too.
+  func enqueue(_ change: StorageChange<Value>) -> Bool {
+    state.withLock { state in
       guard !state.handlers.isEmpty else { return false }
       state.queue.append(change)
       if state.delivering { return false }
       state.delivering = true
       return true
     }
-    guard shouldDeliver else { return }
+  }
+
+  /// Calls the handlers with every queued change, in order, until the queue is empty. Only
+  /// the thread that ``enqueue(_:)`` told to deliver calls this.
+  func deliver() {
     while let (next, handlers) = nextDelivery() {
       for entry in handlers { entry.handler(next) }
     }

@@ -1,0 +1,136 @@
+import CCSync
+import Foundation
+import Synchronization
+
+/// The document the propagation measurements write: a sequence number, the writer's
+/// `CLOCK_MONOTONIC` reading just before the save (the clock is shared by every process on the
+/// machine), and a payload that sets the document's size.
+struct TimedDocument: Codable, Sendable, Equatable {
+  var sequence = -1
+  var sentAt: Int64 = 0
+  var payload = ""
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds.
+func monotonicNow() -> Int64 {
+  var now = timespec()
+  clock_gettime(CLOCK_MONOTONIC, &now)
+  return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+}
+
+/// The payload that makes a `TimedDocument` about `bytes` long once written.
+func timedPayload(bytes: Int) -> String {
+  String(repeating: "x", count: max(0, bytes - 64))
+}
+
+/// `count-up FILE COUNT`: sets `counter` to 1, 2, ... COUNT through a `.immediate`
+/// `CodableStorage`, one write each, as fast as it can; prints `done` at the end.
+func runCountUp(_ arguments: [String]) -> Int32 {
+  guard arguments.count == 2, let count = Int(arguments[1]) else {
+    FileHandle.standardError.write(Data("usage: count-up FILE COUNT\n".utf8))
+    return 64
+  }
+  let storage = CodableStorage(
+    defaultValue: HelperSettings(), path: arguments[0], updateMode: .immediate,
+    options: StorageOptions(watchesForChanges: false))
+  for value in 1...max(1, count) { storage.wrappedValue.counter = value }
+  guard storage.lastError == nil, !storage.hasPendingChanges else {
+    FileHandle.standardError.write(Data("count-up failed: \(storage.lastError.map { "\($0)" } ?? "pending")\n".utf8))
+    return 1
+  }
+  StandardStreams.writeLine("done")
+  return 0
+}
+
+/// `timed-saves FILE COUNT BYTES INTERVAL_MS`: COUNT saves of a `TimedDocument` of about BYTES
+/// through a `.immediate` `CodableStorage`, each stamped with `CLOCK_MONOTONIC` just before the
+/// save, INTERVAL_MS apart (a steady writer, not a flood that only measures queueing). Waits
+/// for a line on standard input before starting when `--wait` is given, so the observer can
+/// arm its watch first. Prints `done` at the end.
+func runTimedSaves(_ arguments: [String]) -> Int32 {
+  guard arguments.count >= 4, let count = Int(arguments[1]), let bytes = Int(arguments[2]),
+        let interval = Int(arguments[3]) else {
+    FileHandle.standardError.write(Data("usage: timed-saves FILE COUNT BYTES INTERVAL_MS [--wait]\n".utf8))
+    return 64
+  }
+  let storage = CodableStorage(
+    defaultValue: TimedDocument(), path: arguments[0], updateMode: .manual,
+    options: StorageOptions(watchesForChanges: false))
+  let payload = timedPayload(bytes: bytes)
+  if arguments.contains("--wait") {
+    StandardStreams.writeLine("ready")
+    _ = readLine()
+  }
+  for sequence in 0..<count {
+    storage.wrappedValue = TimedDocument(sequence: sequence, sentAt: monotonicNow(), payload: payload)
+    do {
+      try storage.save()
+    } catch {
+      FileHandle.standardError.write(Data("timed-saves failed: \(error)\n".utf8))
+      return 1
+    }
+    if interval > 0 { usleep(UInt32(interval) * 1000) }
+  }
+  StandardStreams.writeLine("done")
+  return 0
+}
+
+/// Propagation delays, in nanoseconds, as an observer collected them.
+struct PropagationDelays: Sendable {
+  var delays: [Int64]
+  var sent: Int
+
+  /// The `fraction` quantile (nearest rank), in milliseconds.
+  func percentile(_ fraction: Double) -> Double {
+    guard !delays.isEmpty else { return .nan }
+    let sorted = delays.sorted()
+    let rank = min(sorted.count - 1, max(0, Int((fraction * Double(sorted.count)).rounded(.up)) - 1))
+    return Double(sorted[rank]) / 1e6
+  }
+
+  /// `received=N/M p50=X ms p99=Y ms max=Z ms`.
+  var summary: String {
+    let worst = delays.max().map { Double($0) / 1e6 } ?? .nan
+    return "received=\(delays.count)/\(sent) p50=\(format(percentile(0.5))) ms p99=\(format(percentile(0.99))) ms max=\(format(worst)) ms"
+  }
+
+  private func format(_ value: Double) -> String { String(format: "%.2f", value) }
+}
+
+/// `reload-latency FILE COUNT BYTES INTERVAL_MS`: the propagation benchmark with both ends
+/// outside the test runner (run it from a release build): this process holds a
+/// `CodableStorage<TimedDocument>` on FILE and records, for every external change it hears,
+/// its receive time minus the writer's stamp; the writer is this executable's `timed-saves`
+/// in a child process. Prints one `latency BYTES received=... p50=... p99=...` line.
+func runReloadLatency(_ arguments: [String]) -> Int32 {
+  guard arguments.count == 4, let count = Int(arguments[1]), Int(arguments[2]) != nil, Int(arguments[3]) != nil else {
+    FileHandle.standardError.write(Data("usage: reload-latency FILE COUNT BYTES INTERVAL_MS\n".utf8))
+    return 64
+  }
+  let path = arguments[0]
+  let storage = CodableStorage(
+    defaultValue: TimedDocument(), path: path, updateMode: .manual,
+    options: StorageOptions(flushesAtExit: false))
+  let delays = Mutex<[Int64]>([])
+  let last = Atomic<Int>(-1)
+  let observation = storage.observe { change in
+    let received = monotonicNow()
+    guard change.origin == .external else { return }
+    delays.withLock { $0.append(received - change.value.sentAt) }
+    last.store(change.value.sequence, ordering: .releasing)
+  }
+  defer { observation.cancel() }
+  let writer = Process()
+  writer.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+  writer.arguments = ["timed-saves"] + arguments
+  do { try writer.run() } catch {
+    FileHandle.standardError.write(Data("cannot start the writer: \(error)\n".utf8))
+    return 1
+  }
+  writer.waitUntilExit()
+  let deadline = monotonicNow() + 10_000_000_000
+  while last.load(ordering: .acquiring) < count - 1 && monotonicNow() < deadline { usleep(1000) }
+  let result = PropagationDelays(delays: delays.withLock { $0 }, sent: count)
+  StandardStreams.writeLine("latency \(arguments[2]) \(result.summary)")
+  return writer.terminationStatus == 0 && last.load(ordering: .acquiring) == count - 1 ? 0 : 1
+}
