@@ -145,7 +145,8 @@ import Testing
       value += 1
       child.request("set counter \(value)")
       usleep(100_000)
-      return ((try? fileJSON(path).objectValue?["counter"]?.numberValue?.int64Value) ?? 0) ?? 0 > 0
+      let counter = (try? fileJSON(path))?.objectValue?["counter"]?.numberValue?.int64Value
+      return (counter ?? 0) > 0
     }
     #expect(saved)
     #expect(child.finish() == 0)
