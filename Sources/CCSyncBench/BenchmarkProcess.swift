@@ -1,0 +1,40 @@
+import Foundation
+
+/// What the child processes `bench/run` spawns have in common: a start barrier, the clock,
+/// and how they fail.
+///
+/// Every worker prints `ready` once set up and waits for a line on standard input, so that
+/// the driver starts the clock when all workers of a run can start at once (process start-up
+/// and runtime initialisation stay out of the figures); it prints `done` when its work is done.
+enum BenchmarkProcess {
+  /// `CLOCK_MONOTONIC` in nanoseconds: one clock for every process on the machine.
+  static func monotonicNanoseconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+  }
+
+  /// Prints `ready` and blocks until the driver sends a line (or closes standard input).
+  static func waitForStart() {
+    say("ready")
+    _ = readLine()
+  }
+
+  /// Writes `line` and a newline to standard output at once, unbuffered (the driver reads
+  /// it through a pipe).
+  static func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+  }
+
+  /// Reports `message` on standard error and exits with status `code`.
+  static func fail(_ message: String, code: Int32 = 1) -> Never {
+    FileHandle.standardError.write(Data("ccsync-bench: \(message)\n".utf8))
+    exit(code)
+  }
+
+  /// The value following `option` in `arguments`, if present.
+  static func option(_ option: String, in arguments: [String]) -> String? {
+    guard let position = arguments.firstIndex(of: option), position + 1 < arguments.count else { return nil }
+    return arguments[position + 1]
+  }
+}

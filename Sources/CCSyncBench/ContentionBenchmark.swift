@@ -1,0 +1,84 @@
+import CCSync
+import Foundation
+import Synchronization
+
+/// `ccsync-bench bench-worker FILE COUNT [--relaxed] [--threads T] [--api document|storage]`:
+/// one contender of the locked read-modify-write benchmark. After the start barrier it adds
+/// one to the document's top-level `counter` COUNT times, each an exact locked
+/// read-modify-write, and prints `done`.
+///
+/// - `--relaxed`: `SharedDocument(path:durable: false)` (no `fsync`); durable by default.
+/// - `--threads T`: T threads of this process share the COUNT updates (COUNT / T each), all
+///   through one `SharedDocument`, so the library's group commit can batch them.
+/// - `--api storage`: a typed `CodableStorage<CounterSettings>` and `update { $0.counter += 1 }`
+///   instead of `SharedDocument.update` on the JSON tree.
+enum ContentionBenchmark {
+  static let usage = "USAGE: ccsync-bench bench-worker FILE COUNT [--relaxed] [--threads T] [--api document|storage]"
+
+  /// The typed view of the benchmark document: only the counter; the other settings are
+  /// keys this type does not know, which the library keeps.
+  struct CounterSettings: Codable, Sendable {
+    var counter = 0
+  }
+
+  static func run(arguments: [String]) {
+    guard arguments.count >= 2, let count = Int(arguments[1]), count > 0 else { BenchmarkProcess.fail(usage, code: 64) }
+    let path = arguments[0]
+    let durable = !arguments.contains("--relaxed")
+    let threads = BenchmarkProcess.option("--threads", in: arguments).flatMap { Int($0) } ?? 1
+    let api = BenchmarkProcess.option("--api", in: arguments) ?? "document"
+    guard threads > 0, count % threads == 0 else { BenchmarkProcess.fail("COUNT must be a multiple of --threads", code: 64) }
+
+    let increment: @Sendable () throws -> Void
+    switch api {
+    case "document":
+      let document = SharedDocument(path: path, durable: durable)
+      let counter = JSONPath(tokens: ["counter"])
+      increment = {
+        try document.update { json in
+          guard let value = try json.value(at: counter)?.numberValue?.int64Value else {
+            throw StorageError.decodingFailed(path: path, message: "no integer 'counter'")
+          }
+          try json.setValue(.number(JSONNumber(value + 1)), at: counter)
+        }
+      }
+    case "storage":
+      let storage = CodableStorage(
+        defaultValue: CounterSettings(), path: path, updateMode: .manual,
+        options: StorageOptions(durable: durable, watchesForChanges: false, flushesAtExit: false))
+      increment = { try storage.update { $0.counter += 1 } }
+    default:
+      BenchmarkProcess.fail(usage, code: 64)
+    }
+
+    BenchmarkProcess.waitForStart()
+    let failures = runConcurrently(threads: threads, iterations: count / threads, increment)
+    if let failure = failures.first { BenchmarkProcess.fail("update failed: \(failure)") }
+    BenchmarkProcess.say("done")
+  }
+
+  /// Runs `body` `iterations` times on each of `threads` threads (the calling thread is one
+  /// of them) and returns the errors thrown; a thread stops at its first error.
+  static func runConcurrently(threads: Int, iterations: Int, _ body: @escaping @Sendable () throws -> Void) -> [String] {
+    let messages = Mutex<[String]>([])
+    let work: @Sendable () -> Void = {
+      do {
+        for _ in 0..<iterations { try body() }
+      } catch {
+        messages.withLock { $0.append("\(error)") }
+      }
+    }
+    let group = DispatchGroup()
+    for _ in 1..<threads {
+      group.enter()
+      let thread = Thread {
+        work()
+        group.leave()
+      }
+      thread.start()
+    }
+    work()
+    group.wait()
+    return messages.withLock { $0 }
+  }
+}

@@ -1,0 +1,29 @@
+// ccsync-bench: one subcommand per benchmark. Build and run in release mode:
+// `swift run -c release ccsync-bench codec`; `bench/run` drives the others.
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+switch arguments.first {
+case "codec":
+  CodecBenchmark.run(arguments: Array(arguments.dropFirst()))
+case "bench-worker":
+  ContentionBenchmark.run(arguments: Array(arguments.dropFirst()))
+case "propagation-reader":
+  PropagationBenchmark.run(arguments: Array(arguments.dropFirst()))
+case "watch-files":
+  WatcherBenchmark.run(arguments: Array(arguments.dropFirst()))
+default:
+  print("OVERVIEW: CCSync benchmarks")
+  print("")
+  print("USAGE: ccsync-bench <subcommand>")
+  print("")
+  print("SUBCOMMANDS:")
+  print("  codec                JSON parse, print, decode and encode speed against Foundation and Python")
+  print("  bench-worker         one contender of the locked read-modify-write benchmark (bench/run)")
+  print("  propagation-reader   the watching end of the propagation benchmark (bench/run)")
+  print("  watch-files          a process watching N files, for memory and CPU (bench/run)")
+  print("")
+  print(CodecBenchmark.usage)
+  print(ContentionBenchmark.usage)
+  print(PropagationBenchmark.usage)
+  print(WatcherBenchmark.usage)
+}
