@@ -65,18 +65,30 @@ def settings_document(size):
         "services": [],
         "counter": 0,
     }
-    index = 0
-    while len(render(document)) < size - 160:
-        document["services"].append({
-            "name": "service-%d" % index, "host": "10.0.%d.%d" % (index // 250, index % 250),
-            "port": 7000 + index % 1000, "enabled": index % 3 != 0,
-            "labels": ["zone-%d" % (index % 4), "tier-%d" % (index % 3)],
-        })
-        index += 1
-    text = render(document)
-    if len(text) < size:  # pad to the size with a note
-        document["note"] = "x" * max(0, size - len(text) - 14)
+    probe = dict(document, services=[service_entry(0)])
+    entry_length = len(encoded(dict(probe, services=[service_entry(0), service_entry(1)]))) - len(encoded(probe))
+    services = document["services"]
+    length = len(encoded(document))
+    slack = max(160, size // 100)
+    while length < size - slack:  # fill most of what is missing at once; the note pads the rest
+        count = max(1, int((size - slack - length) / entry_length * 0.95))
+        services.extend(service_entry(index) for index in range(len(services), len(services) + count))
+        length = len(encoded(document))
+    if length < size:  # pad to the size with a note
+        document["note"] = "x" * max(0, size - length - 14)
     return render(document)
+
+
+def encoded(document):
+    return render(document).encode()
+
+
+def service_entry(index):
+    return {
+        "name": "service-%d" % index, "host": "10.0.%d.%d" % (index // 250 % 250, index % 250),
+        "port": 7000 + index % 1000, "enabled": index % 3 != 0,
+        "labels": ["zone-%d" % (index % 4), "tier-%d" % (index % 3)],
+    }
 
 
 def render(document):
@@ -100,8 +112,10 @@ class Worker:
 
     def __init__(self, argv, cwd=None):
         self.argv = argv
+        # Unbuffered: `expect` waits in select(2) on the descriptor, which a buffered reader
+        # holding lines already read would fool.
         self.process = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, bufsize=0)
 
     def expect(self, word, deadline):
         """Reads lines until one starts with `word`; returns it."""
@@ -127,17 +141,31 @@ class Worker:
             self.process.stdin.close()
         except BrokenPipeError:
             pass
+        self.process.stdin = None  # communicate() must not flush it again
 
     def rest(self, timeout=30):
-        """Everything it prints until it exits."""
-        output, _ = self.process.communicate(timeout=timeout)
-        return output.decode(errors="replace")
+        """Everything it prints until it exits (its standard input is closed first)."""
+        if self.process.stdin:
+            self.close_input()
+        chunks = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.process.stdout], [], [], deadline - time.monotonic())
+            if not ready:
+                break
+            chunk = os.read(self.process.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        try:
+            self.process.wait(timeout=max(1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.kill()
+        return b"".join(chunks).decode(errors="replace")
 
     def finish(self, timeout=30):
-        try:
-            self.process.stdin.close()
-        except BrokenPipeError:
-            pass
+        if self.process.stdin:
+            self.close_input()
         try:
             self.process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -274,6 +302,8 @@ class Bench:
             if key.startswith("sqlite") and not self.have_sqlite:
                 continue
             if key.startswith("floor") and not self.have_floor:
+                continue
+            if self.options.contenders and key not in self.options.contenders.split(","):
                 continue
             available.append(row)
         return available
@@ -477,7 +507,7 @@ class Bench:
     def propagation_run(self, reader_argv, path, size):
         """One writer (the C floor's durable protocol, stamping each rename) and one reader;
         returns the reader's rename-to-value delays in seconds."""
-        with open(path, "w") as file:
+        with open(path, "w", encoding="utf-8") as file:
             file.write('{"sequence": -1, "sentAt": 0, "payload": ""}\n')
         reader = Worker(reader_argv)
         writer = None
@@ -597,7 +627,7 @@ class Bench:
             return
         directory = self.fresh_directory()
         path = os.path.join(directory, "settings.json")
-        with open(path, "w") as file:
+        with open(path, "w", encoding="utf-8") as file:
             file.write(settings_document(1024))
         calls = self.options.cli_calls
         spawn = self.peer("spawn_loop")
@@ -675,7 +705,7 @@ class Bench:
                 for key, build in writers:
                     directory = self.fresh_directory()
                     path = os.path.join(directory, "settings.json")
-                    with open(path, "w") as file:
+                    with open(path, "w", encoding="utf-8") as file:
                         file.write(documents[size])
                     try:
                         seconds = timed_group([build(path, count)])
@@ -739,7 +769,7 @@ class Bench:
         try:
             reader.expect("ready", time.monotonic() + 60)
             neighbour = os.path.join(directory, "neighbour.json")
-            with open(neighbour, "w") as file:
+            with open(neighbour, "w", encoding="utf-8") as file:
                 file.write(settings_document(1024))
             churn = Worker([self.peer("floor"), "churn", neighbour, str(seconds)])
             churn.expect("ready", time.monotonic() + 30)
@@ -850,7 +880,7 @@ class Bench:
         for index in range(count):
             path = os.path.join(directory, "watched-%d.json" % index)
             if not os.path.exists(path):
-                with open(path, "w") as file:
+                with open(path, "w", encoding="utf-8") as file:
                     file.write(document)
         return directory
 
@@ -964,6 +994,7 @@ def main():
     parser.add_argument("--churn-seconds", type=float, default=3)
     parser.add_argument("--watcher-rounds", type=int, default=3)
     parser.add_argument("--only", help="comma-separated: contention,propagation,cli,sizes,watcher")
+    parser.add_argument("--contenders", help="comma-separated contender keys to run (default: all)")
     parser.add_argument("--note", action="append", default=[], help="a line for the notes (skipped peers)")
     parser.add_argument("--build-seconds", type=float, default=0)
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
