@@ -215,19 +215,19 @@ public final class SharedDocument: Sendable {
   /// printed pretty, even when it equals the current document in meaning).
   /// - Throws: as ``update(wait:invalidFile:_:)``.
   public func replace(with value: JSONValue, wait: LockWait = .forever) throws {
-    try file.withLock(exclusive: true, wait: wait) { () throws -> Void in
-      _ = try write(value)
+    try file.withLockedFile(exclusive: true, wait: wait) { locked throws -> Void in
+      _ = try write(value, to: locked)
     }
   }
 
   /// Runs one batch under one exclusive lock and one write.
   private func commit(_ batch: [GroupCommit.Request], wait: LockWait) throws {
-    try file.withLock(exclusive: true, wait: wait) {
+    try file.withLockedFile(exclusive: true, wait: wait) { locked in
       var document: JSONValue
       let original: JSONValue?
       let replacing: FileIdentity?
       do {
-        (original, replacing) = try readForWrite(policy: batch.contains { $0.invalidFile == .fail } ? .fail : .preserveAndReplace)
+        (original, replacing) = try readForWrite(locked, policy: batch.contains { $0.invalidFile == .fail } ? .fail : .preserveAndReplace)
         document = original ?? .object(JSONObject())
       } catch {
         for request in batch { request.fail(error) }
@@ -236,7 +236,7 @@ public final class SharedDocument: Sendable {
       for request in batch { request.run(on: &document) }
       guard original == nil || document != original else { return }
       do {
-        let generation = try write(document, replacing: replacing)
+        let generation = try write(document, to: locked, replacing: replacing)
         for (position, request) in batch.enumerated() {
           request.writtenRank = Rank(generation: generation, position: position)
         }
@@ -250,13 +250,13 @@ public final class SharedDocument: Sendable {
   /// first under `.preserveAndReplace` (an empty file has nothing to keep).
   /// - Returns: the document (`nil` when the file is missing or was invalid and kept) and the
   ///   identity of the version read, which the write replaces.
-  private func readForWrite(policy: InvalidFilePolicy) throws(StorageError) -> (JSONValue?, FileIdentity?) {
-    guard let snapshot = try file.read() else { return (nil, nil) }
+  private func readForWrite(_ locked: LockedFile, policy: InvalidFilePolicy) throws(StorageError) -> (JSONValue?, FileIdentity?) {
+    guard let snapshot = try locked.read() else { return (nil, nil) }
     do {
       return (try parse(snapshot.bytes), snapshot.identity)
     } catch {
       guard policy == .preserveAndReplace else { throw error }
-      if !snapshot.bytes.isEmpty { try file.preserveCorruptCopy(of: snapshot.bytes) }
+      if !snapshot.bytes.isEmpty { try locked.preserveCorruptCopy(of: snapshot.bytes) }
       return (nil, snapshot.identity)
     }
   }
@@ -268,7 +268,7 @@ public final class SharedDocument: Sendable {
   /// version recorded while this write was under way is kept when it is newer (a writer that
   /// ignores the lock renamed its file over this one) and overwritten when it is `replacing`,
   /// the version this write read and replaced.
-  private func write(_ value: JSONValue, replacing: FileIdentity? = nil) throws(StorageError) -> UInt64 {
+  private func write(_ value: JSONValue, to locked: LockedFile, replacing: FileIdentity? = nil) throws(StorageError) -> UInt64 {
     let bytes = SharedDocument.documentBytes(value)
     let started = tracking.withLock { state in
       state.generation += 1
@@ -277,7 +277,7 @@ public final class SharedDocument: Sendable {
     }
     let identity: FileIdentity
     do {
-      identity = try file.replaceContents(with: bytes)
+      identity = try locked.replaceContents(with: bytes)
     } catch {
       tracking.withLock { $0.writing = nil }
       throw error
