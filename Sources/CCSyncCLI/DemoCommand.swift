@@ -66,12 +66,20 @@ enum DemoCommand {
     say("  \(writers.count) writers start together, each setting a different field:")
     let started = try writers.map { try DemoProcess.start(["set", file, $0.path, $0.value]) }
     let writeStart = started.map(\.startTime).min() ?? ProcessControl.now()
+    // Collect the watcher's lines while the writers run, so each line's time is when it came.
+    var outcomes: [DemoProcess.Outcome?] = started.map { _ in nil }
+    while outcomes.contains(where: { $0 == nil }) {
+      for (index, process) in started.enumerated() where outcomes[index] == nil {
+        if let status = ProcessControl.exitCodeIfExited(process.pid) { outcomes[index] = process.finished(status: status) }
+      }
+      watcher.waitFor(timeout: 0.002) { _ in false }
+    }
     var ok = true
-    for (writer, process) in zip(writers, started) {
-      let outcome = process.wait()
+    let commands = writers.map { "ccsync set \(file) \($0.path) \($0.value)" }
+    let width = commands.map(\.count).max() ?? 0
+    for ((command, process), outcome) in zip(zip(commands, started), outcomes.compactMap { $0 }) {
       ok = ok && outcome.status == 0
-      let command = "ccsync set \(file) \(writer.path) \(writer.value)"
-      say("    pid \(process.pid): \(pad(command, 44)) exit \(outcome.status) after \(milliseconds(outcome.seconds))"
+      say("    pid \(process.pid): \(pad(command, width))  exit \(outcome.status) after \(milliseconds(outcome.seconds))"
         + (outcome.errors.isEmpty ? "" : "  " + outcome.errors.trimmingNewline))
     }
     let final = try DocumentReader.read(file)
@@ -93,7 +101,7 @@ enum DemoCommand {
     say("  \(finalServer)")
     var missing: [String] = []
     for writer in writers {
-      let expected = try JSONValue(parsing: writer.value)
+      let expected = (try? JSONValue(parsing: writer.value)) ?? .string(writer.value)
       let actual = try? final.value(at: JSONPath(parsing: writer.path))
       if actual != expected { missing.append(writer.path) }
     }
@@ -105,6 +113,7 @@ enum DemoCommand {
 
   private static func partLock(_ file: String) throws -> Bool {
     heading("3. The lock every writer takes")
+    say("  While one process holds the file's lock, writers wait (--wait) or give up at once (--nonblock).")
     let holder = try DemoProcess.start(["lock", file, "--", "sleep", "1"])
     say("  $ ccsync lock \(file) -- sleep 1      (pid \(holder.pid), holds the lock for 1 s)")
     // Wait until the holder has the lock: a non-blocking try fails while it is held.
@@ -124,7 +133,8 @@ enum DemoCommand {
 
   private static func partStress(_ file: String) throws -> Bool {
     heading("4. Contention: every process increments one counter")
-    return try show(["stress", "--processes", "4", "--iterations", "100", file]).status == 0
+    say("  4 processes each make 250 locked read-modify-write increments of \"counter\"; none may be lost.")
+    return try show(["stress", "--processes", "4", "--iterations", "250", file]).status == 0
   }
 
   // MARK: Output

@@ -38,7 +38,11 @@ enum DemoProcess {
     }
 
     func wait() -> Outcome {
-      let status = ProcessControl.waitForExit(pid)
+      finished(status: ProcessControl.waitForExit(pid))
+    }
+
+    /// The outcome of the process once it has been reaped with `status`.
+    func finished(status: Int32) -> Outcome {
       let seconds = ProcessControl.now() - startTime
       return Outcome(status: status, output: DemoProcess.contents(of: output), errors: DemoProcess.contents(of: errors), seconds: seconds)
     }

@@ -39,7 +39,7 @@ enum EditCommand {
     do {
       edited = try JSONValue(parsing: editedBytes)
     } catch {
-      throw CommandFailure(ExitCode.dataError, "the edited copy is not valid JSON: \(error); '\(file)' left untouched")
+      throw CommandFailure(ExitCode.dataError, "'\(copy.path)' is not valid JSON: \(error); '\(file)' left untouched")
         .keeping(copy)
     }
     let ours = JSONChangeSet(from: original, to: edited)

@@ -65,8 +65,8 @@ struct CommandFailure: Error {
     switch error {
     case .system(let system):
       self.init(system: system, file: file)
-    case .lockUnavailable:
-      self.init(ExitCode.failure, error.description)
+    case .lockUnavailable(let lockPath):
+      self.init(ExitCode.failure, file.map { "'\($0)' is locked by another process (lock file '\(lockPath)')" } ?? error.description)
     case .notRegularFile, .invalidJSON, .decodingFailed, .encodingFailed:
       self.init(ExitCode.dataError, error.description)
     case .danglingSymlink, .symlinkLoop, .missingFile:

@@ -28,7 +28,7 @@ enum LockCommand {
         try runWhileHolding(command)
       }
     } catch StorageError.lockUnavailable(let lockPath) {
-      throw CommandFailure(conflictCode, "lock '\(lockPath)' for '\(path)' is held by another process")
+      throw CommandFailure(conflictCode, "'\(path)' is locked by another process (lock file '\(lockPath)')")
     }
   }
 

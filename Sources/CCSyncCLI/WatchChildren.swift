@@ -31,6 +31,8 @@ final class WatchChildren {
   private(set) var exitedOnItsOwn: Int32?
   /// The status to end with when the command could not be started (126 or 127).
   private(set) var spawnFailure: Int32?
+  /// Whether the command was started at least once.
+  private(set) var hasStarted = false
 
   init(mode: Mode, command: [String], file: String) {
     self.mode = mode
@@ -48,6 +50,7 @@ final class WatchChildren {
   @discardableResult
   func start(with value: JSONValue?) -> Int32? {
     latest = value
+    hasStarted = true
     var environment: [String: String?] = ["CCSYNC_FILE": file, "CCSYNC_VALUE": nil]
     var input: Int32 = -1
     do {
@@ -82,7 +85,9 @@ final class WatchChildren {
       if pid == nil { start(with: value) } else { pending = true }
     case .restart:
       guard let pid else {
-        start(with: value)
+        // Not started yet: this is the first value. (Once started, a command that is gone
+        // has exited on its own, which ends the watch.)
+        if !hasStarted { start(with: value) }
         return
       }
       pending = true

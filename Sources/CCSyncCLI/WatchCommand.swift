@@ -86,8 +86,9 @@ final class WatchSession {
     defer { watch.cancel() }
 
     check(initial: true)
-    if let children, children.mode == .restart {
-      if let status = children.start(with: lastPrinted) { return status }
+    // --restart starts the command at once, with no value if there is none yet.
+    if let children, children.mode == .restart, !children.hasStarted {
+      if let status = children.start(with: nil) { return status }
     }
     while true {
       // exec: the last value's run (and one coalesced run) finish first; restart: stop now.
@@ -99,8 +100,8 @@ final class WatchSession {
 
       var wakeAt = [deadline, children?.nextDeadline].compactMap { $0 }
       if let invalidSince { wakeAt.append(invalidSince + WatchSession.invalidGracePeriod) }
-      let timeout = wakeAt.min().map { max($0 - ProcessControl.now(), 0) }
-      let ready = ProcessControl.waitForInput([signals, wake.read], timeout: timeout)
+      let waitSeconds = wakeAt.min().map { max($0 - ProcessControl.now(), 0) }
+      let ready = ProcessControl.waitForInput([signals, wake.read], timeout: waitSeconds)
 
       for signal in SignalPipe.drain() {
         if signal == SIGCHLD {
