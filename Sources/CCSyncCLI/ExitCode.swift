@@ -94,7 +94,8 @@ struct CommandFailure: Error {
       // Refused to create a file that is not there (the temp file, a new lock file or data
       // file): "cannot create". Refused access to an existing file: "permission denied".
       if error.operation == "open", let path = error.path, !FileChecks.exists(path) {
-        self.init(ExitCode.cannotCreate, named)
+        let reason = "cannot create '\(path)': \(error.reason) (errno \(error.code))"
+        self.init(ExitCode.cannotCreate, file.map { "'\($0)': " + reason } ?? reason)
       } else {
         self.init(ExitCode.permission, named)
       }

@@ -45,7 +45,8 @@ enum LockCommand {
     }
     while true {
       if let status = ProcessControl.exitCodeIfExited(pid) { return status }
-      _ = ProcessControl.waitForInput([signals], timeout: nil)
+      // SIGCHLD wakes the wait; the timeout is a safety net should one be missed.
+      _ = ProcessControl.waitForInput([signals], timeout: 1)
       for signal in SignalPipe.drain() where signal != SIGCHLD {
         ProcessControl.signal(pid, signal)
       }

@@ -211,7 +211,8 @@ nonisolated(unsafe) private var signalPipeReadEnd: Int32 = -1
 /// Signals turned into bytes on a pipe, so a `poll` loop can wait for them together with
 /// other events. The handlers only `write` (async-signal-safe).
 enum SignalPipe {
-  /// Installs handlers for `signals`; returns the read end to poll.
+  /// Installs handlers for `signals` and unblocks them (a parent may have started this process
+  /// with them blocked: test runners and some supervisors do); returns the read end to poll.
   static func install(_ signals: [Int32]) -> Int32 {
     if signalPipeWriteEnd == -1 {
       let ends = ProcessControl.makePipe(nonBlockingRead: true, nonBlockingWrite: true)
@@ -230,6 +231,10 @@ enum SignalPipe {
       action.sa_flags = SA_RESTART | (signal == SIGCHLD ? SA_NOCLDSTOP : 0)
       sigaction(signal, &action, nil)
     }
+    var unblocked = sigset_t()
+    sigemptyset(&unblocked)
+    for signal in signals { sigaddset(&unblocked, signal) }
+    pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
     return signalPipeReadEnd
   }
 

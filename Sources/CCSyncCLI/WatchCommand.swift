@@ -99,17 +99,16 @@ final class WatchSession {
       if let status = children?.spawnFailure { return finish(status) }
 
       var wakeAt = [deadline, children?.nextDeadline].compactMap { $0 }
+      // SIGCHLD wakes the wait; a periodic look is a safety net should one be missed.
+      if let children, !children.isIdle { wakeAt.append(ProcessControl.now() + 1) }
       if let invalidSince { wakeAt.append(invalidSince + WatchSession.invalidGracePeriod) }
       let waitSeconds = wakeAt.min().map { max($0 - ProcessControl.now(), 0) }
       let ready = ProcessControl.waitForInput([signals, wake.read], timeout: waitSeconds)
 
-      for signal in SignalPipe.drain() {
-        if signal == SIGCHLD {
-          children?.reap()
-        } else {
-          return finish(ExitCode.success)
-        }
+      for signal in SignalPipe.drain() where signal != SIGCHLD {
+        return finish(ExitCode.success)
       }
+      children?.reap()
       if ready[1] { drain(wake.read) }
       let now = ProcessControl.now()
       let graceOver = invalidSince.map { now >= $0 + WatchSession.invalidGracePeriod } ?? false
