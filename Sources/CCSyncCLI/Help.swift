@@ -96,7 +96,7 @@ enum Help {
       OptionSpec("E", "conflict-exit-code", value: "code", help: "Exit with <code> instead of 1 when the lock is not taken."),
       helpOption,
     ],
-    discussion: "The lock is flock(2) on '<file>.lock' beside the resolved file, the lock every ccsync writer and the library take, so 'flock <file>.lock ...' interoperates. It is not inherited: it is released when <command> exits, even if <command> left children running. Exits with <command>'s status (128+N when killed by signal N); SIGINT, SIGTERM and SIGHUP are passed on to it.",
+    discussion: "The lock is flock(2) on '<file>.lock' beside the resolved file, the lock every ccsync writer and the library take, so 'flock <file>.lock ...' interoperates. It is not inherited: it is released when <command> exits, even if <command> left children running. Exits with <command>'s status (128+N when killed by signal N), 126 or 127 when it cannot be run. SIGTERM and SIGHUP are passed on to it; SIGINT from the terminal reaches it directly.",
     takesCommand: true, commandStartsAfterOperands: 1)
 
   static let edit = CommandSpec(
