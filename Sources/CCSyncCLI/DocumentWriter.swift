@@ -1,32 +1,18 @@
 import CCSync
 
-/// The CLI's writes: the library's write protocol (DESIGN.md, "Writing") with the two choices a
-/// command makes itself: whether a missing file is created, and whether the whole text is
-/// rewritten or only a change in meaning is written.
-///
-/// Under the file's exclusive lock it reads the file, parses it (an invalid file is left
-/// untouched and reported), runs the change on the parsed document, and replaces the file
-/// atomically and durably through `SharedFile.replaceContents(with:)`, printed as the library
-/// prints documents (pretty, 2-space indent, trailing newline). Values the change did not touch
-/// keep their text and position.
-///
-/// Built on `SharedFile` rather than `SharedDocument.update` because `update` creates a missing
-/// file in every case (`delete` and `edit` must not) and writes only changes in meaning (`save`
-/// must rewrite a document whose key order changed).
+/// The CLI's writes: `SharedDocument.update` with the two choices a command makes itself:
+/// whether a missing file is created, and whether the whole text is rewritten or only a change
+/// in meaning is written. The library does the rest (DESIGN.md, "Writing"): the exclusive lock,
+/// the re-read, an invalid file left untouched and reported, the atomic durable replace.
 struct DocumentWriter {
   /// When to replace the file after the change.
-  enum WritePolicy {
-    /// When the document differs in meaning (JSONValue `==`), or the file was missing.
-    case whenChanged
-    /// When the printed document differs from the file's bytes.
-    case whenTextDiffers
-  }
+  typealias WritePolicy = SharedDocument.WritePolicy
 
-  let file: SharedFile
+  let document: SharedDocument
   let wait: LockWait
 
   init(path: String, wait: LockWait) {
-    file = SharedFile(path: path)
+    document = SharedDocument(path: path)
     self.wait = wait
   }
 
@@ -43,41 +29,15 @@ struct DocumentWriter {
     createIfMissing: Bool, policy: WritePolicy = .whenChanged,
     _ change: (inout JSONValue) throws -> Result
   ) throws -> Result {
-    // Without this the first failure would be opening `FILE.lock` in a missing directory.
-    let directory = FileChecks.directory(of: try file.resolvedPath())
-    guard FileChecks.isDirectory(directory) else {
-      if !createIfMissing, !FileChecks.exists(file.path) { throw StorageError.missingFile(path: file.path) }
-      throw StorageError.missingDirectory(path: directory)
-    }
-    return try file.withLock(exclusive: true, wait: wait) {
-      let snapshot = try file.read()
-      let original: JSONValue?
-      if let snapshot {
-        original = try DocumentReader.parse(snapshot.bytes, path: file.path)
-      } else if createIfMissing {
-        original = nil
-      } else {
+    let file = document.file
+    if !createIfMissing, !FileChecks.exists(file.path) {
+      // Checked first so that a missing directory reads as the missing file it implies.
+      if !FileChecks.isDirectory(FileChecks.directory(of: try file.resolvedPath())) {
         throw StorageError.missingFile(path: file.path)
       }
-      var document = original ?? .object(JSONObject())
-      let result = try change(&document)
-      let bytes = DocumentWriter.documentBytes(document)
-      let needsWrite: Bool
-      switch policy {
-      case .whenChanged: needsWrite = original == nil || document != original
-      case .whenTextDiffers: needsWrite = snapshot?.bytes != bytes
-      }
-      if needsWrite { try file.replaceContents(with: bytes) }
-      return result
     }
-  }
-
-  /// The bytes a document is written as: pretty JSON with a trailing newline, as the library
-  /// writes it.
-  static func documentBytes(_ value: JSONValue) -> [UInt8] {
-    var bytes = value.formattedBytes(.pretty)
-    if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
-    return bytes
+    return try document.update(
+      wait: wait, invalidFile: .fail, missingFile: createIfMissing ? .create : .fail, writes: policy, change)
   }
 }
 

@@ -19,6 +19,23 @@ public final class SharedDocument: Sendable {
     case preserveAndReplace
   }
 
+  /// What an update does when the file does not exist.
+  public enum MissingFilePolicy: Sendable {
+    /// Start from `{}` and create the file (its directory must exist).
+    case create
+    /// Fail with ``StorageError/missingFile(path:)`` without running the closure.
+    case fail
+  }
+
+  /// When an update writes.
+  public enum WritePolicy: Sendable {
+    /// When the document changed in meaning (`JSONValue` `==`), or the file is created.
+    case whenChanged
+    /// Whenever the printed document differs from the file's bytes (a reordering or a new
+    /// number spelling is written too).
+    case whenTextDiffers
+  }
+
   /// What ``readIfChanged(contentMayDiffer:)`` found.
   public enum Observation: Sendable {
     /// The file is the version this process last read or wrote.
@@ -184,12 +201,14 @@ public final class SharedDocument: Sendable {
   /// - Returns: what `body` returned.
   /// - Throws: ``StorageError/lockUnavailable(path:)`` when `wait` runs out;
   ///   ``StorageError/invalidJSON(path:_:)`` under `.fail`; write errors; what `body` throws.
+  ///   ``StorageError/missingFile(path:)`` under `missingFile: .fail`.
   @discardableResult
   public func update<Result>(
     wait: LockWait = .forever, invalidFile: InvalidFilePolicy = .fail,
+    missingFile: MissingFilePolicy = .create, writes: WritePolicy = .whenChanged,
     _ body: (inout JSONValue) throws -> Result
   ) throws -> Result {
-    try updateTracked(wait: wait, invalidFile: invalidFile, body).result
+    try updateTracked(wait: wait, invalidFile: invalidFile, missingFile: missingFile, writes: writes, body).result
   }
 
   /// ``update(wait:invalidFile:_:)``, with the rank of the version it wrote and of this
@@ -197,10 +216,11 @@ public final class SharedDocument: Sendable {
   /// ``readIfChangedTracked(contentMayDiffer:)``.
   func updateTracked<Result>(
     wait: LockWait = .forever, invalidFile: InvalidFilePolicy = .fail,
+    missingFile: MissingFilePolicy = .create, writes: WritePolicy = .whenChanged,
     _ body: (inout JSONValue) throws -> Result
   ) throws -> (result: Result, rank: Rank?) {
     try withoutActuallyEscaping(body) { escapable in
-      let request = GroupCommit.Request(invalidFile: invalidFile, escapable)
+      let request = GroupCommit.Request(invalidFile: invalidFile, missingFile: missingFile, writes: writes, escapable)
       if wait == .forever {
         try groupCommit.submit(request) { batch in try self.commit(batch, wait: .forever) }
       } else {
@@ -223,41 +243,64 @@ public final class SharedDocument: Sendable {
   /// Runs one batch under one exclusive lock and one write.
   private func commit(_ batch: [GroupCommit.Request], wait: LockWait) throws {
     try file.withLockedFile(exclusive: true, wait: wait) { locked in
-      var document: JSONValue
-      let original: JSONValue?
-      let replacing: FileIdentity?
+      let current: CurrentVersion
       do {
-        (original, replacing) = try readForWrite(locked, policy: batch.contains { $0.invalidFile == .fail } ? .fail : .preserveAndReplace)
-        document = original ?? .object(JSONObject())
+        current = try readForWrite(locked, policy: batch.contains { $0.invalidFile == .fail } ? .fail : .preserveAndReplace)
       } catch {
         for request in batch { request.fail(error) }
         return
       }
-      for request in batch { request.run(on: &document) }
-      guard original == nil || document != original else { return }
+      var document = current.document ?? .object(JSONObject())
+      for request in batch {
+        if current.isMissing && request.missingFile == .fail {
+          request.fail(StorageError.missingFile(path: file.path))
+        } else {
+          request.run(on: &document)
+        }
+      }
+      let committed = batch.filter(\.succeeded)
+      guard !committed.isEmpty, needsWrite(document, over: current, for: committed) else { return }
       do {
-        let generation = try write(document, to: locked, replacing: replacing)
+        let generation = try write(document, to: locked, replacing: current.identity)
         for (position, request) in batch.enumerated() {
           request.writtenRank = Rank(generation: generation, position: position)
         }
       } catch {
-        for request in batch where request.succeeded { request.fail(error) }
+        for request in committed { request.fail(error) }
       }
     }
   }
 
+  /// The file as a write found it under the lock.
+  private struct CurrentVersion {
+    /// The parsed document; `nil` when the file is missing or was invalid (and kept aside).
+    var document: JSONValue?
+    /// The bytes read, `nil` when the file is missing.
+    var bytes: [UInt8]?
+    /// The identity of the version read, which the write replaces.
+    var identity: FileIdentity?
+    var isMissing: Bool { bytes == nil }
+  }
+
+  private func needsWrite(_ document: JSONValue, over current: CurrentVersion, for requests: [GroupCommit.Request]) -> Bool {
+    guard let original = current.document else { return true }  // created, or replacing an invalid file
+    if document != original { return true }
+    if requests.contains(where: { $0.writes == .whenTextDiffers }) {
+      return SharedDocument.documentBytes(document) != current.bytes
+    }
+    return false
+  }
+
   /// Reads the file for a write, under the lock. An invalid file is kept in a corrupt copy
   /// first under `.preserveAndReplace` (an empty file has nothing to keep).
-  /// - Returns: the document (`nil` when the file is missing or was invalid and kept) and the
-  ///   identity of the version read, which the write replaces.
-  private func readForWrite(_ locked: LockedFile, policy: InvalidFilePolicy) throws(StorageError) -> (JSONValue?, FileIdentity?) {
-    guard let snapshot = try locked.read() else { return (nil, nil) }
+  private func readForWrite(_ locked: LockedFile, policy: InvalidFilePolicy) throws(StorageError) -> CurrentVersion {
+    guard let snapshot = try locked.read() else { return CurrentVersion() }
     do {
-      return (try parse(snapshot.bytes), snapshot.identity)
+      return CurrentVersion(document: try parse(snapshot.bytes), bytes: snapshot.bytes, identity: snapshot.identity)
     } catch {
       guard policy == .preserveAndReplace else { throw error }
       if !snapshot.bytes.isEmpty { try locked.preserveCorruptCopy(of: snapshot.bytes) }
-      return (nil, snapshot.identity)
+      return CurrentVersion(document: nil, bytes: snapshot.bytes, identity: snapshot.identity)
     }
   }
 
@@ -311,7 +354,7 @@ public final class SharedDocument: Sendable {
   }
 
   /// The bytes a document is written as: pretty JSON with a trailing newline.
-  static func documentBytes(_ value: JSONValue) -> [UInt8] {
+  public static func documentBytes(_ value: JSONValue) -> [UInt8] {
     var bytes = value.formattedBytes(.pretty)
     if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
     return bytes
