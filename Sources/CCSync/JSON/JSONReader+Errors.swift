@@ -13,6 +13,11 @@ extension JSONReader {
     return error(.unterminatedContainer, "unterminated \(what)", at: innermost.openOffset)
   }
 
+  /// The input ended inside the string whose opening quote is at `open`.
+  func unterminatedString(at open: Int) -> JSONParseError {
+    error(.unterminatedString, "unterminated string", at: open)
+  }
+
   /// A byte that does not fit where it stands; bytes that are not UTF-8 are named as such.
   func unexpectedCharacter(at offset: Int) -> JSONParseError {
     switch JSONReader.decodeScalar(in: input, at: offset) {

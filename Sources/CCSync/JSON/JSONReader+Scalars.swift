@@ -21,7 +21,7 @@ extension JSONReader {
       index += 1
     }
     guard index < input.count else {
-      throw error(.unterminatedString, "unterminated string", at: open)
+      throw unterminatedString(at: open)
     }
     position = index + 1
     let content = UnsafeBufferPointer(rebasing: input[(open + 1)..<index])
@@ -40,12 +40,12 @@ extension JSONReader {
     var index = escapeAt
     while true {
       guard index < input.count else {
-        throw error(.unterminatedString, "unterminated string", at: open)
+        throw unterminatedString(at: open)
       }
       let byte = input[index]
       if byte == UInt8(ascii: "\"") { break }
       if byte == UInt8(ascii: "\\") {
-        index = try decodeEscape(at: index)
+        index = try decodeEscape(at: index, open: open)
         continue
       }
       // A run of plain bytes, copied in one go.
@@ -69,8 +69,9 @@ extension JSONReader {
   }
 
   /// Decodes the escape at `start` (a backslash) into ``scratch``; returns the offset after it.
-  private mutating func decodeEscape(at start: Int) throws(JSONParseError) -> Int {
-    guard start + 1 < input.count else { throw endOfInput() }
+  /// `open` is the string's opening quote, named when the input ends inside the escape.
+  private mutating func decodeEscape(at start: Int, open: Int) throws(JSONParseError) -> Int {
+    guard start + 1 < input.count else { throw unterminatedString(at: open) }
     let decoded: UInt8
     switch input[start + 1] {
     case UInt8(ascii: "\""): decoded = UInt8(ascii: "\"")
@@ -82,7 +83,7 @@ extension JSONReader {
     case UInt8(ascii: "r"): decoded = 0x0D
     case UInt8(ascii: "t"): decoded = 0x09
     case UInt8(ascii: "u"):
-      return try decodeUnicodeEscape(at: start)
+      return try decodeUnicodeEscape(at: start, open: open)
     default:
       throw invalidEscape(at: start)
     }
@@ -91,18 +92,19 @@ extension JSONReader {
   }
 
   /// Decodes `\uXXXX`, or a `\uD8xx\uDCxx` surrogate pair, at `start`.
-  private mutating func decodeUnicodeEscape(at start: Int) throws(JSONParseError) -> Int {
-    let first = try hexQuad(at: start)
+  private mutating func decodeUnicodeEscape(at start: Int, open: Int) throws(JSONParseError) -> Int {
+    let first = try hexQuad(at: start, open: open)
     var scalarValue = UInt32(first)
     var end = start + 6
     if first >= 0xDC00 && first <= 0xDFFF {
       throw loneSurrogate(first, at: start)
     }
     if first >= 0xD800 && first <= 0xDBFF {
-      guard end + 1 < input.count, input[end] == UInt8(ascii: "\\"), input[end + 1] == UInt8(ascii: "u") else {
-        throw loneSurrogate(first, at: start)
-      }
-      let second = try hexQuad(at: end)
+      guard end < input.count else { throw unterminatedString(at: open) }
+      guard input[end] == UInt8(ascii: "\\") else { throw loneSurrogate(first, at: start) }
+      guard end + 1 < input.count else { throw unterminatedString(at: open) }
+      guard input[end + 1] == UInt8(ascii: "u") else { throw loneSurrogate(first, at: start) }
+      let second = try hexQuad(at: end, open: open)
       guard second >= 0xDC00 && second <= 0xDFFF else { throw loneSurrogate(first, at: start) }
       scalarValue = 0x10000 + ((UInt32(first) - 0xD800) << 10) + (UInt32(second) - 0xDC00)
       end += 6
@@ -114,10 +116,10 @@ extension JSONReader {
   }
 
   /// The value of the four hex digits after `\u` at `start`.
-  private func hexQuad(at start: Int) throws(JSONParseError) -> UInt16 {
+  private func hexQuad(at start: Int, open: Int) throws(JSONParseError) -> UInt16 {
     var value: UInt16 = 0
     for offset in (start + 2)..<(start + 6) {
-      guard offset < input.count else { throw endOfInput() }
+      guard offset < input.count else { throw unterminatedString(at: open) }
       let byte = input[offset]
       let digit: UInt8
       switch byte {
