@@ -12,11 +12,18 @@ enum CodecBenchmark {
     var only: Set<String> = ["parse", "print", "decode", "encode", "tree"]
     var documents: [(name: String, services: Int)] = [("10 KB", 7), ("1 MB", 790)]
     var python = true
+    var foundation = true
+    /// An operation to run exactly ``profileIterations`` times, untimed, for callgrind.
+    var profile: String?
   }
+
+  static let profileIterations = 10
 
   static let usage = """
     USAGE: ccsync-bench codec [--rounds N] [--only parse|print|decode|encode|tree[,...]]
-                              [--size small|large] [--no-python]
+                              [--size small|large] [--no-python] [--no-foundation]
+           ccsync-bench codec --profile parse|parse-compact|print|print-compact|decode|encode|tree-decode|tree-encode
+                              [--size small|large]   (runs it \(profileIterations) times, for valgrind)
     """
 
   /// One measured operation: our time and the references' times, seconds per call.
@@ -50,12 +57,25 @@ enum CodecBenchmark {
         }
       case "--no-python":
         settings.python = false
+      case "--no-foundation":
+        settings.foundation = false
+      case "--profile":
+        guard let value = remaining.popFirst() else { fail("--profile needs an operation") }
+        settings.profile = value
       case "-h", "--help":
         print(usage)
         return
       default:
         fail("Unknown option '\(argument)'")
       }
+    }
+    if let operation = settings.profile {
+      do {
+        for document in settings.documents { try profile(operation, services: document.services) }
+      } catch {
+        fail("codec benchmark failed: \(error)")
+      }
+      return
     }
     print("codec benchmark: median of \(settings.rounds) rounds; MB/s = document bytes / time (1 MB = 10^6 bytes)")
     print("ratio = the reference's time / ours (above 1: CCSync is faster)")
@@ -102,29 +122,33 @@ enum CodecBenchmark {
     let foundationObject = try JSONSerialization.jsonObject(with: prettyData)
     print("  \(name) document: \(services) services, \(pretty.count) bytes pretty, \(compact.count) bytes compact")
 
+    /// Foundation's time, unless it is switched off (to profile CCSync alone).
+    func reference(_ body: () throws -> Void) rethrows -> Double? {
+      settings.foundation ? try medianSeconds(rounds: rounds, body) : nil
+    }
     let selected = settings.only
     var rows: [Row] = []
     if selected.contains("parse") {
       rows.append(Row(
         operation: "parse (pretty text)", document: name, bytes: pretty.count,
         ours: try medianSeconds(rounds: rounds) { blackHole(try JSONValue(parsing: pretty)) },
-        foundation: try medianSeconds(rounds: rounds) { blackHole(try JSONSerialization.jsonObject(with: prettyData)) }))
+        foundation: try reference { blackHole(try JSONSerialization.jsonObject(with: prettyData)) }))
       rows.append(Row(
         operation: "parse (compact text)", document: name, bytes: compact.count,
         ours: try medianSeconds(rounds: rounds) { blackHole(try JSONValue(parsing: compact)) },
-        foundation: try medianSeconds(rounds: rounds) { blackHole(try JSONSerialization.jsonObject(with: compactData)) }))
+        foundation: try reference { blackHole(try JSONSerialization.jsonObject(with: compactData)) }))
     }
     if selected.contains("print") {
       rows.append(Row(
         operation: "print pretty", document: name, bytes: pretty.count,
         ours: medianSeconds(rounds: rounds) { blackHole(tree.formattedBytes(.pretty)) },
-        foundation: try medianSeconds(rounds: rounds) {
+        foundation: try reference {
           blackHole(try JSONSerialization.data(withJSONObject: foundationObject, options: [.prettyPrinted]))
         }))
       rows.append(Row(
         operation: "print compact", document: name, bytes: compact.count,
         ours: medianSeconds(rounds: rounds) { blackHole(tree.formattedBytes(.compact)) },
-        foundation: try medianSeconds(rounds: rounds) {
+        foundation: try reference {
           blackHole(try JSONSerialization.data(withJSONObject: foundationObject))
         }))
     }
@@ -134,7 +158,7 @@ enum CodecBenchmark {
         ours: try medianSeconds(rounds: rounds) {
           blackHole(try decoder.decode(CodecDocument.self, from: JSONValue(parsing: pretty)))
         },
-        foundation: try medianSeconds(rounds: rounds) {
+        foundation: try reference {
           blackHole(try foundationDecoder.decode(CodecDocument.self, from: prettyData))
         }))
     }
@@ -142,7 +166,7 @@ enum CodecBenchmark {
       rows.append(Row(
         operation: "encode struct -> text", document: name, bytes: compact.count,
         ours: try medianSeconds(rounds: rounds) { blackHole(try encoder.encode(document).formattedBytes(.compact)) },
-        foundation: try medianSeconds(rounds: rounds) { blackHole(try foundationEncoder.encode(document)) }))
+        foundation: try reference { blackHole(try foundationEncoder.encode(document)) }))
     }
     if selected.contains("tree") {
       // The Codable machinery alone, without text: the floor under decode and encode.
@@ -167,6 +191,27 @@ enum CodecBenchmark {
       }
     }
     return rows
+  }
+
+  /// Runs one operation a fixed number of times, so instruction counts compare across builds.
+  static func profile(_ operation: String, services: Int) throws {
+    let document = CodecDocument.generate(serviceCount: services)
+    let tree = try JSONValueEncoder().encode(document)
+    let pretty = tree.formattedBytes(.pretty)
+    let compact = tree.formattedBytes(.compact)
+    let body: () throws -> Void
+    switch operation {
+    case "parse": body = { blackHole(try JSONValue(parsing: pretty)) }
+    case "parse-compact": body = { blackHole(try JSONValue(parsing: compact)) }
+    case "print": body = { blackHole(tree.formattedBytes(.pretty)) }
+    case "print-compact": body = { blackHole(tree.formattedBytes(.compact)) }
+    case "decode": body = { blackHole(try JSONValueDecoder().decode(CodecDocument.self, from: JSONValue(parsing: pretty))) }
+    case "encode": body = { blackHole(try JSONValueEncoder().encode(document).formattedBytes(.compact)) }
+    case "tree-decode": body = { blackHole(try JSONValueDecoder().decode(CodecDocument.self, from: tree)) }
+    case "tree-encode": body = { blackHole(try JSONValueEncoder().encode(document)) }
+    default: fail("Unknown operation '\(operation)'")
+    }
+    for _ in 0..<profileIterations { try body() }
   }
 
   static func report(_ rows: [Row], settings: Settings) {

@@ -6,9 +6,10 @@ extension JSONReader {
 
   /// The input ended: inside an open array or object that is what the error names.
   func endOfInput() -> JSONParseError {
-    guard let innermost = frames.last else {
+    guard frames.count > 0 else {
       return error(.unexpectedEndOfInput, "unexpected end of input", at: input.count)
     }
+    let innermost = frames.top
     let what = innermost.isObject ? "object" : "array"
     return error(.unterminatedContainer, "unterminated \(what)", at: innermost.openOffset)
   }
