@@ -1,8 +1,251 @@
-// Placeholder: branch json-speed replaces this file with the `codec` benchmark.
+// `ccsync-bench codec`: JSON parse, print, decode and encode speed of CCSync against
+// Foundation (and Python's json) on the same documents, in the same run.
+//
+// The benchmark, and only it, imports Foundation: it is the reference being measured against.
+import CCSync
+import Foundation
+
 enum CodecBenchmark {
-  static let usage = "USAGE: ccsync-bench codec (not in this build)"
+  struct Settings {
+    var rounds = 9
+    /// Operation groups to run: parse, print, decode, encode, tree.
+    var only: Set<String> = ["parse", "print", "decode", "encode", "tree"]
+    var documents: [(name: String, services: Int)] = [("10 KB", 7), ("1 MB", 790)]
+    var python = true
+    var foundation = true
+    /// An operation to run exactly ``profileIterations`` times, untimed, for callgrind.
+    var profile: String?
+  }
+
+  static let profileIterations = 10
+
+  static let usage = """
+    USAGE: ccsync-bench codec [--rounds N] [--only parse|print|decode|encode|tree[,...]]
+                              [--size small|large] [--no-python] [--no-foundation]
+           ccsync-bench codec --profile parse|parse-compact|print|print-compact|decode|encode|tree-decode|tree-encode
+                              [--size small|large]   (runs it \(profileIterations) times, for valgrind)
+    """
+
+  /// One measured operation: our time and the references' times, seconds per call.
+  struct Row {
+    var operation: String
+    var document: String
+    var bytes: Int
+    var ours: Double
+    var foundation: Double?
+    var python: Double?
+
+    func megabytesPerSecond(_ seconds: Double) -> Double { Double(bytes) / seconds / 1_000_000 }
+  }
 
   static func run(arguments: [String]) {
-    print(usage)
+    var settings = Settings()
+    var remaining = arguments[...]
+    while let argument = remaining.popFirst() {
+      switch argument {
+      case "--rounds":
+        guard let value = remaining.popFirst().flatMap({ Int($0) }), value > 0 else { fail("--rounds needs a positive number") }
+        settings.rounds = value
+      case "--only":
+        guard let value = remaining.popFirst() else { fail("--only needs a list of operations") }
+        settings.only = Set(value.split(separator: ",").map(String.init))
+      case "--size":
+        switch remaining.popFirst() {
+        case "small": settings.documents.removeLast()
+        case "large": settings.documents.removeFirst()
+        default: fail("--size is small or large")
+        }
+      case "--no-python":
+        settings.python = false
+      case "--no-foundation":
+        settings.foundation = false
+      case "--profile":
+        guard let value = remaining.popFirst() else { fail("--profile needs an operation") }
+        settings.profile = value
+      case "-h", "--help":
+        print(usage)
+        return
+      default:
+        fail("Unknown option '\(argument)'")
+      }
+    }
+    if let operation = settings.profile {
+      do {
+        for document in settings.documents { try profile(operation, services: document.services) }
+      } catch {
+        fail("codec benchmark failed: \(error)")
+      }
+      return
+    }
+    print("codec benchmark: median of \(settings.rounds) rounds; MB/s = document bytes / time (1 MB = 10^6 bytes)")
+    print("ratio = the reference's time / ours (above 1: CCSync is faster)")
+    do {
+      var rows: [Row] = []
+      for document in settings.documents {
+        rows += try measure(document: document.name, services: document.services, settings: settings)
+      }
+      report(rows, settings: settings)
+    } catch {
+      fail("codec benchmark failed: \(error)")
+    }
+  }
+
+  static func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("Error: \(message)\n\(usage)\n".utf8))
+    exit(64)
+  }
+
+  /// Measures every selected operation on one generated document, after checking that
+  /// CCSync and Foundation agree on it.
+  static func measure(document name: String, services: Int, settings: Settings) throws -> [Row] {
+    let rounds = settings.rounds
+    let document = CodecDocument.generate(serviceCount: services)
+    let encoder = JSONValueEncoder()
+    let decoder = JSONValueDecoder()
+    let foundationEncoder = JSONEncoder()
+    let foundationDecoder = JSONDecoder()
+    let tree = try encoder.encode(document)
+    let pretty = tree.formattedBytes(.pretty)
+    let compact = tree.formattedBytes(.compact)
+    let prettyData = Data(pretty)
+    let compactData = Data(compact)
+
+    // The work being timed must be right.
+    let reparsed = try JSONValue(parsing: pretty)
+    guard reparsed == tree, reparsed.formattedBytes(.pretty) == pretty,
+      try decoder.decode(CodecDocument.self, from: reparsed) == document,
+      try foundationDecoder.decode(CodecDocument.self, from: prettyData) == document,
+      try JSONValue(parsing: foundationEncoder.encode(document)) == tree
+    else {
+      fail("round trip mismatch on the \(name) document")
+    }
+    let foundationObject = try JSONSerialization.jsonObject(with: prettyData)
+    print("  \(name) document: \(services) services, \(pretty.count) bytes pretty, \(compact.count) bytes compact")
+
+    /// Foundation's time, unless it is switched off (to profile CCSync alone).
+    func reference(_ body: () throws -> Void) rethrows -> Double? {
+      settings.foundation ? try medianSeconds(rounds: rounds, body) : nil
+    }
+    let selected = settings.only
+    var rows: [Row] = []
+    if selected.contains("parse") {
+      rows.append(Row(
+        operation: "parse (pretty text)", document: name, bytes: pretty.count,
+        ours: try medianSeconds(rounds: rounds) { blackHole(try JSONValue(parsing: pretty)) },
+        foundation: try reference { blackHole(try JSONSerialization.jsonObject(with: prettyData)) }))
+      rows.append(Row(
+        operation: "parse (compact text)", document: name, bytes: compact.count,
+        ours: try medianSeconds(rounds: rounds) { blackHole(try JSONValue(parsing: compact)) },
+        foundation: try reference { blackHole(try JSONSerialization.jsonObject(with: compactData)) }))
+    }
+    if selected.contains("print") {
+      rows.append(Row(
+        operation: "print pretty", document: name, bytes: pretty.count,
+        ours: medianSeconds(rounds: rounds) { blackHole(tree.formattedBytes(.pretty)) },
+        foundation: try reference {
+          blackHole(try JSONSerialization.data(withJSONObject: foundationObject, options: [.prettyPrinted]))
+        }))
+      rows.append(Row(
+        operation: "print compact", document: name, bytes: compact.count,
+        ours: medianSeconds(rounds: rounds) { blackHole(tree.formattedBytes(.compact)) },
+        foundation: try reference {
+          blackHole(try JSONSerialization.data(withJSONObject: foundationObject))
+        }))
+    }
+    if selected.contains("decode") {
+      rows.append(Row(
+        operation: "decode text -> struct", document: name, bytes: pretty.count,
+        ours: try medianSeconds(rounds: rounds) {
+          blackHole(try decoder.decode(CodecDocument.self, from: JSONValue(parsing: pretty)))
+        },
+        foundation: try reference {
+          blackHole(try foundationDecoder.decode(CodecDocument.self, from: prettyData))
+        }))
+    }
+    if selected.contains("encode") {
+      rows.append(Row(
+        operation: "encode struct -> text", document: name, bytes: compact.count,
+        ours: try medianSeconds(rounds: rounds) { blackHole(try encoder.encode(document).formattedBytes(.compact)) },
+        foundation: try reference { blackHole(try foundationEncoder.encode(document)) }))
+    }
+    if selected.contains("tree") {
+      // The Codable machinery alone, without text: the floor under decode and encode.
+      rows.append(Row(
+        operation: "  of which JSONValue -> struct", document: name, bytes: pretty.count,
+        ours: try medianSeconds(rounds: rounds) { blackHole(try decoder.decode(CodecDocument.self, from: tree)) }))
+      rows.append(Row(
+        operation: "  of which struct -> JSONValue", document: name, bytes: compact.count,
+        ours: try medianSeconds(rounds: rounds) { blackHole(try encoder.encode(document)) }))
+    }
+    if settings.python, selected.contains("parse") || selected.contains("print"),
+      let python = PythonBaseline.measure(pretty: pretty, compact: compact, rounds: rounds)
+    {
+      for index in rows.indices {
+        switch rows[index].operation {
+        case "parse (pretty text)": rows[index].python = python.parsePretty
+        case "parse (compact text)": rows[index].python = python.parseCompact
+        case "print pretty": rows[index].python = python.printPretty
+        case "print compact": rows[index].python = python.printCompact
+        default: break
+        }
+      }
+    }
+    return rows
+  }
+
+  /// Runs one operation a fixed number of times, so instruction counts compare across builds.
+  static func profile(_ operation: String, services: Int) throws {
+    let document = CodecDocument.generate(serviceCount: services)
+    let tree = try JSONValueEncoder().encode(document)
+    let pretty = tree.formattedBytes(.pretty)
+    let compact = tree.formattedBytes(.compact)
+    let body: () throws -> Void
+    switch operation {
+    case "parse": body = { blackHole(try JSONValue(parsing: pretty)) }
+    case "parse-compact": body = { blackHole(try JSONValue(parsing: compact)) }
+    case "print": body = { blackHole(tree.formattedBytes(.pretty)) }
+    case "print-compact": body = { blackHole(tree.formattedBytes(.compact)) }
+    case "decode": body = { blackHole(try JSONValueDecoder().decode(CodecDocument.self, from: JSONValue(parsing: pretty))) }
+    case "encode": body = { blackHole(try JSONValueEncoder().encode(document).formattedBytes(.compact)) }
+    case "tree-decode": body = { blackHole(try JSONValueDecoder().decode(CodecDocument.self, from: tree)) }
+    case "tree-encode": body = { blackHole(try JSONValueEncoder().encode(document)) }
+    default: fail("Unknown operation '\(operation)'")
+    }
+    for _ in 0..<profileIterations { try body() }
+  }
+
+  static func report(_ rows: [Row], settings: Settings) {
+    print("")
+    print(padded("operation", 31, left: true) + padded("document", 9, left: true) + padded("µs", 11)
+      + padded("CCSync MB/s", 13) + padded("Foundation", 12) + padded("ratio", 8)
+      + padded("Python", 10) + padded("ratio", 8))
+    for row in rows {
+      var line = padded(row.operation, 31, left: true) + padded(row.document, 9, left: true)
+      line += fixed(row.ours * 1e6, 1, width: 11) + fixed(row.megabytesPerSecond(row.ours), 1, width: 13)
+      if let foundation = row.foundation {
+        line += fixed(row.megabytesPerSecond(foundation), 1, width: 12) + fixed(foundation / row.ours, 2, width: 7) + "x"
+      } else {
+        line += padded("", 20)
+      }
+      if let python = row.python {
+        line += fixed(row.megabytesPerSecond(python), 1, width: 10) + fixed(python / row.ours, 2, width: 7) + "x"
+      }
+      print(line)
+    }
+    print("")
+    print("goals:")
+    for row in rows {
+      let goal: String
+      if row.operation.hasPrefix("parse") || row.operation.hasPrefix("print") {
+        let speed = row.megabytesPerSecond(row.ours)
+        goal = "\(fixed(speed, 0)) MB/s, goal 200 MB/s: " + (speed >= 200 ? "met" : "MISSED")
+      } else if let foundation = row.foundation {
+        let ratio = foundation / row.ours
+        goal = "\(fixed(ratio, 2))x Foundation, goal 5x: " + (ratio >= 5 ? "met" : "MISSED")
+      } else {
+        continue
+      }
+      print("  " + padded(row.operation, 31, left: true) + padded(row.document, 9, left: true) + goal)
+    }
   }
 }

@@ -171,6 +171,18 @@ func writeFile(_ path: String, _ text: String) {
     #expect(heard.withLock { $0 } == ["local:a", "local:b"])
   }
 
+  @Test func pendingChangesAreWrittenOnDeinit() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    do {
+      let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .afterIdle(seconds: 60), options: quiet)
+      storage.wrappedValue.theme = "written-on-deinit"
+      #expect(!FileManager.default.fileExists(atPath: path))
+    }
+    #expect(try fileJSON(path).objectValue?["theme"] == "written-on-deinit")
+  }
+
   @Test func keyLocationsEncodeUnsafeKeys() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }

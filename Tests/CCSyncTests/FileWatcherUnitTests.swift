@@ -88,8 +88,8 @@ extension FileWatcherTests {
       #expect(points.last?.name == "top.json")
       #expect(points.last?.isTarget == true)
       #expect(absolutePath("/x//y/./z/") == "/x/y/z")
-      #expect(directoryName(of: "/x") == "/")
-      #expect(baseName(of: "/x/y") == "y")
+      #expect(FilePath.directory(of: "/x") == "/")
+      #expect(FilePath.name(of: "/x/y") == "y")
     }
 
     @Test func fileIdentityFollowsLinksAndReportsMissingAsNil() throws {

@@ -157,6 +157,7 @@ enum ConformanceCorpus {
     let error = #expect(throws: JSONParseError.self) {
       try JSONValue(parsing: ConformanceCorpus.transformBytes("object_same_key_same_value.json"), options: rejecting)
     }
+    // The place of a key is its opening quote, as for every other string error.
     #expect(error?.description == #"duplicate key "a" at line 1, column 8"#)
   }
 

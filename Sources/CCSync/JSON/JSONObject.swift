@@ -1,7 +1,7 @@
 /// The members of a JSON object, in the order they were read or inserted.
 ///
 /// Lookup by key is a linear scan for small objects and goes through a hash index once an
-/// object has more than ``indexThreshold`` members, so both the typical ten-key settings
+/// object has more than ``indexThreshold`` members, so both the typical 5-to-30-key settings
 /// object and a 10000-key map stay fast. Keys are unique: setting an existing key replaces its
 /// value in place, keeping its position. `Sendable`.
 public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
@@ -15,8 +15,10 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
     }
   }
 
-  /// Objects with more members than this keep a key-to-position index.
-  static let indexThreshold = 12
+  /// Objects with more members than this keep a key-to-position index. Below it a scan is
+  /// cheaper than hashing: building the index cost the parser a sixth of its time on
+  /// 15-member objects at a threshold of 12.
+  static let indexThreshold = 32
 
   public private(set) var members: [Member]
   private var index: [String: Int]?

@@ -6,11 +6,17 @@ extension JSONReader {
 
   /// The input ended: inside an open array or object that is what the error names.
   func endOfInput() -> JSONParseError {
-    guard let innermost = frames.last else {
+    guard frames.count > 0 else {
       return error(.unexpectedEndOfInput, "unexpected end of input", at: input.count)
     }
+    let innermost = frames.top
     let what = innermost.isObject ? "object" : "array"
     return error(.unterminatedContainer, "unterminated \(what)", at: innermost.openOffset)
+  }
+
+  /// The input ended inside the string whose opening quote is at `open`.
+  func unterminatedString(at open: Int) -> JSONParseError {
+    error(.unterminatedString, "unterminated string", at: open)
   }
 
   /// A byte that does not fit where it stands; bytes that are not UTF-8 are named as such.

@@ -1,24 +1,27 @@
 /// The engine behind ``JSONParser``: one pass over a UTF-8 buffer, no recursion.
 ///
 /// Open arrays and objects live on ``frames``; the finished elements of every open array sit
-/// on one ``elements`` stack and the finished members of every open object on one ``members``
-/// stack, and a closing bracket moves its container's share out into the new value. Nesting
+/// on one ``elements`` stack and the members of every open object on one ``members`` stack,
+/// and a closing bracket moves its container's share out into the new value. Nesting
 /// therefore costs heap, never thread stack, and the depth limit is only a policy.
+///
+/// A member goes onto ``members`` as soon as its key is read, with a `null` placeholder that
+/// the value replaces once it is complete; so the key never has to be kept anywhere else while
+/// a nested value is read, and the top member is always the one whose value comes next.
 struct JSONReader: ~Copyable {
-  /// One open array or object.
+  /// One open array or object. Trivial, so pushing and popping frames costs no reference
+  /// counting.
   struct Frame {
     var isObject: Bool
+    /// Whether some key occurs twice, so closing must merge members.
+    var hasDuplicates = false
+    /// One bit per key read so far, chosen by its fingerprint: a key whose bit is clear is
+    /// certainly new, which spares most keys the scan for duplicates.
+    var keyBits: UInt64 = 0
     /// Where this container's elements (or members) start on their stack.
     var start: Int
     /// The offset of the opening bracket, for "unterminated" errors.
     var openOffset: Int
-    /// The key under which this container goes into the enclosing object, if that is one.
-    var keyInParent: String
-    var keyFingerprintInParent: UInt64
-    /// Whether some key occurs twice, so closing must merge members.
-    var hasDuplicates = false
-    /// Keys seen so far, once the object is too large for a linear scan.
-    var keyIndex: Set<KeyReference>? = nil
   }
 
   /// Objects with more members than this look keys up in a hash set for duplicates.
@@ -29,11 +32,15 @@ struct JSONReader: ~Copyable {
   let rejectsDuplicateKeys: Bool
   /// The offset of the next byte to read.
   var position = 0
-  var frames: [Frame] = []
+  var frames = MoveStack<Frame>(initialCapacity: 32)
   var elements = MoveStack<JSONValue>(initialCapacity: 256)
   var members = MoveStack<JSONObject.Member>(initialCapacity: 256)
   /// The fingerprint of each member's key, parallel to ``members``.
   var fingerprints = MoveStack<UInt64>(initialCapacity: 256)
+  /// The keys of open objects too large for a linear duplicate scan, by frame depth.
+  var largeObjectKeys: [Int: Set<KeyReference>] = [:]
+  /// Keys already made into `String`s, so a key that repeats costs a lookup, not a new string.
+  var keyCache = JSONKeyCache()
   /// Where strings with escapes are decoded.
   var scratch: [UInt8] = []
 
@@ -62,13 +69,14 @@ struct JSONReader: ~Copyable {
 
   /// Reads one value, with everything nested in it, starting at a non-whitespace byte.
   private mutating func readValue() throws(JSONParseError) -> JSONValue {
-    // The key of the value being read, while the innermost open container is an object.
-    var key = ""
-    var keyFingerprint: UInt64 = 0
     nextValue: while true {
       guard position < input.count else { throw endOfInput() }
       var value: JSONValue
       switch input[position] {
+      case UInt8(ascii: "\""):
+        value = .string(try readString())
+      case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        value = .number(try readNumber())
       case UInt8(ascii: "{"):
         try checkDepth()
         let open = position
@@ -78,9 +86,8 @@ struct JSONReader: ~Copyable {
           position += 1
           value = .object(JSONObject())
         } else {
-          frames.append(Frame(isObject: true, start: members.count, openOffset: open,
-                              keyInParent: key, keyFingerprintInParent: keyFingerprint))
-          try readKey(&key, &keyFingerprint)
+          frames.push(Frame(isObject: true, start: members.count, openOffset: open))
+          try readKey()
           continue nextValue
         }
       case UInt8(ascii: "["):
@@ -92,51 +99,43 @@ struct JSONReader: ~Copyable {
           position += 1
           value = .array([])
         } else {
-          frames.append(Frame(isObject: false, start: elements.count, openOffset: open,
-                              keyInParent: key, keyFingerprintInParent: keyFingerprint))
+          frames.push(Frame(isObject: false, start: elements.count, openOffset: open))
           continue nextValue
         }
-      case UInt8(ascii: "\""):
-        value = .string(try readString())
-      case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-        value = .number(try readNumber())
       case UInt8(ascii: "t"):
-        try readLiteral("true")
+        try readLiteral(0x6575_7274, length: 4)  // "true", little-endian
         value = .bool(true)
       case UInt8(ascii: "f"):
-        try readLiteral("false")
+        try readLiteral(0x6573_6C61, length: 5, skippingFirst: true)  // "alse"
         value = .bool(false)
       case UInt8(ascii: "n"):
-        try readLiteral("null")
+        try readLiteral(0x6C6C_756E, length: 4)  // "null"
         value = .null
       default:
         throw unexpectedCharacter(at: position)
       }
 
       // A value is complete: add it to its container, and close every container that ends.
-      while let top = frames.indices.last {
+      while frames.count > 0 {
         skipWhitespace()
-        if frames[top].isObject {
-          members.push(JSONObject.Member(key: key, value: value))
-          fingerprints.push(keyFingerprint)
+        if frames.top.isObject {
+          members.top.value = consume value
           guard position < input.count else { throw endOfInput() }
           switch input[position] {
           case UInt8(ascii: ","):
             position += 1
             skipWhitespace()
-            try readKey(&key, &keyFingerprint)
+            try readKey()
             continue nextValue
           case UInt8(ascii: "}"):
             position += 1
-            let frame = frames.removeLast()
+            let frame = frames.pop()
             value = .object(closeObject(frame))
-            key = frame.keyInParent
-            keyFingerprint = frame.keyFingerprintInParent
           default:
             throw unexpectedCharacter(at: position)
           }
         } else {
-          elements.push(value)
+          elements.push(consume value)
           guard position < input.count else { throw endOfInput() }
           switch input[position] {
           case UInt8(ascii: ","):
@@ -145,10 +144,8 @@ struct JSONReader: ~Copyable {
             continue nextValue
           case UInt8(ascii: "]"):
             position += 1
-            let frame = frames.removeLast()
+            let frame = frames.pop()
             value = .array(elements.popArray(from: frame.start))
-            key = frame.keyInParent
-            keyFingerprint = frame.keyFingerprintInParent
           default:
             throw unexpectedCharacter(at: position)
           }
@@ -158,59 +155,10 @@ struct JSONReader: ~Copyable {
     }
   }
 
-  /// Reads `"key"` and the colon after it, leaving ``position`` at the value, and checks the
-  /// key against the keys already in the innermost object.
-  private mutating func readKey(_ key: inout String, _ fingerprint: inout UInt64) throws(JSONParseError) {
-    guard position < input.count else { throw endOfInput() }
-    guard input[position] == UInt8(ascii: "\"") else { throw unexpectedCharacter(at: position) }
-    let keyOffset = position
-    key = try readString()
-    fingerprint = JSONReader.fingerprint(of: key)
-    if try isDuplicate(key, fingerprint, keyOffset: keyOffset) {
-      frames[frames.count - 1].hasDuplicates = true
-    }
-    skipWhitespace()
-    guard position < input.count else { throw endOfInput() }
-    guard input[position] == UInt8(ascii: ":") else { throw unexpectedCharacter(at: position) }
-    position += 1
-    skipWhitespace()
-  }
-
-  /// Whether the innermost object already has `key`; throws instead under the reject policy.
-  /// A linear scan over fingerprints for small objects, a hash set for large ones.
-  private mutating func isDuplicate(_ key: String, _ fingerprint: UInt64, keyOffset: Int) throws(JSONParseError) -> Bool {
-    let top = frames.count - 1
-    let start = frames[top].start
-    let existing = members.count - start
-    var found = false
-    if existing <= JSONReader.linearScanLimit {
-      var index = start
-      while index < members.count {
-        if fingerprints[index] == fingerprint, JSONReader.sameBytes(members[index].key, key) {
-          found = true
-          break
-        }
-        index += 1
-      }
-    } else {
-      if frames[top].keyIndex == nil {
-        var keyIndex = Set<KeyReference>(minimumCapacity: existing * 2)
-        for index in start..<members.count {
-          keyIndex.insert(KeyReference(key: members[index].key, fingerprint: fingerprints[index]))
-        }
-        frames[top].keyIndex = keyIndex
-      }
-      found = !frames[top].keyIndex!.insert(KeyReference(key: key, fingerprint: fingerprint)).inserted
-    }
-    if found && rejectsDuplicateKeys {
-      throw error(.duplicateKey, "duplicate key \(JSONReader.quoted(key))", at: keyOffset)
-    }
-    return found
-  }
-
   /// Moves the innermost object's members into a `JSONObject`, merging repeated keys (the last
   /// value at the first position) when there are any.
   private mutating func closeObject(_ frame: Frame) -> JSONObject {
+    if !largeObjectKeys.isEmpty { largeObjectKeys[frames.count] = nil }
     let keyFingerprints = frame.hasDuplicates ? fingerprints.popArray(from: frame.start) : []
     fingerprints.removeAll(from: frame.start)
     let objectMembers = members.popArray(from: frame.start)
@@ -235,15 +183,30 @@ struct JSONReader: ~Copyable {
     }
   }
 
-  /// Reads `literal` (`true`, `false` or `null`) at ``position``.
-  private mutating func readLiteral(_ literal: StaticString) throws(JSONParseError) {
-    let expected = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
-    for index in 0..<expected.count {
-      let offset = position + index
-      guard offset < input.count else { throw endOfInput() }
-      guard input[offset] == expected[index] else { throw unexpectedCharacter(at: offset) }
+  /// Reads `true`, `false` or `null` at ``position``: `word` is the four bytes after
+  /// ``position`` (after its first byte when `skippingFirst`) in memory order.
+  @inline(__always)
+  private mutating func readLiteral(_ word: UInt32, length: Int, skippingFirst: Bool = false) throws(JSONParseError) {
+    let wordStart = skippingFirst ? position + 1 : position
+    if wordStart + 4 <= input.count,
+      UnsafeRawPointer(input.baseAddress! + wordStart).loadUnaligned(as: UInt32.self) == UInt32(littleEndian: word)
+    {
+      position += length
+      return
     }
-    position += expected.count
+    throw literalError(word, length: length, skippingFirst: skippingFirst)
+  }
+
+  /// Where and why a literal does not match: the first wrong byte, or the end of the input.
+  private func literalError(_ word: UInt32, length: Int, skippingFirst: Bool) -> JSONParseError {
+    var expected: [UInt8] = skippingFirst ? [input[position]] : []
+    for shift in stride(from: 0, to: 32, by: 8) { expected.append(UInt8(truncatingIfNeeded: word >> shift)) }
+    for index in 0..<length {
+      let offset = position + index
+      guard offset < input.count else { return endOfInput() }
+      guard input[offset] == expected[index] else { return unexpectedCharacter(at: offset) }
+    }
+    return unexpectedCharacter(at: position)
   }
 
   @inline(__always)
@@ -253,20 +216,5 @@ struct JSONReader: ~Copyable {
       guard byte <= 0x20, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 else { return }
       position += 1
     }
-  }
-}
-
-/// A key with its fingerprint, hashed by the fingerprint and compared by exact UTF-8 bytes
-/// (Swift's `String ==` would also equate canonically equivalent keys, which JSON does not).
-struct KeyReference: Hashable {
-  var key: String
-  var fingerprint: UInt64
-
-  static func == (lhs: KeyReference, rhs: KeyReference) -> Bool {
-    lhs.fingerprint == rhs.fingerprint && JSONReader.sameBytes(lhs.key, rhs.key)
-  }
-
-  func hash(into hasher: inout Hasher) {
-    hasher.combine(fingerprint)
   }
 }

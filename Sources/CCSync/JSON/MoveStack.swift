@@ -31,17 +31,32 @@ struct MoveStack<Element>: ~Copyable {
   @inline(__always)
   subscript(index: Int) -> Element {
     _read { yield base[index] }
+    _modify { yield &base[index] }
+  }
+
+  /// The top element; the stack must not be empty.
+  @inline(__always)
+  var top: Element {
+    _read { yield base[count - 1] }
+    _modify { yield &base[count - 1] }
+  }
+
+  /// Removes and returns the top element; the stack must not be empty.
+  @inline(__always)
+  mutating func pop() -> Element {
+    count -= 1
+    return (base + count).move()
   }
 
   /// Moves the elements from `start` to the top into a new array, leaving `start` elements.
   mutating func popArray(from start: Int) -> [Element] {
     let moved = count - start
     guard moved > 0 else { return [] }
-    let source = base + start
-    let array = [Element](unsafeUninitializedCapacity: moved) { buffer, initialized in
-      buffer.baseAddress!.moveInitialize(from: source, count: moved)
-      initialized = moved
-    }
+    // Not `Array(unsafeUninitializedCapacity:)`: that calls an unspecialized runtime entry
+    // point which looks up the array's type metadata on every call (a tenth of all parse
+    // time). `append(contentsOf:)` is specialized here and moves each element once.
+    var array: [Element] = []
+    array.append(contentsOf: MovingElements(current: base + start, end: base + count))
     count = start
     return array
   }
@@ -59,5 +74,22 @@ struct MoveStack<Element>: ~Copyable {
     base.deallocate()
     base = newBase
     capacity = newCapacity
+  }
+}
+
+/// Initialized memory read once, front to back, by moving each element out. Whoever iterates
+/// it must run it to the end (``MoveStack/popArray(from:)`` does), or elements leak.
+struct MovingElements<Element>: Sequence, IteratorProtocol {
+  var current: UnsafeMutablePointer<Element>
+  let end: UnsafeMutablePointer<Element>
+
+  var underestimatedCount: Int { end - current }
+
+  @inline(__always)
+  mutating func next() -> Element? {
+    guard current < end else { return nil }
+    let element = current.move()
+    current += 1
+    return element
   }
 }

@@ -12,6 +12,8 @@ final class GroupCommit: @unchecked Sendable {
   /// leader has marked the request done under the group's lock.
   final class Request: @unchecked Sendable {
     let invalidFile: SharedDocument.InvalidFilePolicy
+    let missingFile: SharedDocument.MissingFilePolicy
+    let writes: SharedDocument.WritePolicy
     private var body: ((inout JSONValue) throws -> Any)?
     private(set) var result: Any?
     private(set) var error: (any Error)?
@@ -20,8 +22,13 @@ final class GroupCommit: @unchecked Sendable {
     var writtenRank: SharedDocument.Rank?
     fileprivate var isDone = false
 
-    init<Result>(invalidFile: SharedDocument.InvalidFilePolicy, _ body: @escaping (inout JSONValue) throws -> Result) {
+    init<Result>(
+      invalidFile: SharedDocument.InvalidFilePolicy, missingFile: SharedDocument.MissingFilePolicy,
+      writes: SharedDocument.WritePolicy, _ body: @escaping (inout JSONValue) throws -> Result
+    ) {
       self.invalidFile = invalidFile
+      self.missingFile = missingFile
+      self.writes = writes
       self.body = { document in try body(&document) }
     }
 

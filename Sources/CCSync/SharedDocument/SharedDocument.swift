@@ -19,6 +19,23 @@ public final class SharedDocument: Sendable {
     case preserveAndReplace
   }
 
+  /// What an update does when the file does not exist.
+  public enum MissingFilePolicy: Sendable {
+    /// Start from `{}` and create the file (its directory must exist).
+    case create
+    /// Fail with ``StorageError/missingFile(path:)`` without running the closure.
+    case fail
+  }
+
+  /// When an update writes.
+  public enum WritePolicy: Sendable {
+    /// When the document changed in meaning (`JSONValue` `==`), or the file is created.
+    case whenChanged
+    /// Whenever the printed document differs from the file's bytes (a reordering or a new
+    /// number spelling is written too).
+    case whenTextDiffers
+  }
+
   /// What ``readIfChanged(contentMayDiffer:)`` found.
   public enum Observation: Sendable {
     /// The file is the version this process last read or wrote.
@@ -45,8 +62,8 @@ public final class SharedDocument: Sendable {
 
   /// The file underneath.
   public let file: SharedFile
-  private let tracking = Mutex(Tracking())
-  private let groupCommit = GroupCommit()
+  let tracking = Mutex(Tracking())
+  let groupCommit = GroupCommit()
 
   /// The version of the file this process last read or wrote.
   struct SeenVersion {
@@ -59,7 +76,7 @@ public final class SharedDocument: Sendable {
   /// What this process knows of the file's versions. Readers (the watcher thread, `load`) and
   /// writers (any thread) record versions concurrently; the generation keeps the records in
   /// the order the versions appeared on disk.
-  private struct Tracking {
+  struct Tracking {
     /// The version last read or written.
     var seen: SeenVersion?
     /// Bumped whenever `seen` changes and when a write starts. A reader records what it read
@@ -173,127 +190,7 @@ public final class SharedDocument: Sendable {
     }
   }
 
-  /// The exact read-modify-write: takes the exclusive lock, reads the latest file, runs `body`
-  /// on its JSON (`{}` when the file does not exist), writes the result if it differs (a missing
-  /// file is always created), and releases the lock. N processes doing M increments each end at
-  /// exactly N x M.
-  ///
-  /// Calls from several threads of this process that wait `.forever` are grouped into one
-  /// write (group commit): each `body` sees the result of the one before. A `body` that throws
-  /// has its changes discarded and its error rethrown to its caller; the others still commit.
-  /// - Returns: what `body` returned.
-  /// - Throws: ``StorageError/lockUnavailable(path:)`` when `wait` runs out;
-  ///   ``StorageError/invalidJSON(path:_:)`` under `.fail`; write errors; what `body` throws.
-  @discardableResult
-  public func update<Result>(
-    wait: LockWait = .forever, invalidFile: InvalidFilePolicy = .fail,
-    _ body: (inout JSONValue) throws -> Result
-  ) throws -> Result {
-    try updateTracked(wait: wait, invalidFile: invalidFile, body).result
-  }
-
-  /// ``update(wait:invalidFile:_:)``, with the rank of the version it wrote and of this
-  /// request's place in it (`nil` when nothing was written); see
-  /// ``readIfChangedTracked(contentMayDiffer:)``.
-  func updateTracked<Result>(
-    wait: LockWait = .forever, invalidFile: InvalidFilePolicy = .fail,
-    _ body: (inout JSONValue) throws -> Result
-  ) throws -> (result: Result, rank: Rank?) {
-    try withoutActuallyEscaping(body) { escapable in
-      let request = GroupCommit.Request(invalidFile: invalidFile, escapable)
-      if wait == .forever {
-        try groupCommit.submit(request) { batch in try self.commit(batch, wait: .forever) }
-      } else {
-        try commit([request], wait: wait)
-        try request.outcome()
-      }
-      return (request.result as! Result, request.writtenRank)
-    }
-  }
-
-  /// Replaces the whole document with `value` under the exclusive lock (the text is `value`
-  /// printed pretty, even when it equals the current document in meaning).
-  /// - Throws: as ``update(wait:invalidFile:_:)``.
-  public func replace(with value: JSONValue, wait: LockWait = .forever) throws {
-    try file.withLock(exclusive: true, wait: wait) { () throws -> Void in
-      _ = try write(value)
-    }
-  }
-
-  /// Runs one batch under one exclusive lock and one write.
-  private func commit(_ batch: [GroupCommit.Request], wait: LockWait) throws {
-    try file.withLock(exclusive: true, wait: wait) {
-      var document: JSONValue
-      let original: JSONValue?
-      let replacing: FileIdentity?
-      do {
-        (original, replacing) = try readForWrite(policy: batch.contains { $0.invalidFile == .fail } ? .fail : .preserveAndReplace)
-        document = original ?? .object(JSONObject())
-      } catch {
-        for request in batch { request.fail(error) }
-        return
-      }
-      for request in batch { request.run(on: &document) }
-      guard original == nil || document != original else { return }
-      do {
-        let generation = try write(document, replacing: replacing)
-        for (position, request) in batch.enumerated() {
-          request.writtenRank = Rank(generation: generation, position: position)
-        }
-      } catch {
-        for request in batch where request.succeeded { request.fail(error) }
-      }
-    }
-  }
-
-  /// Reads the file for a write, under the lock. An invalid file is kept in a corrupt copy
-  /// first under `.preserveAndReplace` (an empty file has nothing to keep).
-  /// - Returns: the document (`nil` when the file is missing or was invalid and kept) and the
-  ///   identity of the version read, which the write replaces.
-  private func readForWrite(policy: InvalidFilePolicy) throws(StorageError) -> (JSONValue?, FileIdentity?) {
-    guard let snapshot = try file.read() else { return (nil, nil) }
-    do {
-      return (try parse(snapshot.bytes), snapshot.identity)
-    } catch {
-      guard policy == .preserveAndReplace else { throw error }
-      if !snapshot.bytes.isEmpty { try file.preserveCorruptCopy(of: snapshot.bytes) }
-      return (nil, snapshot.identity)
-    }
-  }
-
-  /// Writes `value` and records it as seen; returns the generation it was recorded under.
-  ///
-  /// The write starts by bumping the generation, so a read that began earlier (and may have
-  /// read the version being replaced) looks again instead of recording it over this one. A
-  /// version recorded while this write was under way is kept when it is newer (a writer that
-  /// ignores the lock renamed its file over this one) and overwritten when it is `replacing`,
-  /// the version this write read and replaced.
-  private func write(_ value: JSONValue, replacing: FileIdentity? = nil) throws(StorageError) -> UInt64 {
-    let bytes = SharedDocument.documentBytes(value)
-    let started = tracking.withLock { state in
-      state.generation += 1
-      state.writing = bytes
-      return state.generation
-    }
-    let identity: FileIdentity
-    do {
-      identity = try file.replaceContents(with: bytes)
-    } catch {
-      tracking.withLock { $0.writing = nil }
-      throw error
-    }
-    return tracking.withLock { state in
-      state.writing = nil
-      if state.generation != started, let seen = state.seen, seen.identity != identity, seen.identity != replacing {
-        return started  // a newer version was recorded meanwhile: this one ranks before it
-      }
-      state.generation += 1
-      state.seen = SeenVersion(identity: identity, bytes: bytes)
-      return state.generation
-    }
-  }
-
-  private func parse(_ bytes: [UInt8]) throws(StorageError) -> JSONValue {
+  func parse(_ bytes: [UInt8]) throws(StorageError) -> JSONValue {
     do {
       return try JSONValue(parsing: bytes)
     } catch {
@@ -311,7 +208,7 @@ public final class SharedDocument: Sendable {
   }
 
   /// The bytes a document is written as: pretty JSON with a trailing newline.
-  static func documentBytes(_ value: JSONValue) -> [UInt8] {
+  public static func documentBytes(_ value: JSONValue) -> [UInt8] {
     var bytes = value.formattedBytes(.pretty)
     if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
     return bytes

@@ -18,6 +18,7 @@ final class FileLock {
 
   /// Takes the lock for the data file at `resolvedPath`.
   /// - Throws: ``StorageError/lockUnavailable(path:)`` when `wait` runs out;
+  ///   ``StorageError/missingDirectory(path:)`` when the file's directory does not exist;
   ///   ``StorageError/system(_:)`` when the lock file cannot be opened or created.
   init(resolvedPath: String, exclusive: Bool, wait: LockWait) throws(StorageError) {
     lockPath = resolvedPath + ".lock"
@@ -27,6 +28,8 @@ final class FileLock {
       file = try FileLock.openLockFile(lockPath)
       let identity = try file.status().identity
       gateKey = ProcessLockTable.Key(device: identity.device, inode: identity.inode)
+    } catch where error.isNoSuchFile {
+      throw .missingDirectory(path: FilePath.directory(of: resolvedPath))
     } catch {
       throw .system(error)
     }

@@ -31,7 +31,7 @@ public final class SharedFile: Sendable {
         if status == nil && current != path { throw .danglingSymlink(path: path, target: current) }
         return current
       }
-      let target = try withSystemErrors { () throws(SystemError) in try FileSystem.symlinkTarget(current) }
+      let target = try withSystemErrors { () throws(SystemError) in try symbolicLinkTarget(atPath: current) }
       current = target.hasPrefix("/") ? target : FilePath.directory(of: current) + "/" + target
     }
     throw .symlinkLoop(path: path)
@@ -52,7 +52,10 @@ public final class SharedFile: Sendable {
   /// - Throws: ``StorageError/notRegularFile(path:kind:)`` for a directory, FIFO or device;
   ///   symlink errors as ``resolvedPath()``; ``StorageError/system(_:)`` for I/O errors.
   public func read() throws(StorageError) -> FileSnapshot? {
-    let target = try resolvedPath()
+    try read(target: try resolvedPath())
+  }
+
+  func read(target: String) throws(StorageError) -> FileSnapshot? {
     let file: OpenFile
     do {
       file = try OpenFile(path: target, options: .readOnlyNonBlocking)
@@ -73,9 +76,21 @@ public final class SharedFile: Sendable {
   public func withLock<Result>(
     exclusive: Bool = true, wait: LockWait = .forever, _ body: () throws -> Result
   ) throws -> Result {
-    let lock = try FileLock(resolvedPath: try resolvedPath(), exclusive: exclusive, wait: wait)
+    try withLockedFile(exclusive: exclusive, wait: wait) { _ in try body() }
+  }
+
+  /// Runs `body` while holding this file's lock, with a ``LockedFile`` whose reads and writes
+  /// go to the file the path led to when the lock was taken, so a symlink retargeted meanwhile
+  /// cannot send a write to a file whose lock is not held.
+  /// - Throws: ``StorageError/lockUnavailable(path:)`` when `wait` runs out;
+  ///   ``StorageError/missingDirectory(path:)``; or what `body` throws.
+  public func withLockedFile<Result>(
+    exclusive: Bool = true, wait: LockWait = .forever, _ body: (LockedFile) throws -> Result
+  ) throws -> Result {
+    let target = try resolvedPath()
+    let lock = try FileLock(resolvedPath: target, exclusive: exclusive, wait: wait)
     defer { lock.release() }
-    return try body()
+    return try body(LockedFile(file: self, target: target))
   }
 
   /// Replaces the file's contents atomically (and durably unless relaxed): a temp file beside
@@ -90,8 +105,11 @@ public final class SharedFile: Sendable {
   ///   ``StorageError/notRegularFile(path:kind:)``; ``StorageError/system(_:)`` otherwise.
   @discardableResult
   public func replaceContents(with bytes: [UInt8]) throws(StorageError) -> FileIdentity {
-    let target = try resolvedPath()
-    return try AtomicReplace(target: target, displayPath: path, durable: isDurable).write(bytes)
+    try replaceContents(target: try resolvedPath(), with: bytes)
+  }
+
+  func replaceContents(target: String, with bytes: [UInt8]) throws(StorageError) -> FileIdentity {
+    try AtomicReplace(target: target, displayPath: path, durable: isDurable).write(bytes)
   }
 
   /// Keeps a copy of `bytes` (a file's contents that are not valid JSON) as
@@ -99,12 +117,15 @@ public final class SharedFile: Sendable {
   /// - Returns: the path of the copy.
   @discardableResult
   public func preserveCorruptCopy(of bytes: [UInt8]) throws(StorageError) -> String {
-    let target = try resolvedPath()
+    try preserveCorruptCopy(target: try resolvedPath(), of: bytes)
+  }
+
+  func preserveCorruptCopy(target: String, of bytes: [UInt8]) throws(StorageError) -> String {
+    // Writers call this under the exclusive lock, so no other ccsync process picks a name at
+    // the same time; a name already taken (same millisecond) gets a random suffix.
     var copyPath = target + ".corrupt-" + FileSystem.utcTimestampForFileName()
-    var attempt = 1
     while (try? FileSystem.linkStatus(copyPath)) != nil {
-      attempt += 1
-      copyPath = target + ".corrupt-" + FileSystem.utcTimestampForFileName() + "-\(attempt)"
+      copyPath = target + ".corrupt-" + FileSystem.utcTimestampForFileName() + "-" + FileSystem.randomSuffix(length: 4)
     }
     try AtomicReplace(target: copyPath, displayPath: copyPath, durable: isDurable, inheritFrom: target).write(bytes)
     return copyPath
@@ -119,5 +140,32 @@ public struct FileSnapshot: Sendable, Equatable {
   public init(bytes: [UInt8], identity: FileIdentity) {
     self.bytes = bytes
     self.identity = identity
+  }
+}
+
+/// A shared file while its lock is held (see ``SharedFile/withLockedFile(exclusive:wait:_:)``):
+/// every operation uses the target resolved when the lock was taken. Valid only inside the
+/// closure. `Sendable`.
+public struct LockedFile: Sendable {
+  /// The shared file.
+  public let file: SharedFile
+  /// The resolved file the lock protects.
+  public let target: String
+
+  /// Reads the file (see ``SharedFile/read()``).
+  public func read() throws(StorageError) -> FileSnapshot? {
+    try file.read(target: target)
+  }
+
+  /// Replaces the file's contents (see ``SharedFile/replaceContents(with:)``).
+  @discardableResult
+  public func replaceContents(with bytes: [UInt8]) throws(StorageError) -> FileIdentity {
+    try file.replaceContents(target: target, with: bytes)
+  }
+
+  /// Keeps invalid bytes in `NAME.corrupt-TIMESTAMP` (see ``SharedFile/preserveCorruptCopy(of:)``).
+  @discardableResult
+  public func preserveCorruptCopy(of bytes: [UInt8]) throws(StorageError) -> String {
+    try file.preserveCorruptCopy(target: target, of: bytes)
   }
 }

@@ -77,7 +77,7 @@ public struct StorageLocation: Sendable, Equatable, CustomStringConvertible {
   public func resolvePath(creatingDirectories: Bool = true) throws(StorageError) -> String {
     switch base {
     case .path(let path):
-      let absolute = path.hasPrefix("/") ? path : FilePath.join(Environment.currentDirectory, path)
+      let absolute = absolutePath(path)
       return fileName.map { FilePath.join(absolute, $0) } ?? absolute
     case .xdg(let variable, let fallback, let app):
       let root = Environment.value(variable).flatMap { $0.hasPrefix("/") ? $0 : nil }

@@ -45,7 +45,7 @@ final class BackgroundThread: Sendable {
   /// The kernel's id for the calling thread (`gettid`), read from `/proc/thread-self`.
   static func currentThreadID() -> Int32? {
     guard let link = try? symbolicLinkTarget(atPath: "/proc/thread-self") else { return nil }
-    return Int32(baseName(of: link))
+    return Int32(FilePath.name(of: link))
   }
 
   private final class Context: Sendable {

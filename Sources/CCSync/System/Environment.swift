@@ -18,13 +18,6 @@ enum Environment {
     return "/"
   }
 
-  /// The current working directory.
-  static var currentDirectory: String {
-    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    guard getcwd(&buffer, buffer.count) != nil else { return "." }
-    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-  }
-
   /// This process's id.
   static var processID: Int32 { getpid() }
 }

@@ -36,13 +36,6 @@ enum FileSystem {
     return FileStatus(result)
   }
 
-  /// The target text of a symlink. The corresponding C function is `readlink`.
-  static func symlinkTarget(_ path: String) throws(SystemError) -> String {
-    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    let count = try systemCall("readlink", path: path) { readlink(path, &buffer, buffer.count - 1) }
-    return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-  }
-
   /// Creates a directory. The corresponding C function is `mkdir`.
   static func makeDirectory(_ path: String, mode: UInt32) throws(SystemError) {
     _ = try systemCall("create directory", path: path) { mkdir(path, mode_t(mode)) }

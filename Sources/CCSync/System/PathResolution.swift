@@ -70,17 +70,6 @@ func absolutePath(_ path: String) -> String {
   return "/" + components.joined(separator: "/")
 }
 
-/// The directory part of a normalised absolute path: `/a/b` gives `/a`, `/a` gives `/`.
-func directoryName(of path: String) -> String {
-  guard let slash = path.lastIndex(of: "/") else { return "." }
-  return slash == path.startIndex ? "/" : String(path[..<slash])
-}
-
-/// The last component of a normalised path: `/a/b` gives `b`.
-func baseName(of path: String) -> String {
-  guard let slash = path.lastIndex(of: "/") else { return path }
-  return String(path[path.index(after: slash)...])
-}
 
 /// The device and inode of a directory: what an inotify watch is really attached to.
 struct DirectoryIdentity: Hashable, Sendable {
@@ -125,7 +114,7 @@ func watchPoints(resolving path: String) -> [WatchPoint] {
   while let component = pending.popLast() {
     if component == "." || component.isEmpty { continue }
     if component == ".." {
-      resolved = directoryName(of: resolved)
+      resolved = FilePath.directory(of: resolved)
       guard let status = try? fileStatus(atPath: resolved, followingSymbolicLinks: false) else {
         return points
       }

@@ -1,0 +1,92 @@
+/// The object keys one parse has already turned into `String`s, so that a key read again
+/// (every service entry of a config repeats the same keys) is a table lookup and a byte
+/// comparison instead of a new string, and a long key shares one string buffer.
+///
+/// A table of ``slotCount`` slots indexed by the key's fingerprint, looked up in a run of
+/// ``probeCount`` slots; a new key takes the first empty slot of its run, or else replaces the
+/// first one. Each slot remembers where in the input its key's bytes are, so a hit is
+/// confirmed by comparing bytes, never by fingerprint alone. Only keys without escapes are
+/// cached (their bytes in the input are their UTF-8).
+struct JSONKeyCache: ~Copyable {
+  struct Slot {
+    var fingerprint: UInt64 = 0
+    /// Where the key's bytes start in the input; `-1` while the slot is empty.
+    var offset: Int32 = -1
+    var length: Int32 = 0
+    var key = ""
+  }
+
+  static let slotCount = 256
+  static let probeCount = 4
+
+  private let slots: UnsafeMutablePointer<Slot>
+
+  init() {
+    // `probeCount - 1` extra slots at the end, so a run never wraps around.
+    slots = .allocate(capacity: JSONKeyCache.slotCount + JSONKeyCache.probeCount - 1)
+    slots.initialize(repeating: Slot(), count: JSONKeyCache.slotCount + JSONKeyCache.probeCount - 1)
+  }
+
+  deinit {
+    slots.deinitialize(count: JSONKeyCache.slotCount + JSONKeyCache.probeCount - 1)
+    slots.deallocate()
+  }
+
+  /// The first slot of the run for `fingerprint`.
+  @inline(__always)
+  private func run(_ fingerprint: UInt64) -> UnsafeMutablePointer<Slot> {
+    slots + Int(truncatingIfNeeded: fingerprint & UInt64(JSONKeyCache.slotCount - 1))
+  }
+
+  /// The cached key with these bytes, if there is one.
+  @inline(__always)
+  func key(fingerprint: UInt64, content: UnsafeBufferPointer<UInt8>, in input: UnsafeBufferPointer<UInt8>) -> String? {
+    var slot = run(fingerprint)
+    for _ in 0..<JSONKeyCache.probeCount {
+      if slot.pointee.fingerprint == fingerprint, Int(slot.pointee.length) == content.count, slot.pointee.offset >= 0,
+        JSONKeyCache.equalBytes(input.baseAddress! + Int(slot.pointee.offset), content.baseAddress, content.count)
+      {
+        return slot.pointee.key
+      }
+      slot += 1
+    }
+    return nil
+  }
+
+  /// Remembers `key`, whose bytes are `content`, a slice of `input`. Inputs beyond 2 GiB are
+  /// not cached past that offset.
+  func insert(_ key: String, fingerprint: UInt64, content: UnsafeBufferPointer<UInt8>, in input: UnsafeBufferPointer<UInt8>) {
+    guard let start = content.baseAddress, let offset = Int32(exactly: start - input.baseAddress!),
+      let length = Int32(exactly: content.count)
+    else { return }
+    let first = run(fingerprint)
+    var slot = first
+    for _ in 0..<JSONKeyCache.probeCount {
+      if slot.pointee.offset < 0 { break }
+      slot += 1
+    }
+    if slot == first + JSONKeyCache.probeCount { slot = first }
+    slot.pointee = Slot(fingerprint: fingerprint, offset: offset, length: length, key: key)
+  }
+  /// Whether `count` bytes at `lhs` and `rhs` are equal, eight at a time.
+  @inline(__always)
+  static func equalBytes(_ lhs: UnsafePointer<UInt8>, _ rhs: UnsafePointer<UInt8>?, _ count: Int) -> Bool {
+    guard let rhs else { return count == 0 }
+    let left = UnsafeRawPointer(lhs)
+    let right = UnsafeRawPointer(rhs)
+    var index = 0
+    while index + 8 <= count {
+      if left.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+        != right.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+      {
+        return false
+      }
+      index += 8
+    }
+    while index < count {
+      if lhs[index] != rhs[index] { return false }
+      index += 1
+    }
+    return true
+  }
+}

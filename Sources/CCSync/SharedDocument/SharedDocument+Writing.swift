@@ -1,0 +1,149 @@
+/// Writing: the exact read-modify-write of DESIGN.md's "Writing" rules, with group commit.
+extension SharedDocument {
+  /// The exact read-modify-write: takes the exclusive lock, reads the latest file, runs `body`
+  /// on its JSON (`{}` when the file does not exist), writes the result if it differs (a missing
+  /// file is always created), and releases the lock. N processes doing M increments each end at
+  /// exactly N x M.
+  ///
+  /// Calls from several threads of this process that wait `.forever` are grouped into one
+  /// write (group commit): each `body` sees the result of the one before. A `body` that throws
+  /// has its changes discarded and its error rethrown to its caller; the others still commit.
+  /// - Returns: what `body` returned.
+  /// - Throws: ``StorageError/lockUnavailable(path:)`` when `wait` runs out;
+  ///   ``StorageError/invalidJSON(path:_:)`` under `.fail`; write errors; what `body` throws.
+  ///   ``StorageError/missingFile(path:)`` under `missingFile: .fail`.
+  @discardableResult
+  public func update<Result>(
+    wait: LockWait = .forever, invalidFile: InvalidFilePolicy = .fail,
+    missingFile: MissingFilePolicy = .create, writes: WritePolicy = .whenChanged,
+    _ body: (inout JSONValue) throws -> Result
+  ) throws -> Result {
+    try updateTracked(wait: wait, invalidFile: invalidFile, missingFile: missingFile, writes: writes, body).result
+  }
+
+  /// ``update(wait:invalidFile:_:)``, with the rank of the version it wrote and of this
+  /// request's place in it (`nil` when nothing was written); see
+  /// ``readIfChangedTracked(contentMayDiffer:)``.
+  func updateTracked<Result>(
+    wait: LockWait = .forever, invalidFile: InvalidFilePolicy = .fail,
+    missingFile: MissingFilePolicy = .create, writes: WritePolicy = .whenChanged,
+    _ body: (inout JSONValue) throws -> Result
+  ) throws -> (result: Result, rank: Rank?) {
+    try withoutActuallyEscaping(body) { escapable in
+      let request = GroupCommit.Request(invalidFile: invalidFile, missingFile: missingFile, writes: writes, escapable)
+      if wait == .forever {
+        try groupCommit.submit(request) { batch in try self.commit(batch, wait: .forever) }
+      } else {
+        try commit([request], wait: wait)
+        try request.outcome()
+      }
+      return (request.result as! Result, request.writtenRank)
+    }
+  }
+
+  /// Replaces the whole document with `value` under the exclusive lock (the text is `value`
+  /// printed pretty, even when it equals the current document in meaning).
+  /// - Throws: as ``update(wait:invalidFile:_:)``.
+  public func replace(with value: JSONValue, wait: LockWait = .forever) throws {
+    try file.withLockedFile(exclusive: true, wait: wait) { locked throws -> Void in
+      _ = try write(value, to: locked)
+    }
+  }
+
+  /// Runs one batch under one exclusive lock and one write.
+  fileprivate func commit(_ batch: [GroupCommit.Request], wait: LockWait) throws {
+    try file.withLockedFile(exclusive: true, wait: wait) { locked in
+      let current: CurrentVersion
+      do {
+        current = try readForWrite(locked, policy: batch.contains { $0.invalidFile == .fail } ? .fail : .preserveAndReplace)
+      } catch {
+        for request in batch { request.fail(error) }
+        return
+      }
+      var document = current.document ?? .object(JSONObject())
+      for request in batch {
+        if current.isMissing && request.missingFile == .fail {
+          request.fail(StorageError.missingFile(path: file.path))
+        } else {
+          request.run(on: &document)
+        }
+      }
+      let committed = batch.filter(\.succeeded)
+      guard !committed.isEmpty, needsWrite(document, over: current, for: committed) else { return }
+      do {
+        let generation = try write(document, to: locked, replacing: current.identity)
+        for (position, request) in batch.enumerated() {
+          request.writtenRank = Rank(generation: generation, position: position)
+        }
+      } catch {
+        for request in committed { request.fail(error) }
+      }
+    }
+  }
+
+  /// The file as a write found it under the lock.
+  fileprivate struct CurrentVersion {
+    /// The parsed document; `nil` when the file is missing or was invalid (and kept aside).
+    var document: JSONValue?
+    /// The bytes read, `nil` when the file is missing.
+    var bytes: [UInt8]?
+    /// The identity of the version read, which the write replaces.
+    var identity: FileIdentity?
+    var isMissing: Bool { bytes == nil }
+  }
+
+  fileprivate func needsWrite(_ document: JSONValue, over current: CurrentVersion, for requests: [GroupCommit.Request]) -> Bool {
+    guard let original = current.document else { return true }  // created, or replacing an invalid file
+    if document != original { return true }
+    if requests.contains(where: { $0.writes == .whenTextDiffers }) {
+      return SharedDocument.documentBytes(document) != current.bytes
+    }
+    return false
+  }
+
+  /// Reads the file for a write, under the lock. An invalid file is kept in a corrupt copy
+  /// first under `.preserveAndReplace` (an empty file has nothing to keep).
+  fileprivate func readForWrite(_ locked: LockedFile, policy: InvalidFilePolicy) throws(StorageError) -> CurrentVersion {
+    guard let snapshot = try locked.read() else { return CurrentVersion() }
+    do {
+      return CurrentVersion(document: try parse(snapshot.bytes), bytes: snapshot.bytes, identity: snapshot.identity)
+    } catch {
+      guard policy == .preserveAndReplace else { throw error }
+      if !snapshot.bytes.isEmpty { try locked.preserveCorruptCopy(of: snapshot.bytes) }
+      return CurrentVersion(document: nil, bytes: snapshot.bytes, identity: snapshot.identity)
+    }
+  }
+
+  /// Writes `value` and records it as seen; returns the generation it was recorded under.
+  ///
+  /// The write starts by bumping the generation, so a read that began earlier (and may have
+  /// read the version being replaced) looks again instead of recording it over this one. A
+  /// version recorded while this write was under way is kept when it is newer (a writer that
+  /// ignores the lock renamed its file over this one) and overwritten when it is `replacing`,
+  /// the version this write read and replaced.
+  fileprivate func write(_ value: JSONValue, to locked: LockedFile, replacing: FileIdentity? = nil) throws(StorageError) -> UInt64 {
+    let bytes = SharedDocument.documentBytes(value)
+    let started = tracking.withLock { state in
+      state.generation += 1
+      state.writing = bytes
+      return state.generation
+    }
+    let identity: FileIdentity
+    do {
+      identity = try locked.replaceContents(with: bytes)
+    } catch {
+      tracking.withLock { $0.writing = nil }
+      throw error
+    }
+    return tracking.withLock { state in
+      state.writing = nil
+      if state.generation != started, let seen = state.seen, seen.identity != identity, seen.identity != replacing {
+        return started  // a newer version was recorded meanwhile: this one ranks before it
+      }
+      state.generation += 1
+      state.seen = SeenVersion(identity: identity, bytes: bytes)
+      return state.generation
+    }
+  }
+
+}

@@ -1,0 +1,76 @@
+import CCSync
+
+/// The CLI's writes: `SharedDocument.update` with the two choices a command makes itself:
+/// whether a missing file is created, and whether the whole text is rewritten or only a change
+/// in meaning is written. The library does the rest (DESIGN.md, "Writing"): the exclusive lock,
+/// the re-read, an invalid file left untouched and reported, the atomic durable replace.
+struct DocumentWriter {
+  /// When to replace the file after the change.
+  typealias WritePolicy = SharedDocument.WritePolicy
+
+  let document: SharedDocument
+  let wait: LockWait
+
+  init(path: String, wait: LockWait) {
+    document = SharedDocument(path: path)
+    self.wait = wait
+  }
+
+  /// Runs `change` on the current document under the lock and writes the result.
+  /// - Parameters:
+  ///   - createIfMissing: start from `{}` when the file does not exist (its directory must);
+  ///     otherwise a missing file is ``StorageError/missingFile(path:)``.
+  ///   - change: gets the current document; may throw to write nothing.
+  /// - Returns: what `change` returned.
+  /// - Throws: ``StorageError/missingDirectory(path:)``, ``StorageError/lockUnavailable(path:)``,
+  ///   ``StorageError/invalidJSON(path:_:)``, write errors, and what `change` throws.
+  @discardableResult
+  func modify<Result>(
+    createIfMissing: Bool, policy: WritePolicy = .whenChanged,
+    _ change: (inout JSONValue) throws -> Result
+  ) throws -> Result {
+    let file = document.file
+    if !createIfMissing, !FileChecks.exists(file.path) {
+      // Checked first so that a missing directory reads as the missing file it implies.
+      if !FileChecks.isDirectory(FileChecks.directory(of: try file.resolvedPath())) {
+        throw StorageError.missingFile(path: file.path)
+      }
+    }
+    return try document.update(
+      wait: wait, invalidFile: .fail, missingFile: createIfMissing ? .create : .fail, writes: policy, change)
+  }
+}
+
+/// Reading for the commands that only read: the file must exist and be valid JSON.
+enum DocumentReader {
+  /// The parsed document at `path`.
+  /// - Throws: ``StorageError/missingFile(path:)`` when it does not exist, and what
+  ///   `SharedDocument.read()` throws.
+  static func read(_ path: String) throws(StorageError) -> JSONValue {
+    guard let value = try SharedDocument(path: path).read() else { throw .missingFile(path: path) }
+    return value
+  }
+
+  /// `bytes` parsed as the document of the file at `path`.
+  /// - Throws: ``StorageError/invalidJSON(path:_:)`` naming `path`.
+  static func parse(_ bytes: [UInt8], path: String) throws(StorageError) -> JSONValue {
+    do {
+      return try JSONValue(parsing: bytes)
+    } catch {
+      throw .invalidJSON(path: path, error)
+    }
+  }
+}
+
+extension LockWait {
+  /// The wait the `-n`/`--nonblock` and `-w`/`--wait SECS` options ask for.
+  init(_ arguments: ParsedArguments, spec: CommandSpec) throws(UsageError) {
+    if arguments.has("nonblock") {
+      self = .nonBlocking
+    } else if let seconds = try arguments.seconds("wait", in: spec) {
+      self = seconds == 0 ? .nonBlocking : .timeout(duration(seconds: seconds))
+    } else {
+      self = .forever
+    }
+  }
+}

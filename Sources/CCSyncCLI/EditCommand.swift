@@ -1,0 +1,133 @@
+import CCSync
+import Glibc
+
+/// `ccsync edit [-n] [-w SECS] FILE`: edit a copy in `$VISUAL`, `$EDITOR` or `vi`, then apply
+/// the fields the edit changed to the file as it is now, under the lock: a three-way merge
+/// with the version the copy was made from as the base.
+enum EditCommand {
+  /// Fields changed both in the edit and in the file meanwhile, to differing values.
+  struct Conflict: Error {
+    var paths: [JSONPath]
+    var current: JSONValue
+  }
+
+  static func run(_ arguments: ParsedArguments) throws -> Int32 {
+    let file = arguments.operands[0]
+    let wait = try LockWait(arguments, spec: Help.edit)
+    let shared = SharedFile(path: file)
+    guard let snapshot = try shared.read() else { throw StorageError.missingFile(path: file) }
+    let original = try DocumentReader.parse(snapshot.bytes, path: file)
+    let copy = try EditCopy(name: FileChecks.name(of: try shared.resolvedPath()), bytes: snapshot.bytes)
+
+    let status = runEditor(on: copy.path)
+    guard status == 0 else {
+      copy.remove()
+      throw CommandFailure(status, "the editor exited with status \(status); '\(file)' left untouched")
+    }
+    let editedBytes: [UInt8]
+    do {
+      editedBytes = try SharedFile(path: copy.path).read()?.bytes ?? []
+    } catch {
+      throw CommandFailure(error, file: copy.path).keeping(copy)
+    }
+    if editedBytes == snapshot.bytes {
+      copy.remove()
+      StandardStreams.writeLine("ccsync: no changes; nothing written", toStandardError: true)
+      return ExitCode.success
+    }
+    let edited: JSONValue
+    do {
+      edited = try JSONValue(parsing: editedBytes)
+    } catch {
+      throw CommandFailure(ExitCode.dataError, "'\(copy.path)' is not valid JSON: \(error); '\(file)' left untouched")
+        .keeping(copy)
+    }
+    let ours = JSONChangeSet(from: original, to: edited)
+    if ours.isEmpty {
+      copy.remove()
+      StandardStreams.writeLine("ccsync: no changes to any value; nothing written", toStandardError: true)
+      return ExitCode.success
+    }
+
+    do {
+      try DocumentWriter(path: file, wait: wait).modify(createIfMissing: false) { current in
+        let theirs = JSONChangeSet(from: original, to: current)
+        let conflicts = ours.conflicts(with: theirs)
+        guard conflicts.isEmpty else { throw Conflict(paths: conflicts, current: current) }
+        current = ours.applied(to: current)
+      }
+    } catch let conflict as Conflict {
+      report(conflict, file: file, original: original, edited: edited)
+      throw CommandFailure(ExitCode.conflict, "nothing written").keeping(copy)
+    } catch {
+      throw CommandFailure(error, file: file).keeping(copy)
+    }
+    copy.remove()
+    return ExitCode.success
+  }
+
+  private static func report(_ conflict: Conflict, file: String, original: JSONValue, edited: JSONValue) {
+    func show(_ document: JSONValue, _ path: JSONPath) -> String {
+      guard let value = try? document.value(at: path) else { return "(none)" }
+      return value.formatted(.compact)
+    }
+    var lines = ["ccsync: '\(file)' changed while it was being edited, and both changed the same fields:"]
+    for path in conflict.paths {
+      lines.append("ccsync:   \(path): edited \(show(edited, path)), file now \(show(conflict.current, path)) (was \(show(original, path)))")
+    }
+    StandardStreams.write(lines.map { $0 + "\n" }.joined(), toStandardError: true)
+  }
+
+  /// Runs `$VISUAL`, `$EDITOR` or `vi` on `path` through `sh -c`, as git does, so the variable
+  /// may hold arguments (`code --wait`). SIGINT and SIGQUIT are ignored here meanwhile: they
+  /// belong to the editor.
+  static func runEditor(on path: String) -> Int32 {
+    let editor = (["VISUAL", "EDITOR"] as [String]).lazy.compactMap { name in getenv(name).map { String(cString: $0) } }
+      .first { !$0.isEmpty } ?? "vi"
+    SignalPipe.ignore([SIGINT, SIGQUIT])
+    defer {
+      signal(SIGINT, SIG_DFL)
+      signal(SIGQUIT, SIG_DFL)
+    }
+    do {
+      let pid = try ProcessControl.spawn(["/bin/sh", "-c", editor + " \"$@\"", editor, path])
+      return ProcessControl.waitForExit(pid)
+    } catch {
+      StandardStreams.writeLine("ccsync: \(error)", toStandardError: true)
+      return error.exitCode
+    }
+  }
+}
+
+/// The copy `ccsync edit` opens: `$TMPDIR/ccsync-edit-XXXXXX/NAME`, mode 0600, so the editor
+/// sees the file's name (and its syntax highlighting).
+struct EditCopy {
+  let directory: String
+  let path: String
+
+  init(name: String, bytes: [UInt8]) throws(SystemError) {
+    let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+    var template = Array((base + "/ccsync-edit-XXXXXX").utf8CString)
+    guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
+      throw SystemError(code: errno, operation: "create directory", path: base + "/ccsync-edit-XXXXXX")
+    }
+    directory = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    path = directory + "/" + name
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else { throw SystemError(code: errno, operation: "open", path: path) }
+    defer { close(descriptor) }
+    try ProcessControl.writeAll(bytes, to: descriptor)
+  }
+
+  func remove() {
+    unlink(path)
+    rmdir(directory)
+  }
+}
+
+extension CommandFailure {
+  /// This failure with a note that the edited copy is kept, and where.
+  func keeping(_ copy: EditCopy) -> CommandFailure {
+    CommandFailure(code, message + "\nccsync: the edited copy is kept at \(copy.path)")
+  }
+}

@@ -1,0 +1,141 @@
+import CCSync
+import Glibc
+
+/// The exit statuses `ccsync` documents (docs/CLI.md), from sysexits where one fits and 1 for
+/// "not found" and lock conflicts, as git config and flock(1) do.
+enum ExitCode {
+  static let success: Int32 = 0
+  /// No value at PATH; the lock could not be taken in time; a stress run lost updates.
+  static let failure: Int32 = 1
+  /// `watch --timeout` ended before `--count` lines were printed.
+  static let timedOut: Int32 = 2
+  /// EX_USAGE: unknown option, missing operand, malformed PATH.
+  static let usage: Int32 = 64
+  /// EX_DATAERR: not valid JSON; a PATH through a scalar; not a regular file.
+  static let dataError: Int32 = 65
+  /// EX_NOINPUT: FILE (or its directory) does not exist; a dangling or looping symlink.
+  static let noInput: Int32 = 66
+  /// EX_CANTCREAT: the temp file, the lock file or the file cannot be created.
+  static let cannotCreate: Int32 = 73
+  /// EX_IOERR: ENOSPC, EDQUOT, EIO, EFBIG and any other failed system call.
+  static let ioError: Int32 = 74
+  /// EX_TEMPFAIL: `edit` found a field changed both in the edit and in the file.
+  static let conflict: Int32 = 75
+  /// EX_NOPERM: permission denied (EACCES, EPERM) on an existing file; a read-only file system.
+  static let permission: Int32 = 77
+  /// A command that could not be run: not executable (126) or not found (127), as shells do.
+  static let commandNotExecutable: Int32 = 126
+  static let commandNotFound: Int32 = 127
+}
+
+/// A failure a command reports as `ccsync: MESSAGE` on standard error before exiting `code`.
+struct CommandFailure: Error {
+  var code: Int32
+  var message: String
+
+  init(_ code: Int32, _ message: String) {
+    self.code = code
+    self.message = message
+  }
+
+  /// Maps any error a command let through to its exit status and message.
+  /// - Parameter file: the FILE operand, named in messages that would not otherwise name it.
+  init(_ error: any Error, file: String?) {
+    switch error {
+    case let failure as CommandFailure:
+      self = failure
+    case let error as StorageError:
+      self.init(storage: error, file: file)
+    case let error as JSONPathError:
+      if case .malformed = error {
+        self.init(ExitCode.usage, error.description)
+      } else {
+        self.init(ExitCode.dataError, error.description + (file.map { " in '\($0)'" } ?? ""))
+      }
+    case let error as JSONParseError:
+      self.init(ExitCode.dataError, "not valid JSON: \(error)")
+    case let error as SystemError:
+      self.init(storage: .system(error), file: file)
+    default:
+      self.init(ExitCode.ioError, "\(error)")
+    }
+  }
+
+  private init(storage error: StorageError, file: String?) {
+    switch error {
+    case .system(let system):
+      self.init(system: system, file: file)
+    case .lockUnavailable(let lockPath):
+      self.init(ExitCode.failure, file.map { "'\($0)' is locked by another process (lock file '\(lockPath)')" } ?? error.description)
+    case .notRegularFile, .invalidJSON, .decodingFailed, .encodingFailed:
+      self.init(ExitCode.dataError, error.description)
+    case .danglingSymlink, .symlinkLoop, .missingFile:
+      self.init(ExitCode.noInput, error.description)
+    case .missingDirectory(let directory):
+      self.init(ExitCode.noInput, file.map { "'\($0)': no such directory '\(directory)'" } ?? error.description)
+    }
+  }
+
+  private init(system error: SystemError, file: String?) {
+    // Name FILE when the failing call was on another path (the lock or temp file).
+    let named = file.map { file in error.path == file ? error.description : "'\(file)': \(error)" } ?? error.description
+    switch error.code {
+    case ENOENT, ENOTDIR:
+      self.init(ExitCode.noInput, named)
+    case ELOOP:
+      self.init(ExitCode.noInput, named)
+    case EISDIR:
+      self.init(ExitCode.dataError, named)
+    case ENOSPC, EDQUOT, EIO, EFBIG:
+      self.init(ExitCode.ioError, named)
+    case EROFS:
+      self.init(ExitCode.permission, named)
+    case EACCES, EPERM:
+      // Refused to create a file that is not there (the temp file, a new lock file or data
+      // file): "cannot create". Refused access to an existing file: "permission denied".
+      if error.operation == "open", let path = error.path, !FileChecks.exists(path) {
+        let reason = "cannot create '\(path)': \(error.reason) (errno \(error.code))"
+        self.init(ExitCode.cannotCreate, file.map { "'\($0)': " + reason } ?? reason)
+      } else {
+        self.init(ExitCode.permission, named)
+      }
+    case EEXIST:
+      self.init(ExitCode.cannotCreate, named)
+    default:
+      self.init(ExitCode.ioError, named)
+    }
+  }
+
+  /// Writes `ccsync: MESSAGE` to standard error.
+  func report() {
+    StandardStreams.writeLine("ccsync: " + message, toStandardError: true)
+  }
+}
+
+/// File-system checks the CLI makes before acting, without Foundation.
+enum FileChecks {
+  /// Whether anything (a dangling symlink included) is at `path`.
+  static func exists(_ path: String) -> Bool {
+    var status = stat()
+    return lstat(path, &status) == 0 || errno != ENOENT
+  }
+
+  /// Whether `path` is a directory (symlinks followed).
+  static func isDirectory(_ path: String) -> Bool {
+    var status = stat()
+    return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
+  }
+
+  /// Everything before the last slash: `.` for a bare name, `/` for `/name`.
+  static func directory(of path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "." }
+    if slash == path.startIndex { return "/" }
+    return String(path[..<slash])
+  }
+
+  /// Everything after the last slash.
+  static func name(of path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return path }
+    return String(path[path.index(after: slash)...])
+  }
+}

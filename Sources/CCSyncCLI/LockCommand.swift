@@ -1,0 +1,55 @@
+import CCSync
+import Glibc
+
+/// `ccsync lock [-s | -x] [-n] [-w SECS] [-E CODE] FILE -- CMD ARGS...`: run a command while
+/// holding the file's lock, the same `flock` on `FILE.lock` every writer takes.
+///
+/// The lock descriptor is close-on-exec and the command is started with `posix_spawn` while
+/// this process holds the lock and waits, so the lock is released when the command exits,
+/// even if it left children behind (like `flock -o`).
+enum LockCommand {
+  static func run(_ arguments: ParsedArguments) throws -> Int32 {
+    let spec = Help.lock
+    if arguments.has("shared") && arguments.has("exclusive") {
+      throw UsageError(message: "The options '--shared' and '--exclusive' cannot be combined", command: spec)
+    }
+    guard let command = arguments.command, !command.isEmpty else {
+      throw UsageError(message: "Missing expected argument '<command>' (give it after '--')", command: spec)
+    }
+    let conflictCode = try arguments.integer("conflict-exit-code", in: spec, range: 0...255).map(Int32.init) ?? ExitCode.failure
+    let wait = try LockWait(arguments, spec: spec)
+    let path = arguments.operands[0]
+    let file = SharedFile(path: path)
+    let directory = FileChecks.directory(of: try file.resolvedPath())
+    guard FileChecks.isDirectory(directory) else { throw StorageError.missingDirectory(path: directory) }
+
+    do {
+      return try file.withLock(exclusive: !arguments.has("shared"), wait: wait) {
+        try runWhileHolding(command)
+      }
+    } catch StorageError.lockUnavailable(let lockPath) {
+      throw CommandFailure(conflictCode, "'\(path)' is locked by another process (lock file '\(lockPath)')")
+    }
+  }
+
+  /// Starts `command`, passes SIGTERM and SIGHUP on to it (SIGINT from a terminal reaches it
+  /// directly, being sent to the whole foreground process group), and returns its status.
+  private static func runWhileHolding(_ command: [String]) throws -> Int32 {
+    let signals = SignalPipe.install([SIGTERM, SIGHUP, SIGCHLD])
+    SignalPipe.ignore([SIGINT, SIGQUIT])
+    let pid: pid_t
+    do {
+      pid = try ProcessControl.spawn(command)
+    } catch {
+      throw CommandFailure(error.exitCode, error.description)
+    }
+    while true {
+      if let status = ProcessControl.exitCodeIfExited(pid) { return status }
+      // SIGCHLD wakes the wait; the timeout is a safety net should one be missed.
+      _ = ProcessControl.waitForInput([signals], timeout: 1)
+      for signal in SignalPipe.drain() where signal != SIGCHLD {
+        ProcessControl.signal(pid, signal)
+      }
+    }
+  }
+}

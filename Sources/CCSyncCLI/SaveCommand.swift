@@ -1,0 +1,44 @@
+import CCSync
+import Glibc
+
+/// `ccsync save [--merge] [-n] [-w SECS] FILE`: replace the file with standard input, or
+/// apply standard input to it as an RFC 7396 merge patch.
+enum SaveCommand {
+  static func run(_ arguments: ParsedArguments) throws -> Int32 {
+    let file = arguments.operands[0]
+    let wait = try LockWait(arguments, spec: Help.save)
+    let input = try readStandardInput()
+    let value: JSONValue
+    do {
+      value = try JSONValue(parsing: input)
+    } catch {
+      throw CommandFailure(ExitCode.dataError, "standard input is not valid JSON: \(error); '\(file)' left untouched")
+    }
+    let writer = DocumentWriter(path: file, wait: wait)
+    if arguments.has("merge") {
+      try writer.modify(createIfMissing: true) { document in
+        document = document.mergePatched(with: value)
+      }
+    } else {
+      try writer.modify(createIfMissing: true, policy: .whenTextDiffers) { document in
+        document = value
+      }
+    }
+    return ExitCode.success
+  }
+
+  /// Everything on standard input.
+  static func readStandardInput() throws(SystemError) -> [UInt8] {
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
+      if count == 0 { return bytes }
+      if count < 0 {
+        if errno == EINTR { continue }
+        throw SystemError(code: errno, operation: "read", path: "standard input")
+      }
+      bytes.append(contentsOf: buffer[..<count])
+    }
+  }
+}

@@ -1,0 +1,32 @@
+import CCSync
+
+/// `ccsync set [-s | -j] [-n] [-w SECS] FILE PATH VALUE`.
+enum SetCommand {
+  static func run(_ arguments: ParsedArguments) throws -> Int32 {
+    let spec = Help.set
+    if arguments.has("string") && arguments.has("json") {
+      throw UsageError(message: "The options '--string' and '--json' cannot be combined", command: spec)
+    }
+    let file = arguments.operands[0]
+    let path = try arguments.path(at: 1, in: spec)
+    let wait = try LockWait(arguments, spec: spec)
+    let text = arguments.operands[2]
+    let value: JSONValue
+    if arguments.has("string") {
+      value = .string(text)
+    } else {
+      do {
+        value = try JSONValue(parsing: text)
+      } catch {
+        guard !arguments.has("json") else {
+          throw CommandFailure(ExitCode.dataError, "the value '\(text)' is not valid JSON: \(error)")
+        }
+        value = .string(text)
+      }
+    }
+    try DocumentWriter(path: file, wait: wait).modify(createIfMissing: true) { document in
+      try document.setValue(value, at: path)
+    }
+    return ExitCode.success
+  }
+}

@@ -1,0 +1,115 @@
+import CCSync
+import Glibc
+
+/// `ccsync stress [--processes N] [--iterations M] [--path PATH] FILE`: N copies of this
+/// executable (`ccsync stress-worker FILE PATH M`) each make M exact read-modify-write
+/// increments through the library (`SharedDocument.update`); then the integer must have grown
+/// by exactly N x M.
+enum StressCommand {
+  /// What one run measured.
+  struct Report {
+    var processes: Int
+    var iterations: Int
+    var seconds: Double
+    var before: Int64
+    var after: Int64
+
+    var lostUpdates: Int64 { Int64(processes * iterations) - (after - before) }
+
+    var lines: [String] {
+      let updates = Double(processes * iterations)
+      return [
+        "processes: \(processes)",
+        "iterations: \(iterations)",
+        "seconds: \(decimal(seconds, places: 3))",
+        "updates per second: \(seconds > 0 ? String(Int((updates / seconds).rounded())) : "-")",
+        "lost updates: \(lostUpdates)",
+      ]
+    }
+  }
+
+  static func run(_ arguments: ParsedArguments) throws -> Int32 {
+    let spec = Help.stress
+    let processes = try arguments.integer("processes", in: spec, range: 1...1024) ?? 4
+    let iterations = try arguments.integer("iterations", in: spec, range: 0...100_000_000) ?? 250
+    let pathText = arguments.value("path") ?? "counter"
+    let path = try parsePath(pathText, in: spec)
+    let file = arguments.operands[0]
+    let report = try stress(file: file, pathText: pathText, path: path, processes: processes, iterations: iterations)
+    StandardStreams.write(report.lines.map { $0 + "\n" }.joined())
+    if report.lostUpdates != 0 {
+      throw CommandFailure(ExitCode.failure, "'\(pathText)' in '\(file)' grew by \(report.after - report.before), not \(processes * iterations)")
+    }
+    return ExitCode.success
+  }
+
+  /// Runs the workers and measures.
+  /// - Throws: a ``CommandFailure`` when the value is not an integer or a worker failed.
+  static func stress(file: String, pathText: String, path: JSONPath, processes: Int, iterations: Int) throws -> Report {
+    let before = try counter(in: file, at: path, pathText: pathText)
+    let start = ProcessControl.now()
+    var workers: [pid_t] = []
+    for _ in 0..<processes {
+      do {
+        workers.append(try ProcessControl.spawn(
+          [ProcessControl.executablePath, "stress-worker", file, pathText, String(iterations)]))
+      } catch {
+        for worker in workers { ProcessControl.signal(worker, SIGKILL); _ = ProcessControl.waitForExit(worker) }
+        throw CommandFailure(ExitCode.ioError, error.description)
+      }
+    }
+    var failed: Int32 = 0
+    for worker in workers {
+      let status = ProcessControl.waitForExit(worker)
+      if status != 0 && failed == 0 { failed = status }
+    }
+    let seconds = ProcessControl.now() - start
+    let after = try counter(in: file, at: path, pathText: pathText)
+    if failed != 0 {
+      throw CommandFailure(failed, "a stress worker failed with status \(failed); '\(pathText)' went from \(before) to \(after)")
+    }
+    return Report(processes: processes, iterations: iterations, seconds: seconds, before: before, after: after)
+  }
+
+  /// The integer at `path` (0 when the file or the value does not exist yet).
+  private static func counter(in file: String, at path: JSONPath, pathText: String) throws -> Int64 {
+    guard let document = try SharedDocument(path: file).read(), let value = try document.value(at: path) else { return 0 }
+    guard let number = value.numberValue?.int64Value else {
+      throw CommandFailure(ExitCode.dataError, "'\(pathText)' in '\(file)' is not an integer: \(value.formatted(.compact))")
+    }
+    return number
+  }
+
+  /// `ccsync stress-worker FILE PATH M`: M increments, each one `SharedDocument.update`.
+  static func runWorker(_ arguments: ParsedArguments) throws -> Int32 {
+    let spec = Help.stressWorker
+    let file = arguments.operands[0]
+    let pathText = arguments.operands[1]
+    let path = try parsePath(pathText, in: spec)
+    guard let iterations = Int(arguments.operands[2]), iterations >= 0 else {
+      throw UsageError(message: "The value '\(arguments.operands[2])' is invalid for '<m>'", command: spec)
+    }
+    let document = SharedDocument(path: file)
+    for _ in 0..<iterations {
+      try document.update(invalidFile: .fail) { value in
+        let current = try value.value(at: path)
+        guard let number = current == nil ? 0 : current?.numberValue?.int64Value else {
+          throw CommandFailure(ExitCode.dataError, "'\(pathText)' in '\(file)' is not an integer")
+        }
+        try value.setValue(.number(JSONNumber(number + 1)), at: path)
+      }
+    }
+    return ExitCode.success
+  }
+}
+
+/// `value` with `places` decimals, without Foundation's formatters.
+func decimal(_ value: Double, places: Int) -> String {
+  var scale = 1.0
+  for _ in 0..<places { scale *= 10 }
+  let scaled = Int64((value * scale).rounded())
+  let whole = scaled / Int64(scale)
+  let fraction = String(scaled % Int64(scale))
+  guard places > 0 else { return String(whole) }
+  return "\(whole)." + String(repeating: "0", count: places - fraction.count) + fraction
+}

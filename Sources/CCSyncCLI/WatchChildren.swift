@@ -1,0 +1,152 @@
+import CCSync
+import Glibc
+
+/// The command `ccsync watch --exec` or `--restart` runs: at most one at a time, in a process
+/// group of its own so that stopping it stops everything it started.
+///
+/// It gets the value as one compact JSON line on standard input and in `CCSYNC_VALUE` (unset
+/// while there is no value), and the file in `CCSYNC_FILE`.
+final class WatchChildren {
+  enum Mode {
+    /// Run after each printed value; values printed while it runs coalesce into one more run.
+    case exec
+    /// Run at once; on each new value stop it (SIGTERM, SIGKILL after 5 s) and start it again.
+    case restart
+  }
+
+  /// How long a stopped command has between SIGTERM and SIGKILL.
+  static let killDelay = 5.0
+
+  let mode: Mode
+  let command: [String]
+  let file: String
+  private var pid: pid_t?
+  private var latest: JSONValue?
+  /// exec: a value arrived while the command ran. restart: start again once it has stopped.
+  private var pending = false
+  /// Set once SIGTERM was sent: the exit that follows is ours, not the command's own.
+  private var stopRequested = false
+  private var killDeadline: Double?
+  /// restart: the status of a command that exited on its own, which ends the watch.
+  private(set) var exitedOnItsOwn: Int32?
+  /// The status to end with when the command could not be started (126 or 127).
+  private(set) var spawnFailure: Int32?
+  /// Whether the command was started at least once.
+  private(set) var hasStarted = false
+
+  init(mode: Mode, command: [String], file: String) {
+    self.mode = mode
+    self.command = command
+    self.file = file
+  }
+
+  /// Whether no command runs and none is due.
+  var isIdle: Bool { pid == nil && !pending }
+
+  /// When ``tick(now:)`` must next run (the SIGKILL of a command that ignores SIGTERM).
+  var nextDeadline: Double? { killDeadline }
+
+  /// Starts the command with `value`; returns a status to end with if it cannot be started.
+  @discardableResult
+  func start(with value: JSONValue?) -> Int32? {
+    latest = value
+    hasStarted = true
+    var environment: [String: String?] = ["CCSYNC_FILE": file, "CCSYNC_VALUE": nil]
+    var input: Int32 = -1
+    do {
+      if let value {
+        let text = value.formatted(.compact)
+        environment["CCSYNC_VALUE"] = text
+        input = try ProcessControl.inputFile(Array((text + "\n").utf8))
+      } else {
+        input = open("/dev/null", O_RDONLY | O_CLOEXEC)
+      }
+    } catch {
+      StandardStreams.writeLine("ccsync: \(error)", toStandardError: true)
+    }
+    defer { if input >= 0 { close(input) } }
+    do {
+      pid = try ProcessControl.spawn(
+        command, environment: environment, standardInput: input >= 0 ? input : nil, newProcessGroup: true)
+      stopRequested = false
+      return nil
+    } catch {
+      StandardStreams.writeLine("ccsync: \(error)", toStandardError: true)
+      spawnFailure = error.exitCode
+      return error.exitCode
+    }
+  }
+
+  /// A new value was printed.
+  func valuePrinted(_ value: JSONValue) {
+    latest = value
+    switch mode {
+    case .exec:
+      if pid == nil { start(with: value) } else { pending = true }
+    case .restart:
+      guard let pid else {
+        // Not started yet: this is the first value. (Once started, a command that is gone
+        // has exited on its own, which ends the watch.)
+        if !hasStarted { start(with: value) }
+        return
+      }
+      pending = true
+      if !stopRequested { stop(pid) }
+    }
+  }
+
+  private func stop(_ pid: pid_t) {
+    stopRequested = true
+    ProcessControl.signalGroup(pid, SIGTERM)
+    killDeadline = ProcessControl.now() + WatchChildren.killDelay
+  }
+
+  /// Collects the command if it has exited, and starts the next run that is due.
+  func reap() {
+    guard let current = pid, let status = ProcessControl.exitCodeIfExited(current) else { return }
+    pid = nil
+    killDeadline = nil
+    switch mode {
+    case .exec:
+      if status != 0 {
+        StandardStreams.writeLine("ccsync: '\(command[0])' exited with status \(status)", toStandardError: true)
+      }
+      if pending {
+        pending = false
+        start(with: latest)
+      }
+    case .restart:
+      if stopRequested && pending {
+        pending = false
+        start(with: latest)
+      } else if !stopRequested {
+        exitedOnItsOwn = status
+      }
+    }
+  }
+
+  /// Sends SIGKILL to a stopped command whose grace period has passed.
+  func tick(now: Double) {
+    if let killDeadline, now >= killDeadline, let pid {
+      ProcessControl.signalGroup(pid, SIGKILL)
+      self.killDeadline = nil
+    }
+  }
+
+  /// Stops the command, if one runs, and waits for it (SIGKILL after 5 s); no further runs.
+  func shutDown() {
+    pending = false
+    guard let current = pid else { return }
+    ProcessControl.signalGroup(current, SIGTERM)
+    let deadline = ProcessControl.now() + WatchChildren.killDelay
+    while ProcessControl.exitCodeIfExited(current) == nil {
+      if ProcessControl.now() >= deadline {
+        ProcessControl.signalGroup(current, SIGKILL)
+        _ = ProcessControl.waitForExit(current)
+        break
+      }
+      usleep(10_000)
+    }
+    pid = nil
+  }
+}

@@ -1,0 +1,207 @@
+import CCSync
+import Glibc
+
+/// `ccsync watch [-c] [--count N] [--timeout SECS] [--poll SECS] FILE [PATH] [--exec | --restart] [-- CMD ARGS...]`.
+///
+/// One thread does everything: it waits in `poll(2)` on a self-pipe the watcher's handler writes
+/// to and on the signal pipe (SIGINT, SIGTERM, SIGHUP, SIGCHLD), with a timeout for the next
+/// deadline (--timeout, the grace period of an invalid file, a restart's SIGKILL).
+enum WatchCommand {
+  static func run(_ arguments: ParsedArguments) throws -> Int32 {
+    let spec = Help.watch
+    if arguments.has("exec") && arguments.has("restart") {
+      throw UsageError(message: "The options '--exec' and '--restart' cannot be combined", command: spec)
+    }
+    let command = arguments.command ?? []
+    var mode: WatchChildren.Mode?
+    if arguments.has("restart") { mode = .restart } else if arguments.has("exec") || !command.isEmpty { mode = .exec }
+    if mode != nil && command.isEmpty {
+      let option = arguments.has("restart") ? "--restart" : "--exec"
+      throw UsageError(message: "Missing expected argument '<command>' after '--' for '\(option)'", command: spec)
+    }
+    let count = try arguments.integer("count", in: spec, range: 1...Int.max)
+    let timeout = try arguments.seconds("timeout", in: spec)
+    let pollInterval = try arguments.seconds("poll", in: spec)
+    if let pollInterval, pollInterval <= 0 {
+      throw UsageError(message: "The value '\(arguments.value("poll")!)' is invalid for '--poll <secs>': expected a number of seconds above 0", command: spec)
+    }
+    let file = arguments.operands[0]
+    let path = try arguments.path(at: 1, in: spec)
+    let session = WatchSession(
+      file: file, path: path, pathText: arguments.operands.count > 1 ? arguments.operands[1] : ".",
+      count: count, timeout: timeout,
+      children: mode.map { WatchChildren(mode: $0, command: command, file: file) })
+    let watcher = pollInterval.map { FileWatcher(mode: .polling(interval: duration(seconds: $0))) } ?? FileWatcher.shared
+    return session.run(watcher: watcher)
+  }
+}
+
+/// The state of one `ccsync watch` run.
+final class WatchSession {
+  /// What the last note on standard error was about; a note is given once per state.
+  enum Gap: Equatable {
+    case missingFile
+    case noValue
+    case invalid(String)
+  }
+
+  /// How long an invalid file may stay invalid before it is reported: another program may be
+  /// writing it in place.
+  static let invalidGracePeriod = 0.2
+
+  let file: String
+  let path: JSONPath
+  let pathText: String
+  let count: Int?
+  let deadline: Double?
+  let timeout: Double?
+  let children: WatchChildren?
+  let document: SharedDocument
+  private var printed = 0
+  private var lastPrinted: JSONValue?
+  private var gap: Gap?
+  private var invalidSince: Double?
+
+  init(file: String, path: JSONPath, pathText: String, count: Int?, timeout: Double?, children: WatchChildren?) {
+    self.file = file
+    self.path = path
+    self.pathText = pathText
+    self.count = count
+    self.timeout = timeout
+    self.deadline = timeout.map { ProcessControl.now() + $0 }
+    self.children = children
+    document = SharedDocument(path: file)
+  }
+
+  private var countReached: Bool { count.map { printed >= $0 } ?? false }
+
+  func run(watcher: FileWatcher) -> Int32 {
+    let signals = SignalPipe.install([SIGINT, SIGTERM, SIGHUP, SIGCHLD])
+    let wake = ProcessControl.makePipe(nonBlockingRead: true, nonBlockingWrite: true)
+    let wakeEnd = wake.write
+    let watch = watcher.watch(file) { _ in
+      var byte: UInt8 = 1
+      _ = Glibc.write(wakeEnd, &byte, 1)
+    }
+    defer { watch.cancel() }
+
+    check(initial: true)
+    // --restart starts the command at once, with no value if there is none yet.
+    if let children, children.mode == .restart, !children.hasStarted {
+      if let status = children.start(with: nil) { return status }
+    }
+    while true {
+      // exec: the last value's run (and one coalesced run) finish first; restart: stop now.
+      if countReached && (children.map { $0.mode == .restart || $0.isIdle } ?? true) {
+        return finish(ExitCode.success)
+      }
+      if let status = children?.exitedOnItsOwn { return status }
+      if let status = children?.spawnFailure { return finish(status) }
+
+      var wakeAt = [deadline, children?.nextDeadline].compactMap { $0 }
+      // SIGCHLD wakes the wait; a periodic look is a safety net should one be missed.
+      if let children, !children.isIdle { wakeAt.append(ProcessControl.now() + 1) }
+      if let invalidSince { wakeAt.append(invalidSince + WatchSession.invalidGracePeriod) }
+      let waitSeconds = wakeAt.min().map { max($0 - ProcessControl.now(), 0) }
+      let ready = ProcessControl.waitForInput([signals, wake.read], timeout: waitSeconds)
+
+      for signal in SignalPipe.drain() where signal != SIGCHLD {
+        return finish(ExitCode.success)
+      }
+      children?.reap()
+      if ready[1] { drain(wake.read) }
+      let now = ProcessControl.now()
+      let graceOver = invalidSince.map { now >= $0 + WatchSession.invalidGracePeriod } ?? false
+      if (ready[1] || graceOver) && !countReached { check(initial: false) }
+      children?.tick(now: now)
+      if let deadline, now >= deadline {
+        if let count, printed < count {
+          StandardStreams.writeLine(
+            "ccsync: --timeout \(timeout.map(format) ?? "") s passed after \(printed) of \(count) values", toStandardError: true)
+          return finish(ExitCode.timedOut)
+        }
+        return finish(ExitCode.success)
+      }
+    }
+  }
+
+  /// Stops any command still running and returns `status`.
+  private func finish(_ status: Int32) -> Int32 {
+    children?.shutDown()
+    return status
+  }
+
+  private func format(_ seconds: Double) -> String {
+    seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+  }
+
+  private func drain(_ descriptor: Int32) {
+    var buffer = [UInt8](repeating: 0, count: 256)
+    while buffer.withUnsafeMutableBytes({ Glibc.read(descriptor, $0.baseAddress, $0.count) }) > 0 {}
+  }
+
+  /// Looks at the file and prints the value if it is new.
+  private func check(initial: Bool) {
+    let observation: SharedDocument.Observation
+    if initial {
+      do {
+        observation = try document.read().map { .changed($0) } ?? .missing
+      } catch {
+        observation = .invalid(error)
+      }
+    } else {
+      observation = document.readIfChanged(contentMayDiffer: true)
+    }
+    switch observation {
+    case .unchanged:
+      invalidSince = nil
+    case .changed(let value):
+      invalidSince = nil
+      show(value)
+    case .missing:
+      invalidSince = nil
+      note(.missingFile)
+    case .invalid(let error):
+      let now = ProcessControl.now()
+      if initial || invalidSince.map({ now >= $0 + WatchSession.invalidGracePeriod }) == true {
+        invalidSince = nil
+        note(.invalid(error.description))
+      } else if invalidSince == nil {
+        invalidSince = now
+      }
+    }
+  }
+
+  private func show(_ document: JSONValue) {
+    let value: JSONValue?
+    do {
+      value = try document.value(at: path)
+    } catch {
+      note(.invalid("\(error) in '\(file)'"))
+      return
+    }
+    guard let value else {
+      note(.noValue)
+      return
+    }
+    if gap == nil, let lastPrinted, lastPrinted == value { return }
+    StandardStreams.writeLine(value.formatted(.compact))
+    lastPrinted = value
+    gap = nil
+    printed += 1
+    children?.valuePrinted(value)
+  }
+
+  private func note(_ kind: Gap) {
+    lastPrinted = nil
+    guard kind != gap else { return }
+    gap = kind
+    let message: String
+    switch kind {
+    case .missingFile: message = "'\(file)' does not exist; waiting for it"
+    case .noValue: message = "no value at '\(pathText)' in '\(file)'; waiting for one"
+    case .invalid(let reason): message = reason + "; waiting for a valid version"
+    }
+    StandardStreams.writeLine("ccsync: " + message, toStandardError: true)
+  }
+}

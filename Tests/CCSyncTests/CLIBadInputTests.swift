@@ -1,0 +1,182 @@
+import Foundation
+import Testing
+
+/// Bad input gets a clear message naming the file, the documented exit status, and never
+/// changes a file.
+@Suite struct CLIBadInputTests {
+  /// A FILE that is not a valid JSON document, how to make it, and the status expected.
+  struct BadFile: CustomTestStringConvertible, Sendable {
+    var name: String
+    var status: Int32
+    var message: String
+    var make: @Sendable (String) throws -> Void
+
+    var testDescription: String { name }
+  }
+
+  static let badFiles: [BadFile] = [
+    BadFile(name: "empty file", status: 65, message: "is not valid JSON: empty document") { path in
+      try CLI.write("", to: path)
+    },
+    BadFile(name: "NUL byte", status: 65, message: "is not valid JSON: unexpected character U+0000 at line 1, column 7") { path in
+      try Data("{\"a\": \0}".utf8).write(to: URL(fileURLWithPath: path))
+    },
+    BadFile(name: "invalid UTF-8", status: 65, message: "is not valid JSON: invalid UTF-8 at line 2, column 9") { path in
+      try Data([UInt8]("{\n  \"a\": \"".utf8) + [0xFF] + [UInt8]("\"}".utf8)).write(to: URL(fileURLWithPath: path))
+    },
+    BadFile(name: "trailing garbage", status: 65, message: "is not valid JSON: trailing characters") { path in
+      try CLI.write("{\"a\": 1}\n}", to: path)
+    },
+    BadFile(name: "unexpected character", status: 65, message: "is not valid JSON: unexpected character 'x' at line 3, column 8") { path in
+      try CLI.write("{\n  \"a\": 1,\n  \"b\": x\n}\n", to: path)
+    },
+    BadFile(name: "directory", status: 65, message: "is a directory, not a regular file") { path in
+      try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+    },
+    BadFile(name: "FIFO", status: 65, message: "is a FIFO, not a regular file") { path in
+      #expect(mkfifo(path, 0o644) == 0)
+    },
+    BadFile(name: "dangling symlink", status: 66, message: "which does not exist") { path in
+      try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "nowhere.json")
+    },
+    BadFile(name: "symlink loop", status: 66, message: "too many levels of symbolic links") { path in
+      let loop = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("loop.json").path
+      try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "loop.json")
+      try FileManager.default.createSymbolicLink(atPath: loop, withDestinationPath: "config.json")
+    },
+  ]
+
+  /// Each command that takes a FILE, with the rest of its arguments and its standard input.
+  /// `FILE` stands for the file.
+  static let commands: [(arguments: [String], input: String?)] = [
+    (["get", "FILE", "a"], nil),
+    (["load", "FILE"], nil),
+    (["set", "FILE", "a", "2"], nil),
+    (["delete", "FILE", "a"], nil),
+    (["save", "FILE"], "{\"a\": 2}"),
+    (["save", "--merge", "FILE"], "{\"a\": 2}"),
+    (["edit", "FILE"], nil),
+  ]
+
+  @Test(arguments: badFiles)
+  func badFileIsReportedAndLeftUntouched(_ bad: BadFile) throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("config.json")
+    try bad.make(path)
+    let before = try snapshot(directory)
+    for command in Self.commands {
+      let arguments = command.arguments.map { $0 == "FILE" ? path : $0 }
+      // `edit` must fail before it starts an editor: `false` would make the status 1.
+      let outcome = try CLI.run(arguments, input: command.input, environment: CLI.environment(["EDITOR": "false"]),
+                                deadline: .seconds(10))
+      #expect(!outcome.timedOut, "\(arguments) hung")
+      #expect(outcome.status == bad.status, "\(arguments): \(outcome.summary)")
+      #expect(outcome.standardOutput == "", "\(arguments)")
+      #expect(outcome.standardError.hasPrefix("ccsync: '\(path)'"), "\(arguments): \(outcome.summary)")
+      #expect(outcome.standardError.contains(bad.message), "\(arguments): \(outcome.summary)")
+      // The file and its directory are as they were (a lock file beside it is allowed).
+      #expect(try snapshot(directory) == before, "\(arguments) changed something")
+    }
+  }
+
+  @Test func watchReportsABadFileOnStandardErrorOnly() throws {
+    for bad in Self.badFiles {
+      let directory = try TemporaryDirectory()
+      defer { directory.remove() }
+      let path = directory.file("config.json")
+      try bad.make(path)
+      let outcome = try CLI.run(["watch", "--timeout", "0.3", path], deadline: .seconds(10))
+      #expect(outcome.status == 0 && outcome.standardOutput == "", "\(bad.name): \(outcome.summary)")
+      #expect(outcome.standardError.contains(bad.message), "\(bad.name): \(outcome.summary)")
+    }
+  }
+
+  /// Names, kinds and bytes of everything in `directory` except lock files.
+  private func snapshot(_ directory: TemporaryDirectory) throws -> [String: String] {
+    var result: [String: String] = [:]
+    for name in try directory.names() where !name.hasSuffix(".lock") {
+      let path = directory.file(name)
+      let attributes = try FileManager.default.attributesOfItem(atPath: path)
+      let type = attributes[.type] as? FileAttributeType
+      if type == .typeSymbolicLink {
+        result[name] = "link:" + (try FileManager.default.destinationOfSymbolicLink(atPath: path))
+      } else if type == .typeRegular {
+        result[name] = "file:" + (CLI.bytes(path)?.base64EncodedString() ?? "?")
+      } else {
+        result[name] = "\(type?.rawValue ?? "?")"
+      }
+    }
+    return result
+  }
+}
+
+/// Permissions and full disks, which need a non-root user (setpriv) or a mount.
+@Suite(.serialized) struct CLIPermissionTests {
+  @Test func unreadableFileIsPermissionDenied() throws {
+    guard commandExists("setpriv") else {
+      Issue.record("setpriv is not installed; skipping")
+      return
+    }
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    #expect(chmod(directory.path, 0o755) == 0)
+    let file = directory.file("secret.json")
+    try CLI.write("{\"a\": 1}\n", to: file)
+    #expect(chmod(file, 0o600) == 0)
+    let outcome = try CLI.runAsNobody(["get", file, "a"])
+    #expect(outcome.status == 77, "\(outcome.summary)")
+    #expect(outcome.standardError.contains(file) && outcome.standardError.contains("Permission denied"))
+  }
+
+  @Test func unwritableDirectoryCannotCreate() throws {
+    guard commandExists("setpriv") else {
+      Issue.record("setpriv is not installed; skipping")
+      return
+    }
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    #expect(chmod(directory.path, 0o755) == 0)
+    let file = directory.file("config.json")
+    try CLI.write("{\"a\": 1}\n", to: file)
+    #expect(chmod(file, 0o666) == 0)
+    let before = CLI.bytes(file)
+    // No lock file yet: creating it is refused.
+    let noLock = try CLI.runAsNobody(["set", file, "a", "2"])
+    #expect(noLock.status == 73, "\(noLock.summary)")
+    #expect(noLock.standardError.contains("cannot create '\(file).lock'"))
+    // With a lock file, creating the temp file is refused.
+    #expect(FileManager.default.createFile(atPath: file + ".lock", contents: nil))
+    let noTemp = try CLI.runAsNobody(["set", file, "a", "2"])
+    #expect(noTemp.status == 73, "\(noTemp.summary)")
+    #expect(noTemp.standardError.contains("cannot create") && noTemp.standardError.contains(".config.json.tmp-"))
+    let newFile = try CLI.runAsNobody(["save", directory.file("new.json")], input: "{}")
+    #expect(newFile.status == 73, "\(newFile.summary)")
+    #expect(CLI.bytes(file) == before)
+    #expect(try directory.names() == ["config.json", "config.json.lock"])
+  }
+
+  @Test func fullFileSystemIsAnInputOutputError() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let mountPoint = directory.file("small")
+    try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: false)
+    let mount = try ChildProcess.run("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint])
+    guard mount.succeeded else {
+      Issue.record("cannot mount a tmpfs here (\(mount.standardError.trimmingCharacters(in: .whitespacesAndNewlines))); skipping")
+      return
+    }
+    defer { _ = try? ChildProcess.run("umount", [mountPoint]) }
+    let file = mountPoint + "/config.json"
+    try CLI.write("{\"a\": 1}\n", to: file)
+    // Fill the file system: a file of 64 KiB cannot be written, so write what fits.
+    _ = try ChildProcess.run("dd", ["if=/dev/zero", "of=\(mountPoint)/fill", "bs=1k", "count=128"])
+    let before = CLI.bytes(file)
+    let outcome = try CLI.run(["set", file, "a", "\"" + String(repeating: "x", count: 8192) + "\""])
+    #expect(outcome.status == 74, "\(outcome.summary)")
+    #expect(outcome.standardError.contains("No space left on device") && outcome.standardError.contains(file))
+    #expect(CLI.bytes(file) == before)
+    let names = try FileManager.default.contentsOfDirectory(atPath: mountPoint).sorted()
+    #expect(names == ["config.json", "config.json.lock", "fill"], "a temp file was left behind: \(names)")
+  }
+}

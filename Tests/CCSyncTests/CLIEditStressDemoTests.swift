@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+
+/// `ccsync edit` (with scripts as the editor), `ccsync stress` and `ccsync demo`.
+@Suite struct CLIEditStressDemoTests {
+  /// Writes an executable shell script `name` into `directory` and returns its path.
+  private func script(_ body: String, named name: String, in directory: TemporaryDirectory) throws -> String {
+    let path = directory.file(name)
+    try CLI.write("#!/bin/sh\n" + body + "\n", to: path)
+    #expect(chmod(path, 0o755) == 0)
+    return path
+  }
+
+  @Test func editMergesWithChangesMadeMeanwhile() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    try CLI.write("{\n  \"theme\": \"light\",\n  \"size\": 13,\n  \"ratio\": 1.50\n}\n", to: file)
+    let ccsync = try CLI.executable()
+    // The editor changes theme in the copy; meanwhile another process changes size.
+    let editor = try script(
+      "sed -i 's/light/dark/' \"$1\" && '\(ccsync)' set '\(file)' size 20", named: "editor", in: directory)
+    let outcome = try CLI.run(["edit", file], environment: CLI.environment(["EDITOR": editor, "VISUAL": ""]))
+    #expect(outcome.status == 0, "\(outcome.summary)")
+    #expect(try String(contentsOfFile: file, encoding: .utf8) == "{\n  \"theme\": \"dark\",\n  \"size\": 20,\n  \"ratio\": 1.50\n}\n")
+  }
+
+  @Test func editConflictExits75AndWritesNothing() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    try CLI.write("{\"port\": 8080, \"host\": \"a\"}\n", to: file)
+    let ccsync = try CLI.executable()
+    let editor = try script(
+      "sed -i 's/8080/9090/; s/\"a\"/\"b\"/' \"$1\" && '\(ccsync)' set '\(file)' port 9091", named: "editor", in: directory)
+    let before = try #require(CLI.bytes(file)).count
+    let outcome = try CLI.run(["edit", file], environment: CLI.environment(["VISUAL": editor]))
+    #expect(outcome.status == 75, "\(outcome.summary)")
+    #expect(outcome.standardError.contains("port: edited 9090, file now 9091 (was 8080)"), "\(outcome.summary)")
+    #expect(outcome.standardError.contains("nothing written"))
+    // The file has the other process's write and nothing of the edit.
+    #expect(try CLI.run(["get", "-c", file]).standardOutput == "{\"port\":9091,\"host\":\"a\"}\n")
+    #expect(before > 0)
+    let kept = try #require(outcome.standardError.components(separatedBy: "kept at ").last?
+      .trimmingCharacters(in: .whitespacesAndNewlines))
+    #expect(FileManager.default.fileExists(atPath: kept))
+    try? FileManager.default.removeItem(atPath: (kept as NSString).deletingLastPathComponent)
+  }
+
+  @Test func editInvalidOrUnchanged() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    try CLI.write("{\"a\": 1}\n", to: file)
+    let before = CLI.bytes(file)
+
+    let unchanged = try CLI.run(["edit", file], environment: CLI.environment(["EDITOR": "true", "VISUAL": ""]))
+    #expect(unchanged.status == 0 && unchanged.standardOutput == "", "\(unchanged.summary)")
+    let spaces = try script("printf '{ \"a\" : 1 }' > \"$1\"", named: "spaces", in: directory)
+    let reformatted = try CLI.run(["edit", file], environment: CLI.environment(["EDITOR": spaces, "VISUAL": ""]))
+    #expect(reformatted.status == 0, "\(reformatted.summary)")
+    #expect(CLI.bytes(file) == before)
+
+    let breaker = try script("printf '{\\n  \"a\": x\\n}' > \"$1\"", named: "breaker", in: directory)
+    let invalid = try CLI.run(["edit", file], environment: CLI.environment(["EDITOR": breaker, "VISUAL": ""]))
+    #expect(invalid.status == 65, "\(invalid.summary)")
+    #expect(invalid.standardError.contains("is not valid JSON: unexpected character 'x' at line 2, column 8"))
+    #expect(CLI.bytes(file) == before)
+    let kept = try #require(invalid.standardError.components(separatedBy: "kept at ").last?
+      .trimmingCharacters(in: .whitespacesAndNewlines))
+    #expect(try String(contentsOfFile: kept, encoding: .utf8) == "{\n  \"a\": x\n}")
+    try? FileManager.default.removeItem(atPath: (kept as NSString).deletingLastPathComponent)
+
+    let failing = try CLI.run(["edit", file], environment: CLI.environment(["EDITOR": "exit 3; :", "VISUAL": ""]))
+    #expect(failing.status == 3, "\(failing.summary)")
+    #expect(CLI.bytes(file) == before)
+    let missing = try CLI.run(["edit", directory.file("none.json")], environment: CLI.environment(["EDITOR": "true"]))
+    #expect(missing.status == 66, "\(missing.summary)")
+  }
+
+  @Test func stressLosesNoUpdates() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    try CLI.write("{\"counter\": 7, \"keep\": \"me\"}\n", to: file)
+    let outcome = try CLI.run(["stress", "--processes", "4", "--iterations", "50", file], deadline: .seconds(60))
+    #expect(outcome.status == 0, "\(outcome.summary)")
+    let lines = CLI.lines(outcome.standardOutput)
+    #expect(lines.first == "processes: 4")
+    #expect(lines.contains("iterations: 50"))
+    #expect(lines.contains { $0.hasPrefix("seconds: ") })
+    #expect(lines.contains { $0.hasPrefix("updates per second: ") })
+    #expect(lines.last == "lost updates: 0")
+    #expect(try CLI.run(["get", "-c", file]).standardOutput == "{\"counter\":207,\"keep\":\"me\"}\n")
+
+    let nested = try CLI.run(["stress", "--processes", "2", "--iterations", "10", "--path", "a.b", file])
+    #expect(nested.status == 0, "\(nested.summary)")
+    #expect(try CLI.run(["get", file, "a.b"]).standardOutput == "20\n")
+
+    let notInteger = try CLI.run(["stress", "--path", "keep", file])
+    #expect(notInteger.status == 65, "\(notInteger.summary)")
+  }
+
+  @Test func demoRunsOnItsOwnAndEndsWithTheStressResult() throws {
+    let clock = ContinuousClock()
+    let start = clock.now
+    let outcome = try CLI.run(["demo"], deadline: .seconds(30))
+    #expect(outcome.status == 0, "\(outcome.summary)")
+    #expect(clock.now - start < .seconds(30))
+    #expect(outcome.standardOutput.contains("lost updates: 0"))
+    #expect(outcome.standardOutput.contains("all 4 changes are in the file"))
+    #expect(outcome.standardError == "")
+  }
+
+  @Test func embeddedDemoDocumentIsConfigExample() throws {
+    let source = try String(
+      contentsOf: CLI.exampleURL.deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Sources/CCSyncCLI/DemoDocument.swift"), encoding: .utf8)
+    let example = try String(contentsOf: CLI.exampleURL, encoding: .utf8)
+    let start = try #require(source.range(of: "#\"\"\"\n"))
+    let end = try #require(source.range(of: "\n\"\"\"#", range: start.upperBound..<source.endIndex))
+    #expect(String(source[start.upperBound..<end.lowerBound]) == example)
+  }
+}
+
+@testable import CCSyncCLI
+
+extension CLIEditStressDemoTests {
+  @Test func embeddedDemoDocumentValueIsConfigExample() throws {
+    #expect(DemoDocument.text == (try String(contentsOf: CLI.exampleURL, encoding: .utf8)))
+  }
+}

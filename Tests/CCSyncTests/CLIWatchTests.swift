@@ -1,0 +1,155 @@
+import Foundation
+import Testing
+
+/// `ccsync watch`: one compact line per distinct value, --count, --timeout, --poll, notes on
+/// standard error for gaps, --exec and --restart.
+@Suite struct CLIWatchTests {
+  /// Waits until `watcher` has printed `count` lines.
+  private func waitForLines(_ watcher: ChildProcess, _ count: Int, deadline: Duration = .seconds(10)) -> Bool {
+    waitUntil(deadline: deadline) { CLI.lines(watcher.standardOutput).count >= count }
+  }
+
+  @Test(arguments: [false, true])
+  func printsEachDistinctValueUntilCount(polling: Bool) throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    try CLI.write("{\"server\": {\"port\": 8080}, \"other\": 1}\n", to: file)
+    let watcher = try CLI.start(["watch", "--count", "3"] + (polling ? ["--poll", "0.05"] : []) + [file, "server"])
+    #expect(waitForLines(watcher, 1))
+    #expect(try CLI.run(["set", file, "other", "2"]).status == 0)  // not a new value at PATH
+    #expect(try CLI.run(["set", file, "server.port", "8081"]).status == 0)
+    #expect(waitForLines(watcher, 2))
+    #expect(try CLI.run(["set", file, "server.host", "h"]).status == 0)
+    let outcome = watcher.wait(deadline: .seconds(10))
+    #expect(outcome.status == 0 && !outcome.timedOut, "\(outcome.summary)")
+    #expect(CLI.lines(outcome.standardOutput) == [
+      "{\"port\":8080}", "{\"port\":8081}", "{\"port\":8081,\"host\":\"h\"}",
+    ])
+    #expect(outcome.standardError == "")
+  }
+
+  @Test func timeoutWithAndWithoutCount() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    try CLI.write("{\"a\": 1}\n", to: file)
+    let plain = try CLI.run(["watch", "--timeout", "0.3", file, "a"])
+    #expect(plain.status == 0 && plain.standardOutput == "1\n", "\(plain.summary)")
+    let short = try CLI.run(["watch", "--timeout=0.3", "--count", "2", file, "a"])
+    #expect(short.status == 2 && short.standardOutput == "1\n", "\(short.summary)")
+    #expect(short.standardError.contains("1 of 2"))
+    let reached = try CLI.run(["watch", "--timeout", "5", "--count", "1", file, "a"])
+    #expect(reached.status == 0 && reached.standardOutput == "1\n", "\(reached.summary)")
+  }
+
+  @Test func sigintAndSigtermEndTheWatchWithStatusZero() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    try CLI.write("[1]\n", to: file)
+    for signal in [SIGINT, SIGTERM] {
+      let watcher = try CLI.start(["watch", file])
+      #expect(waitForLines(watcher, 1))
+      kill(watcher.process.processIdentifier, signal)
+      let outcome = watcher.wait(deadline: .seconds(10))
+      #expect(outcome.status == 0 && !outcome.signaled, "\(outcome.summary)")
+      #expect(outcome.standardOutput == "[1]\n")
+    }
+  }
+
+  @Test func gapsAreNotedOnStandardErrorAndTheNextValueIsPrinted() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    let watcher = try CLI.start(["watch", "--count", "3", file, "a"])
+    #expect(waitUntil { watcher.standardError.contains("does not exist") })
+    #expect(try CLI.run(["set", file, "b", "1"]).status == 0)
+    #expect(waitUntil { watcher.standardError.contains("no value at 'a'") })
+    #expect(try CLI.run(["set", file, "a", "1"]).status == 0)
+    #expect(waitForLines(watcher, 1))
+    try CLI.write("{ not json", to: file)
+    #expect(waitUntil { watcher.standardError.contains("is not valid JSON") })
+    // The same value again after a gap is printed again.
+    try CLI.write("{\"a\": 1}", to: file)
+    #expect(waitForLines(watcher, 2))
+    #expect(try CLI.run(["set", file, "a", "[true]"]).status == 0)
+    let outcome = watcher.wait(deadline: .seconds(10))
+    #expect(outcome.status == 0, "\(outcome.summary)")
+    #expect(CLI.lines(outcome.standardOutput) == ["1", "1", "[true]"])
+  }
+
+  @Test func execRunsTheCommandWithTheValue() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    let log = directory.file("log")
+    try CLI.write("{\"a\": {\"b\": 1}}\n", to: file)
+    let script = "printf '%s|%s|%s\\n' \"$CCSYNC_VALUE\" \"$(cat)\" \"$CCSYNC_FILE\" >> '\(log)'"
+    let watcher = try CLI.start(["watch", "--count", "2", file, "a", "--exec", "--", "sh", "-c", script])
+    #expect(waitUntil { (try? String(contentsOfFile: log, encoding: .utf8))?.isEmpty == false })
+    #expect(try CLI.run(["set", file, "a.b", "\"two\""]).status == 0)
+    let outcome = watcher.wait(deadline: .seconds(10))
+    #expect(outcome.status == 0, "\(outcome.summary)")
+    #expect(CLI.lines(outcome.standardOutput) == ["{\"b\":1}", "{\"b\":\"two\"}"])
+    let runs = CLI.lines(try String(contentsOfFile: log, encoding: .utf8))
+    #expect(runs == ["{\"b\":1}|{\"b\":1}|\(file)", "{\"b\":\"two\"}|{\"b\":\"two\"}|\(file)"])
+  }
+
+  @Test func execCoalescesValuesArrivingWhileItRuns() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    let log = directory.file("log")
+    let gate = directory.file("gate")
+    try CLI.write("{\"n\": 0}\n", to: file)
+    // Each run logs its value, then waits until the gate file exists.
+    let script = "echo \"$CCSYNC_VALUE\" >> '\(log)'; while [ ! -e '\(gate)' ]; do sleep 0.02; done"
+    let watcher = try CLI.start(["watch", "--count", "4", file, "n", "--", "sh", "-c", script])
+    #expect(waitUntil { (try? String(contentsOfFile: log, encoding: .utf8)) == "0\n" })
+    for value in 1...3 {
+      #expect(try CLI.run(["set", file, "n", String(value)]).status == 0)
+      #expect(waitForLines(watcher, value + 1))
+    }
+    #expect(FileManager.default.createFile(atPath: gate, contents: nil))
+    let outcome = watcher.wait(deadline: .seconds(10))
+    #expect(outcome.status == 0, "\(outcome.summary)")
+    #expect(CLI.lines(outcome.standardOutput) == ["0", "1", "2", "3"])
+    // Values 1 and 2 arrived while the first run waited: one more run, with the latest value.
+    #expect(try String(contentsOfFile: log, encoding: .utf8) == "0\n3\n")
+  }
+
+  @Test func restartRestartsTheCommandAndEndsWithItsStatus() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    let pids = directory.file("pids")
+    try CLI.write("{\"mode\": \"run\"}\n", to: file)
+    // Runs until killed, unless the value says "exit": then it exits 5 on its own.
+    let script = "echo $$ >> '\(pids)'; [ \"$CCSYNC_VALUE\" = '\"exit\"' ] && exit 5; exec sleep 30"
+    let watcher = try CLI.start(["watch", file, "mode", "--restart", "--", "sh", "-c", script])
+    func startedPids() -> [Int32] {
+      CLI.lines((try? String(contentsOfFile: pids, encoding: .utf8)) ?? "").compactMap { Int32($0) }
+    }
+    #expect(waitUntil { startedPids().count == 1 })
+    let first = try #require(startedPids().first)
+    #expect(kill(first, 0) == 0)
+    #expect(try CLI.run(["set", file, "mode", "\"again\""]).status == 0)
+    #expect(waitUntil { startedPids().count == 2 })
+    #expect(waitUntil { kill(first, 0) != 0 }, "the first run was not stopped")
+    #expect(try CLI.run(["set", file, "mode", "\"exit\""]).status == 0)
+    let outcome = watcher.wait(deadline: .seconds(15))
+    #expect(outcome.status == 5 && !outcome.signaled, "\(outcome.summary)")
+    #expect(startedPids().count == 3)
+    #expect(CLI.lines(outcome.standardOutput) == ["\"run\"", "\"again\"", "\"exit\""])
+  }
+
+  @Test func restartPassesOnADeathBySignal() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    try CLI.write("1\n", to: file)
+    let outcome = try CLI.run(["watch", file, "--restart", "--", "sh", "-c", "kill -KILL $$"], deadline: .seconds(10))
+    #expect(outcome.status == 128 + SIGKILL && !outcome.signaled, "\(outcome.summary)")
+  }
+}
