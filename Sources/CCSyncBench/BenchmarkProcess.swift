@@ -1,23 +1,18 @@
 import Foundation
 
-/// What the child processes `bench/run` spawns have in common: a start barrier, the clock,
-/// and how they fail.
+/// What the child processes `bench/run` spawns have in common: the clock, unbuffered lines
+/// to the driver, and how they fail.
 ///
-/// Every worker prints `ready` once set up and waits for a line on standard input, so that
-/// the driver starts the clock when all workers of a run can start at once (process start-up
-/// and runtime initialisation stay out of the figures); it prints `done` when its work is done.
+/// Every worker prints `ready` once set up and then works only when the driver sends it a
+/// line, so that the driver starts the clock when all workers of a trial can start at once
+/// (process start-up and runtime initialisation stay out of the figures); it prints `done`
+/// when that work is done.
 enum BenchmarkProcess {
   /// `CLOCK_MONOTONIC` in nanoseconds: one clock for every process on the machine.
   static func monotonicNanoseconds() -> Int64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-  }
-
-  /// Prints `ready` and blocks until the driver sends a line (or closes standard input).
-  static func waitForStart() {
-    say("ready")
-    _ = readLine()
   }
 
   /// Writes `line` and a newline to standard output at once, unbuffered (the driver reads

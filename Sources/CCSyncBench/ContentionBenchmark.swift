@@ -2,18 +2,19 @@ import CCSync
 import Foundation
 import Synchronization
 
-/// `ccsync-bench bench-worker FILE COUNT [--relaxed] [--threads T] [--api document|storage]`:
-/// one contender of the locked read-modify-write benchmark. After the start barrier it adds
-/// one to the document's top-level `counter` COUNT times, each an exact locked
-/// read-modify-write, and prints `done`.
+/// `ccsync-bench bench-worker FILE [--relaxed] [--threads T] [--api document|storage]`: one
+/// contender of the locked read-modify-write benchmark, kept running for several trials. It
+/// prints `ready` once set up; then, for each line `N` it reads on standard input, it adds
+/// one to the document's top-level `counter` N times, each an exact locked read-modify-write,
+/// and prints `done`. It exits when standard input ends.
 ///
 /// - `--relaxed`: `SharedDocument(path:durable: false)` (no `fsync`); durable by default.
-/// - `--threads T`: T threads of this process share the COUNT updates (COUNT / T each), all
+/// - `--threads T`: T threads of this process share each trial's N updates (N / T each), all
 ///   through one `SharedDocument`, so the library's group commit can batch them.
 /// - `--api storage`: a typed `CodableStorage<CounterSettings>` and `update { $0.counter += 1 }`
 ///   instead of `SharedDocument.update` on the JSON tree.
 enum ContentionBenchmark {
-  static let usage = "USAGE: ccsync-bench bench-worker FILE COUNT [--relaxed] [--threads T] [--api document|storage]"
+  static let usage = "USAGE: ccsync-bench bench-worker FILE [--relaxed] [--threads T] [--api document|storage]"
 
   /// The typed view of the benchmark document: only the counter; the other settings are
   /// keys this type does not know, which the library keeps.
@@ -22,12 +23,11 @@ enum ContentionBenchmark {
   }
 
   static func run(arguments: [String]) {
-    guard arguments.count >= 2, let count = Int(arguments[1]), count > 0 else { BenchmarkProcess.fail(usage, code: 64) }
-    let path = arguments[0]
+    guard let path = arguments.first, !path.hasPrefix("-") else { BenchmarkProcess.fail(usage, code: 64) }
     let durable = !arguments.contains("--relaxed")
     let threads = BenchmarkProcess.option("--threads", in: arguments).flatMap { Int($0) } ?? 1
     let api = BenchmarkProcess.option("--api", in: arguments) ?? "document"
-    guard threads > 0, count % threads == 0 else { BenchmarkProcess.fail("COUNT must be a multiple of --threads", code: 64) }
+    guard threads > 0 else { BenchmarkProcess.fail(usage, code: 64) }
 
     let increment: @Sendable () throws -> Void
     switch api {
@@ -51,10 +51,15 @@ enum ContentionBenchmark {
       BenchmarkProcess.fail(usage, code: 64)
     }
 
-    BenchmarkProcess.waitForStart()
-    let failures = runConcurrently(threads: threads, iterations: count / threads, increment)
-    if let failure = failures.first { BenchmarkProcess.fail("update failed: \(failure)") }
-    BenchmarkProcess.say("done")
+    BenchmarkProcess.say("ready")
+    while let line = readLine() {
+      guard let count = Int(line), count > 0, count % threads == 0 else {
+        BenchmarkProcess.fail("expected a count that is a multiple of \(threads), got '\(line)'", code: 64)
+      }
+      let failures = runConcurrently(threads: threads, iterations: count / threads, increment)
+      if let failure = failures.first { BenchmarkProcess.fail("update failed: \(failure)") }
+      BenchmarkProcess.say("done")
+    }
   }
 
   /// Runs `body` `iterations` times on each of `threads` threads (the calling thread is one

@@ -10,7 +10,8 @@
  *
  * Modes (each prints "ready" and waits for a line on stdin before it starts, prints "done" at
  * the end):
- *   floor increment FILE COUNT [--relaxed]       COUNT counter increments
+ *   floor increment FILE [--relaxed]             for each line N on stdin, N counter
+ *                                                increments, then "done"; ends at end of input
  *   floor timed-writer FILE COUNT BYTES INTERVAL_US
  *       COUNT saves of {"sequence": N, "sentAt": T, "payload": "x..."} (about BYTES long),
  *       durable, INTERVAL_US apart; after "done" prints one "SEQUENCE RENAME_NS" line per save,
@@ -185,24 +186,29 @@ static void wait_for_start(void) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: floor increment FILE COUNT [--relaxed]\n"
+  fprintf(stderr, "usage: floor increment FILE [--relaxed]\n"
                   "       floor timed-writer FILE COUNT BYTES INTERVAL_US\n"
                   "       floor churn FILE SECONDS\n");
   return 64;
 }
 
 int main(int argc, char **argv) {
-  if (argc < 4) return usage();
+  if (argc < 3) return usage();
   srandom((unsigned)(now_ns() ^ getpid()));
   struct target t;
   target_init(&t, argv[2]);
   struct buffer old = {0}, new_contents = {0};
   if (strcmp(argv[1], "increment") == 0) {
-    long count = atol(argv[3]);
-    int durable = !(argc > 4 && strcmp(argv[4], "--relaxed") == 0);
-    wait_for_start();
-    for (long i = 0; i < count; i++) locked_replace(&t, durable, increment_counter, NULL, &old, &new_contents);
-    printf("done\n");
+    int durable = !(argc > 3 && strcmp(argv[3], "--relaxed") == 0);
+    printf("ready\n");
+    fflush(stdout);
+    char line[64];
+    while (fgets(line, sizeof line, stdin)) {
+      long count = atol(line);
+      for (long i = 0; i < count; i++) locked_replace(&t, durable, increment_counter, NULL, &old, &new_contents);
+      printf("done\n");
+      fflush(stdout);
+    }
   } else if (strcmp(argv[1], "timed-writer") == 0 && argc == 6) {
     long count = atol(argv[3]);
     struct timed_document document = {0, (size_t)atol(argv[4])};
@@ -216,7 +222,7 @@ int main(int argc, char **argv) {
     }
     printf("done\n");
     for (long i = 0; i < count; i++) printf("%ld %lld\n", i, (long long)renamed[i]);
-  } else if (strcmp(argv[1], "churn") == 0) {
+  } else if (strcmp(argv[1], "churn") == 0 && argc == 4) {
     double seconds = atof(argv[3]);
     wait_for_start();
     int64_t end = now_ns() + (int64_t)(seconds * 1e9);

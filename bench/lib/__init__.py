@@ -1,0 +1,1 @@
+"""The pieces of the ccsync benchmark driver (bench/harness.py)."""

@@ -1,0 +1,77 @@
+"""3. The command line: one `ccsync get` or `ccsync set` against jq and flock+jq+mv."""
+import os
+import shutil
+import subprocess
+
+from .documents import settings_document, write_document
+from .processes import median
+
+
+def cli_has_get_set(ccsync):
+    try:
+        result = subprocess.run([ccsync, "set", "--help"], capture_output=True, text=True, timeout=10)
+        return result.returncode == 0 and "USAGE" in result.stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def measure(bench):
+    options = bench.options
+    lines = ["### 3. Command line: one call on a 1 KB file", ""]
+    ccsync = os.path.join(bench.binaries, "ccsync")
+    if not (os.path.exists(ccsync) and cli_has_get_set(ccsync)):
+        lines.append("not measured: CLI not built (no `ccsync get`/`ccsync set` in this tree)")
+        bench.goals.append(("`ccsync get` <= 0.3x jq's time", "not measured", "CLI not built"))
+        bench.goals.append(("`ccsync set` >= 3x faster than flock+jq+mv", "not measured", "CLI not built"))
+        return "\n".join(lines) + "\n"
+    if not bench.have_floor:
+        return "\n".join(lines + ["not measured: no C compiler for the spawn driver", ""])
+    directory = bench.fresh_directory()
+    path = os.path.join(directory, "settings.json")
+    write_document(path, settings_document(1024))
+    jq = shutil.which("jq")
+    commands = [
+        ("true", "`/bin/true` (the cost of spawning any program)", ["true"]),
+        ("get", "`ccsync get FILE counter`", [ccsync, "get", path, "counter"]),
+        ("set", "`ccsync set FILE counter 7` (durable: fsync file + dir)", [ccsync, "set", path, "counter", "7"]),
+    ]
+    if jq and shutil.which("flock"):
+        commands += [
+            ("jq", "`jq .counter FILE`", [jq, ".counter", path]),
+            ("shell-set", "`flock FILE.lock sh -c 'jq \".counter = 7\" FILE > TMP && mv TMP FILE'` (no fsync)",
+             ["flock", path + ".lock", "sh", "-c", 'jq ".counter = 7" "$0" > "$0.tmp" && mv "$0.tmp" "$0"', path]),
+        ]
+    raw = {key: [] for key, _, _ in commands}
+    spawn = bench.peer("spawn_loop")
+    for round_index in range(options.rounds):
+        bench.log("cli round %d/%d" % (round_index + 1, options.rounds))
+        for key, _, argv in commands:
+            output = subprocess.run([spawn, str(options.cli_calls)] + argv, capture_output=True, text=True, check=True).stdout
+            nanoseconds, failures = (int(part) for part in output.split())
+            raw[key].append({"seconds": nanoseconds / 1e9 / options.cli_calls, "failures": failures})
+    shutil.rmtree(directory, ignore_errors=True)
+    bench.results["cli"] = raw
+
+    lines.append("Each command run %d times in a row by a C driver (`posix_spawnp`, `waitpid`, output to "
+                 "`/dev/null`); wall time per call, spawn and exit included, median of %d rounds."
+                 % (options.cli_calls, options.rounds))
+    lines.append("")
+    lines.append("| Command | ms per call | failed calls |")
+    lines.append("|---|---|---|")
+    for key, label, _ in commands:
+        lines.append("| %s | %.2f | %d |" % (label, median([run["seconds"] for run in raw[key]]) * 1000,
+                                             sum(run["failures"] for run in raw[key])))
+    lines.append("")
+    if "jq" in raw:
+        failing = any(run["failures"] for runs in raw.values() for run in runs)
+        get_ratio = median([a["seconds"] / b["seconds"] for a, b in zip(raw["get"], raw["jq"])])
+        set_ratio = median([b["seconds"] / a["seconds"] for a, b in zip(raw["set"], raw["shell-set"])])
+        get_met, set_met = get_ratio <= 0.3 and not failing, set_ratio >= 3 and not failing
+        lines.append("| Comparison | Goal | Measured | Met |")
+        lines.append("|---|---|---|---|")
+        lines.append("| `ccsync get` time / `jq` time | <= 0.30 | %.2f | %s |" % (get_ratio, "yes" if get_met else "**no**"))
+        lines.append("| `ccsync set` speed / flock+jq+mv speed | >= 3x | %.2fx | %s |" % (set_ratio, "yes" if set_met else "**no**"))
+        lines.append("")
+        bench.goals.append(("`ccsync get` <= 0.3x jq's time", "yes" if get_met else "no", "%.2f" % get_ratio))
+        bench.goals.append(("`ccsync set` >= 3x faster than flock+jq+mv", "yes" if set_met else "no", "%.2fx" % set_ratio))
+    return "\n".join(lines)

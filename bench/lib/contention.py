@@ -1,0 +1,280 @@
+"""1. Locked read-modify-write of a 1 KB document: P processes, and T threads of one process."""
+import os
+import shutil
+import sys
+
+from .documents import read_counter, settings_document, write_document
+from .processes import Failure, Pool, median
+
+try:
+    import sqlite3
+except ImportError:  # a Python built without it: the SQLite peers are skipped
+    sqlite3 = None
+
+
+class Contender:
+    """One way to do the increment. `work` picks the amount per trial (durable, relaxed,
+    shell), so that comparisons inside one class are of equal work."""
+
+    def __init__(self, key, label, durability, work, argv, kind="file"):
+        self.key, self.label, self.durability, self.work, self.argv, self.kind = key, label, durability, work, argv, kind
+
+
+def contenders(bench):
+    tool, python, peer = bench.bench_tool(), sys.executable, bench.peer
+    rows = [
+        Contender("ccsync", "ccsync `SharedDocument.update`", "durable: fsync file + dir", "durable",
+                  lambda path: [tool, "bench-worker", path]),
+        Contender("ccsync-storage", "ccsync `CodableStorage.update`", "durable: fsync file + dir", "durable",
+                  lambda path: [tool, "bench-worker", path, "--api", "storage"]),
+        Contender("floor", "C floor (ccsync's protocol, no JSON parser)", "durable: fsync file + dir", "durable",
+                  lambda path: [peer("floor"), "increment", path]),
+        Contender("python-dir", "Python flock + json + os.replace", "durable: fsync file + dir", "durable",
+                  lambda path: [python, peer("python_worker.py"), path, "file+dir"]),
+        Contender("python-file", "Python flock + json + os.replace", "fsync file only (rename not durable)", "durable",
+                  lambda path: [python, peer("python_worker.py"), path, "file"]),
+        Contender("sqlite-wal-full", "SQLite WAL, synchronous=FULL", "durable", "durable",
+                  lambda path: [python, peer("sqlite_worker.py"), path, "wal", "full"], "sqlite-wal"),
+        Contender("sqlite-wal-normal", "SQLite WAL, synchronous=NORMAL", "atomic; last commits may be lost on power failure", "durable",
+                  lambda path: [python, peer("sqlite_worker.py"), path, "wal", "normal"], "sqlite-wal"),
+        Contender("sqlite-delete-full", "SQLite rollback journal, synchronous=FULL", "durable", "durable",
+                  lambda path: [python, peer("sqlite_worker.py"), path, "delete", "full"], "sqlite-delete"),
+        Contender("sqlite-delete-normal", "SQLite rollback journal, synchronous=NORMAL", "durable except on old file systems", "durable",
+                  lambda path: [python, peer("sqlite_worker.py"), path, "delete", "normal"], "sqlite-delete"),
+        Contender("ccsync-relaxed", "ccsync `SharedDocument(durable: false)`", "relaxed: no fsync", "relaxed",
+                  lambda path: [tool, "bench-worker", path, "--relaxed"]),
+        Contender("floor-relaxed", "C floor, no fsync", "relaxed: no fsync", "relaxed",
+                  lambda path: [peer("floor"), "increment", path, "--relaxed"]),
+        Contender("python-none", "Python flock + json + os.replace", "relaxed: no fsync", "relaxed",
+                  lambda path: [python, peer("python_worker.py"), path, "none"]),
+        Contender("shell", "shell `flock` + `jq` + `mv`", "relaxed: no fsync", "shell",
+                  lambda path: [peer("shell_worker.sh"), path]),
+    ]
+    chosen = bench.options.contenders.split(",") if bench.options.contenders else None
+    available = []
+    for row in rows:
+        if row.key == "shell" and not (shutil.which("jq") and shutil.which("flock")):
+            continue
+        if row.kind.startswith("sqlite") and sqlite3 is None:
+            continue
+        if row.key.startswith("floor") and not bench.have_floor:
+            continue
+        if chosen and row.key not in chosen:
+            continue
+        available.append(row)
+    return available
+
+
+def prepare(kind, directory):
+    """A fresh 1 KB document (or database row) with counter 0; returns its path."""
+    if kind == "file":
+        path = os.path.join(directory, "settings.json")
+        write_document(path, settings_document(1024))
+        return path
+    path = os.path.join(directory, "settings.db")
+    connection = sqlite3.connect(path, isolation_level=None)
+    connection.execute("PRAGMA journal_mode=%s" % ("wal" if kind == "sqlite-wal" else "delete"))
+    connection.execute("CREATE TABLE settings (id INTEGER PRIMARY KEY, counter INTEGER NOT NULL, document TEXT NOT NULL)")
+    connection.execute("INSERT INTO settings VALUES (1, 0, ?)", (settings_document(1024),))
+    connection.close()
+    return path
+
+
+def final_count(kind, path):
+    if kind == "file":
+        return read_counter(path)
+    connection = sqlite3.connect(path)
+    try:
+        return connection.execute("SELECT counter FROM settings WHERE id = 1").fetchone()[0]
+    finally:
+        connection.close()
+
+
+class Setup:
+    """A contender's pool of P processes on its own fresh file, and the count it must reach."""
+
+    def __init__(self, bench, row, processes):
+        self.row = row
+        self.directory = bench.fresh_directory()
+        self.path = prepare(row.kind, self.directory)
+        self.pool = Pool([row.argv(self.path) for _ in range(processes)])
+        self.expected = 0
+
+    def trial(self, total, processes):
+        """One trial of `total` increments shared by the pool; a count that is not exact
+        afterwards is a failure, whatever the speed."""
+        per_worker = total // processes
+        try:
+            seconds = self.pool.trial(per_worker)
+        except Failure as failure:
+            return {"error": str(failure)}
+        self.expected += per_worker * processes
+        count = final_count(self.row.kind, self.path)
+        if count != self.expected:
+            error = "final count %d, expected %d (lost updates)" % (count, self.expected)
+            self.expected = count
+            return {"error": error, "seconds": seconds}
+        return {"seconds": seconds, "rate": per_worker * processes / seconds}
+
+    def close(self):
+        self.pool.close()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def measure(bench):
+    options = bench.options
+    work = {"durable": options.durable_updates, "relaxed": options.relaxed_updates, "shell": options.shell_updates}
+    rows = contenders(bench)
+    raw = {row.key: {p: [] for p in options.processes} for row in rows}
+    for processes in options.processes:
+        bench.log("contention: P=%d, %d trials of %d contenders" % (processes, options.trials, len(rows)))
+        setups = [Setup(bench, row, processes) for row in rows]
+        try:
+            for trial in range(options.trials):
+                # A different order each trial, so no contender always follows the same one.
+                shift = trial % len(setups)
+                for setup in setups[shift:] + setups[:shift]:
+                    raw[setup.row.key][processes].append(setup.trial(work[setup.row.work], processes))
+        finally:
+            for setup in setups:
+                setup.close()
+    bench.results["contention"] = raw
+
+    thread_raw = {mode: {t: [] for t in options.threads} for mode in ("durable", "relaxed")}
+    bench.log("threads: %d trials" % options.trials)
+    setups = {}
+    for threads in options.threads:
+        for mode in ("durable", "relaxed"):
+            argv = lambda path, threads=threads, mode=mode: (
+                [bench.bench_tool(), "bench-worker", path, "--threads", str(threads)] + (["--relaxed"] if mode == "relaxed" else []))
+            setups[(threads, mode)] = Setup(bench, Contender("threads", "threads", mode, mode, argv), 1)
+    try:
+        for trial in range(options.trials):
+            for (threads, mode), setup in setups.items():
+                thread_raw[mode][threads].append(setup.trial(work[mode], 1))
+    finally:
+        for setup in setups.values():
+            setup.close()
+    bench.results["threads"] = thread_raw
+    return tables(bench, rows, raw, thread_raw, work)
+
+
+def cell_rate(samples):
+    errors = [sample["error"] for sample in samples if "error" in sample]
+    if errors:
+        return None, errors[0]
+    return median([sample["rate"] for sample in samples]), None
+
+
+def trial_ratio(ours, theirs):
+    """The median over trials of ours / theirs (rates); None when either failed anywhere."""
+    ratios = []
+    for a, b in zip(ours, theirs):
+        if "error" in a or "error" in b:
+            return None
+        ratios.append(a["rate"] / b["rate"])
+    return median(ratios)
+
+
+COMPARISONS = [
+    # ours, theirs, label, goal, kind ("speed": ours/theirs rate, at least goal; "time": ours/theirs time, at most goal)
+    ("ccsync", "python-dir", "ccsync durable vs Python with the same fsyncs (file + dir)", 1.5, "speed"),
+    ("ccsync", "sqlite-wal-full", "ccsync durable vs SQLite WAL synchronous=FULL", 0.9, "speed"),
+    ("ccsync", "floor", "ccsync durable time / C floor time", 1.25, "time"),
+    ("ccsync-relaxed", "python-none", "ccsync relaxed vs Python without fsync", 2.0, "speed"),
+    ("floor", "python-dir", "ceiling: C floor durable vs Python with the same fsyncs", None, "speed"),
+    ("floor-relaxed", "python-none", "ceiling: C floor relaxed vs Python without fsync", None, "speed"),
+    ("floor", "sqlite-wal-full", "ceiling: C floor durable vs SQLite WAL synchronous=FULL", None, "speed"),
+    ("ccsync-relaxed", "floor-relaxed", "ccsync relaxed time / C floor relaxed time", None, "time"),
+    ("ccsync", "python-file", "ccsync durable vs Python fsync of the file only (less durable)", None, "speed"),
+    ("ccsync", "sqlite-wal-normal", "ccsync durable vs SQLite WAL synchronous=NORMAL (less durable)", None, "speed"),
+    ("ccsync", "sqlite-delete-full", "ccsync durable vs SQLite rollback journal FULL", None, "speed"),
+    ("ccsync-relaxed", "shell", "ccsync relaxed vs shell flock+jq+mv", None, "speed"),
+    ("ccsync-storage", "ccsync", "`CodableStorage.update` vs `SharedDocument.update`", None, "speed"),
+]
+
+
+def tables(bench, rows, raw, thread_raw, work):
+    options = bench.options
+    counts = options.processes
+    lines = ["### 1. Locked read-modify-write of a 1 KB document", ""]
+    lines.append(
+        "P processes add 1 to `counter` in a %d-byte settings document, each increment an exact locked "
+        "read-modify-write. Each contender keeps its P processes running and its own file; a trial gives "
+        "them a fixed total (%d increments for the durable rows, %d for the relaxed ones, %d for the shell) "
+        "and times it from the moment all start until the last finishes; contenders take turns trial by "
+        "trial, in a rotating order. Updates per second, all processes together, median of %d trials. "
+        "After every trial the counter is checked: FAILING means it was not exact."
+        % (len(settings_document(1024).encode()), work["durable"], work["relaxed"], work["shell"], options.trials))
+    lines.append("")
+    lines.append("| Contender | Durability | " + " | ".join("P=%d" % p for p in counts) + " |")
+    lines.append("|" + "---|" * (2 + len(counts)))
+    for row in rows:
+        cells = []
+        for processes in counts:
+            rate, error = cell_rate(raw[row.key][processes])
+            cells.append("FAILING" if error else "%.0f/s" % rate)
+            if error:
+                bench.notes.append("%s, P=%d: %s" % (row.label, processes, error))
+        lines.append("| %s | %s | %s |" % (row.label, row.durability, " | ".join(cells)))
+    lines.append("")
+
+    lines.append("Ratios, each taken within one trial round and then the median over the trials: \"speed\" is "
+                 "ccsync's updates/s over the peer's (> 1: ccsync faster); \"time\" is ccsync's time over the "
+                 "peer's (< 1: ccsync faster). The ceiling rows are what the C floor itself reaches against "
+                 "the same peer: no implementation of this protocol can beat them by much.")
+    lines.append("")
+    lines.append("| Comparison | Goal | " + " | ".join("P=%d" % p for p in counts) + " | Met |")
+    lines.append("|" + "---|" * (3 + len(counts)))
+    keys = {row.key for row in rows}
+    for ours, theirs, label, goal, kind in COMPARISONS:
+        if ours not in keys or theirs not in keys:
+            continue
+        cells, met = [], True
+        for processes in counts:
+            ratio = trial_ratio(raw[ours][processes], raw[theirs][processes])
+            if ratio is None:
+                cells.append("FAILING")
+                met = False
+            elif kind == "time":
+                cells.append("%.2f" % (1 / ratio))
+                met = met and (goal is None or 1 / ratio <= goal)
+            else:
+                cells.append("%.2fx" % ratio)
+                met = met and (goal is None or ratio >= goal)
+        goal_text = "" if goal is None else ("<= %.2f" % goal if kind == "time" else ">= %.1fx" % goal)
+        verdict = "" if goal is None else ("yes" if met else "**no**")
+        if goal is not None:
+            bench.goals.append((label + " (" + goal_text + ")", "yes" if met else "no",
+                                ", ".join("P=%d %s" % (p, c) for p, c in zip(counts, cells))))
+        lines.append("| %s | %s | %s | %s |" % (label, goal_text, " | ".join(cells), verdict))
+    lines.append("")
+
+    lines.append("#### Threads of one process (group commit)")
+    lines.append("")
+    lines.append("One process, T threads sharing each trial's %d durable (or %d relaxed) increments through one "
+                 "`SharedDocument`: concurrent `update` calls are grouped into one locked write. Updates per "
+                 "second (median of %d trials) and, in parentheses, the speed-up over one thread trial by trial."
+                 % (work["durable"], work["relaxed"], options.trials))
+    lines.append("")
+    thread_counts = options.threads
+    lines.append("| Mode | " + " | ".join("T=%d" % t for t in thread_counts) + " | Faster than T=1 |")
+    lines.append("|" + "---|" * (2 + len(thread_counts)))
+    for mode in ("durable", "relaxed"):
+        cells, faster = [], True
+        for threads in thread_counts:
+            rate, error = cell_rate(thread_raw[mode][threads])
+            if error:
+                cells.append("FAILING")
+                faster = False
+                bench.notes.append("threads %s T=%d: %s" % (mode, threads, error))
+                continue
+            speedup = trial_ratio(thread_raw[mode][threads], thread_raw[mode][thread_counts[0]])
+            cells.append("%.0f/s (%.2fx)" % (rate, speedup))
+            if threads != thread_counts[0] and speedup <= 1.0:
+                faster = False
+        bench.goals.append(("group commit: %s, more threads faster than one" % mode, "yes" if faster else "no",
+                            ", ".join("T=%d %s" % (t, c) for t, c in zip(thread_counts, cells))))
+        lines.append("| %s | %s | %s |" % (mode, " | ".join(cells), "yes" if faster else "**no**"))
+    lines.append("")
+    return "\n".join(lines)

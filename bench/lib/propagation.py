@@ -1,0 +1,126 @@
+"""2. Propagation: a rename in one process to the decoded value in another."""
+import os
+import shutil
+import time
+
+from .processes import Failure, Worker, median, percentile
+
+SIZES = [("1 KB", 1024), ("100 KB", 100 * 1024)]
+
+
+def readers(bench):
+    return [
+        ("ccsync", "ccsync: `CodableStorage` observer (watch, stat, read, parse, decode)",
+         lambda path: [bench.bench_tool(), "propagation-reader", path]),
+        ("floor", "C inotify floor (read, find the numbers)",
+         lambda path: [bench.peer("inotify_floor"), path]),
+    ]
+
+
+def run_once(bench, reader_argv, path, size):
+    """One writer (the C floor's durable protocol, stamping each rename) and one reader;
+    returns the delays in seconds from each rename to the reader holding that version."""
+    with open(path, "w") as file:
+        file.write('{"sequence": -1, "sentAt": 0, "payload": ""}\n')
+    reader = Worker(reader_argv)
+    writer = None
+    try:
+        reader.expect("ready", time.monotonic() + 30)
+        saves = bench.options.propagation_saves
+        writer = Worker([bench.peer("floor"), "timed-writer", path, str(saves), str(size),
+                         str(bench.options.propagation_interval_us)])
+        writer.expect("ready", time.monotonic() + 30)
+        writer.send("go")
+        writer.expect("done", time.monotonic() + 120)
+        renamed = {}
+        for line in writer.rest().split("\n"):
+            parts = line.split()
+            if len(parts) == 2:
+                renamed[int(parts[0])] = int(parts[1])
+        time.sleep(0.3)
+        output = reader.rest()
+        if reader.process.returncode != 0:
+            raise Failure("reader exited %d: %s" % (reader.process.returncode, reader.stderr()))
+    finally:
+        reader.kill()
+        if writer:
+            writer.kill()
+    delays = []
+    for line in output.split("\n"):
+        parts = line.split()
+        if len(parts) == 2 and int(parts[0]) in renamed:
+            delays.append((int(parts[1]) - renamed[int(parts[0])]) / 1e9)
+    return {"delays": delays, "sent": len(renamed)}
+
+
+def measure(bench):
+    options = bench.options
+    if not bench.have_floor:
+        return "### 2. Propagation\n\nnot measured: no C compiler for the writer and the floor\n"
+    raw = {(size, key): [] for _, size in SIZES for key, _, _ in readers(bench)}
+    for round_index in range(options.propagation_rounds):
+        bench.log("propagation round %d/%d" % (round_index + 1, options.propagation_rounds))
+        for _, size in SIZES:
+            for key, _, argv in readers(bench):
+                directory = bench.fresh_directory()
+                path = os.path.join(directory, "timed.json")
+                try:
+                    raw[(size, key)].append(run_once(bench, argv(path), path, size))
+                except Failure as failure:
+                    raw[(size, key)].append({"error": str(failure)})
+                shutil.rmtree(directory, ignore_errors=True)
+    bench.results["propagation"] = {"%s/%d" % (key, size): runs for (size, key), runs in raw.items()}
+    return table(bench, raw)
+
+
+def summary(runs):
+    if not runs or any("error" in run or not run["delays"] for run in runs):
+        return None
+    pooled = [delay for run in runs for delay in run["delays"]]
+    return {
+        "p50": median([percentile(run["delays"], 0.5) for run in runs]),
+        "p99": median([percentile(run["delays"], 0.99) for run in runs]),
+        "pooled_p99": percentile(pooled, 0.99),
+        "max": max(pooled),
+        "received": len(pooled),
+        "sent": sum(run["sent"] for run in runs),
+    }
+
+
+def table(bench, raw):
+    options = bench.options
+    lines = ["### 2. Propagation: rename in one process to the value in another", ""]
+    lines.append(
+        "A writer process replaces the file %d times, %.0f ms apart, with ccsync's durable protocol (the C "
+        "floor's `timed-writer`, which stamps `CLOCK_MONOTONIC` just before each `rename`); the reader "
+        "stamps the moment it holds the new version. ccsync's reader is a release-built process whose "
+        "`CodableStorage<TimedDocument>` observer receives the decoded value; the floor is a C program doing "
+        "one `inotify` read, `open`, `read` and finding the two numbers. Milliseconds: p50 and p99 are the "
+        "median over %d rounds of each round's percentile; max and \"heard\" are over all rounds."
+        % (options.propagation_saves, options.propagation_interval_us / 1000, options.propagation_rounds))
+    lines.append("")
+    lines.append("| Document | Reader | p50 | p99 | max | heard | p50 / floor p50 |")
+    lines.append("|---|---|---|---|---|---|---|")
+    for label, size in SIZES:
+        floor = summary(raw[(size, "floor")])
+        for key, reader_label, _ in readers(bench):
+            result = summary(raw[(size, key)])
+            if result is None:
+                lines.append("| %s | %s | FAILING | | | | |" % (label, reader_label))
+                bench.notes.append("propagation %s %s: %s" % (label, key, [run.get("error") for run in raw[(size, key)]]))
+                continue
+            ratio = ""
+            if key == "ccsync" and floor:
+                value = median([percentile(a["delays"], 0.5) / percentile(b["delays"], 0.5)
+                                for a, b in zip(raw[(size, "ccsync")], raw[(size, "floor")])])
+                ratio = "%.2fx" % value
+                bench.goals.append(("propagation %s: ccsync p50 within 2x of the floor" % label,
+                                    "yes" if value <= 2 else "no", ratio))
+                if size == 1024:
+                    bench.goals.append(("propagation 1 KB: ccsync p99 under 1 ms", "yes" if result["p99"] < 0.001 else "no",
+                                        "%.3f ms" % (result["p99"] * 1000)))
+            lines.append("| %s | %s | %.3f | %.3f | %.3f | %d/%d | %s |" % (
+                label, reader_label, result["p50"] * 1000, result["p99"] * 1000, result["max"] * 1000,
+                result["received"], result["sent"], ratio))
+    lines.append("")
+    return "\n".join(lines)
