@@ -129,6 +129,8 @@ def main():
     parser.add_argument("--processes", type=numbers, default=[1, 2, 4, 8])
     parser.add_argument("--threads", type=numbers, default=[1, 2, 4, 8])
     parser.add_argument("--contenders", help="comma-separated contender keys (default: all)")
+    parser.add_argument("--baseline", help="an earlier ccsync-bench binary to run as contenders 'baseline' and "
+                        "'baseline-relaxed', for before/after figures of a change")
     parser.add_argument("--durable-updates", type=int, default=160, help="per trial, shared by the P processes")
     parser.add_argument("--relaxed-updates", type=int, default=480)
     parser.add_argument("--shell-updates", type=int, default=8)

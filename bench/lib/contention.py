@@ -50,6 +50,14 @@ def contenders(bench):
         Contender("shell", "shell `flock` + `jq` + `mv`", "relaxed: no fsync", "shell",
                   lambda path: [peer("shell_worker.sh"), path]),
     ]
+    if bench.options.baseline:  # an earlier build of ccsync-bench, for before/after figures
+        before = os.path.abspath(bench.options.baseline)
+        rows += [
+            Contender("baseline", "ccsync before (`--baseline` build)", "durable: fsync file + dir", "durable",
+                      lambda path: [before, "bench-worker", path]),
+            Contender("baseline-relaxed", "ccsync before, relaxed (`--baseline` build)", "relaxed: no fsync", "relaxed",
+                      lambda path: [before, "bench-worker", path, "--relaxed"]),
+        ]
     chosen = bench.options.contenders.split(",") if bench.options.contenders else None
     available = []
     for row in rows:
@@ -191,6 +199,8 @@ COMPARISONS = [
     ("ccsync", "sqlite-delete-full", "ccsync durable vs SQLite rollback journal FULL", None, "speed"),
     ("ccsync-relaxed", "shell", "ccsync relaxed vs shell flock+jq+mv", None, "speed"),
     ("ccsync-storage", "ccsync", "`CodableStorage.update` vs `SharedDocument.update`", None, "speed"),
+    ("ccsync", "baseline", "this build vs the `--baseline` build, durable", None, "speed"),
+    ("ccsync-relaxed", "baseline-relaxed", "this build vs the `--baseline` build, relaxed", None, "speed"),
 ]
 
 
