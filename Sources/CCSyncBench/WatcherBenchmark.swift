@@ -2,7 +2,7 @@ import CCSync
 import Foundation
 import Synchronization
 
-/// `ccsync-bench watch-files DIR COUNT`: a process that keeps COUNT watched
+/// `ccsync-bench watch-files DIR COUNT`: a process that keeps COUNT (0 or more) watched
 /// `CodableStorage` values, on `DIR/watched-0.json` ... (which the driver creates), and does
 /// nothing else. It prints `ready` once all are loaded and watched; the driver then reads its
 /// resident memory and CPU time from `/proc`, rewrites neighbouring files, and closes its
@@ -11,7 +11,7 @@ enum WatcherBenchmark {
   static let usage = "USAGE: ccsync-bench watch-files DIR COUNT"
 
   static func run(arguments: [String]) {
-    guard arguments.count == 2, let count = Int(arguments[1]), count > 0 else { BenchmarkProcess.fail(usage, code: 64) }
+    guard arguments.count == 2, let count = Int(arguments[1]), count >= 0 else { BenchmarkProcess.fail(usage, code: 64) }
     let reloads = Atomic<Int>(0)
     var storages: [CodableStorage<ContentionBenchmark.CounterSettings>] = []
     var observations: [StorageObservation] = []

@@ -9,12 +9,16 @@ SIZES = [("1 KB", 1024), ("100 KB", 100 * 1024)]
 
 
 def readers(bench):
-    return [
+    rows = [
         ("ccsync", "ccsync: `CodableStorage` observer (watch, stat, read, parse, decode)",
          lambda path: [bench.bench_tool(), "propagation-reader", path]),
         ("floor", "C inotify floor (read, find the numbers)",
          lambda path: [bench.peer("inotify_floor"), path]),
     ]
+    if bench.options.baseline:
+        before = os.path.abspath(bench.options.baseline)
+        rows.append(("baseline", "ccsync before (`--baseline` build)", lambda path: [before, "propagation-reader", path]))
+    return rows
 
 
 def run_once(bench, reader_argv, path, size):
@@ -110,6 +114,10 @@ def table(bench, raw):
                 bench.notes.append("propagation %s %s: %s" % (label, key, [run.get("error") for run in raw[(size, key)]]))
                 continue
             ratio = ""
+            if key == "baseline":
+                value = median([percentile(a["delays"], 0.5) / percentile(b["delays"], 0.5)
+                                for a, b in zip(raw[(size, "baseline")], raw[(size, "floor")])])
+                ratio = "%.2fx" % value
             if key == "ccsync" and floor:
                 value = median([percentile(a["delays"], 0.5) / percentile(b["delays"], 0.5)
                                 for a, b in zip(raw[(size, "ccsync")], raw[(size, "floor")])])

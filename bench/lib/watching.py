@@ -81,6 +81,10 @@ def measure(bench):
         ("floor", "C inotify floor watching one file",
          lambda directory: [floor, os.path.join(directory, "watched-0.json")]),
     ]
+    if options.baseline:
+        before = os.path.abspath(options.baseline)
+        watchers.append(("baseline", "ccsync before (`--baseline` build)",
+                         lambda directory: [before, "watch-files", directory, "1"]))
     raw = {key: [] for key, _, _ in watchers}
     for round_index in range(options.watcher_rounds):
         bench.log("watcher CPU round %d/%d" % (round_index + 1, options.watcher_rounds))
@@ -134,7 +138,7 @@ def measure(bench):
     lines.append("")
     lines.append("| Process | VmRSS |")
     lines.append("|---|---|")
-    for count, label in ((0, "no file (the runtime, Foundation included)"), (1, "one watched 1 KB file"),
+    for count, label in ((0, "no file (the Swift runtime and Foundation, for scale)"), (1, "one watched 1 KB file"),
                          (1000, "1000 watched 1 KB files")):
         value = memory.get(count)
         lines.append("| `ccsync-bench watch-files`, %s | %s |" % (label, "FAILING" if value is None else "%.1f MiB" % (value / 1024)))

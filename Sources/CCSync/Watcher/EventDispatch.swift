@@ -29,8 +29,14 @@ extension WatcherState {
           && registration.armed[point.directory]?.watch == event.watch {
           if point.isTarget {
             wake(id, .directoryEvent(inPlaceWrite: event.has(InotifyMask.inPlaceWrite)))
-            // A new entry under the file's name may be a link, leading elsewhere.
-            if event.has(InotifyMask.nameChanged) { needsRefresh.insert(id) }
+            // A new entry under the file's name may be a link, leading elsewhere. Only a link
+            // there changes what the path resolves to: a regular file (the usual rename-replace),
+            // a directory or nothing at all leave the same watch points, so one `lstat` spares
+            // resolving the whole path again on every save. The `lstat` comes after the event,
+            // so a link put there later has an event of its own.
+            if event.has(InotifyMask.nameChanged) && isSymbolicLinkOrUnknown(point.directory, point.name) {
+              needsRefresh.insert(id)
+            }
           } else {
             wake(id, .directoryEvent(inPlaceWrite: false))
             needsRefresh.insert(id)
@@ -71,5 +77,16 @@ extension WatcherState {
       _ = refresh(id)
       wake(id, reason)
     }
+  }
+}
+
+/// Whether `name` in `directory` is a symbolic link now; `true` too when it cannot be
+/// examined, so that the caller resolves the path again rather than trust a guess.
+private func isSymbolicLinkOrUnknown(_ directory: String, _ name: String) -> Bool {
+  let path = directory == "/" ? "/" + name : directory + "/" + name
+  do {
+    return try fileStatus(atPath: path, followingSymbolicLinks: false)?.isSymbolicLink ?? false
+  } catch {
+    return true
   }
 }
