@@ -96,7 +96,7 @@ extension SharedDocument {
     guard let original = current.document else { return true }  // created, or replacing an invalid file
     if document != original { return true }
     if requests.contains(where: { $0.writes == .whenTextDiffers }) {
-      return SharedDocument.documentBytes(document) != current.bytes
+      return current.bytes.map { !SharedDocument.documentBytes(document).hasSameBytes(as: $0) } ?? true
     }
     return false
   }

@@ -155,10 +155,10 @@ public final class SharedDocument: Sendable {
       } catch {
         return (.invalid(error), nil)
       }
-      let sameBytes = seen.map { $0.bytes == snapshot.bytes } ?? false
+      let sameBytes = seen.map { $0.bytes.hasSameBytes(as: snapshot.bytes) } ?? false
       let parsed: Result<JSONValue, StorageError>? = sameBytes ? nil : Result { () throws(StorageError) in try parse(snapshot.bytes) }
       let outcome = tracking.withLock { state -> (Observation, Rank?)? in
-        if state.writing == snapshot.bytes { return (.unchanged, nil) }  // our own write, finishing
+        if state.writing?.hasSameBytes(as: snapshot.bytes) == true { return (.unchanged, nil) }  // our own write, finishing
         guard state.generation == generation || attempt == 3 else { return nil }
         if sameBytes, let seen {
           state.seen?.identity = snapshot.identity
