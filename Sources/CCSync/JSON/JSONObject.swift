@@ -99,12 +99,31 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
   }
 
   /// Equal when both have the same keys with equal values, in any order.
+  ///
+  /// Fast paths for the common case, an edited copy compared with its original (does this
+  /// update change anything?): members still sharing one buffer are equal without a look,
+  /// and members in the same order compare pairwise, without a lookup by key.
   public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
-    guard lhs.members.count == rhs.members.count else { return false }
-    for member in lhs.members {
+    let count = lhs.members.count
+    guard count == rhs.members.count else { return false }
+    if lhs.sharesMembers(with: rhs) { return true }
+    var position = 0
+    while position < count, lhs.members[position].key == rhs.members[position].key {
+      guard lhs.members[position].value == rhs.members[position].value else { return false }
+      position += 1
+    }
+    // Keys are unique, so the members matched in order are not looked up again.
+    for member in lhs.members[position...] {
       guard let other = rhs[member.key], other == member.value else { return false }
     }
     return true
+  }
+
+  /// Whether both hold the very same members buffer (a copy not yet changed).
+  private func sharesMembers(with other: JSONObject) -> Bool {
+    members.withUnsafeBufferPointer { mine in
+      other.members.withUnsafeBufferPointer { theirs in mine.baseAddress == theirs.baseAddress }
+    }
   }
 
   /// Order-independent, to agree with `==`.
