@@ -105,6 +105,9 @@ extension SharedDocument {
   /// first under `.preserveAndReplace` (an empty file has nothing to keep).
   fileprivate func readForWrite(_ locked: LockedFile, policy: InvalidFilePolicy) throws(StorageError) -> CurrentVersion {
     guard let snapshot = try locked.read() else { return CurrentVersion() }
+    if let known = knownDocument(for: snapshot.bytes) {
+      return CurrentVersion(document: known, bytes: snapshot.bytes, identity: snapshot.identity)
+    }
     do {
       return CurrentVersion(document: try parse(snapshot.bytes), bytes: snapshot.bytes, identity: snapshot.identity)
     } catch {
@@ -141,7 +144,7 @@ extension SharedDocument {
         return started  // a newer version was recorded meanwhile: this one ranks before it
       }
       state.generation += 1
-      state.seen = SeenVersion(identity: identity, bytes: bytes)
+      state.seen = SeenVersion(identity: identity, bytes: bytes, document: value)
       return state.generation
     }
   }

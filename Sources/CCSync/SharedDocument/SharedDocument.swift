@@ -71,6 +71,9 @@ public final class SharedDocument: Sendable {
     var bytes: [UInt8]
     /// Why this version is not a valid document, or `nil` when it is.
     var problem: StorageError? = nil
+    /// `bytes` parsed, when valid: a write under the lock that reads these very bytes again
+    /// takes it instead of parsing them a second time (see ``SharedDocument/knownDocument(for:)``).
+    var document: JSONValue? = nil
   }
 
   /// What this process knows of the file's versions. Readers (the watcher thread, `load`) and
@@ -113,7 +116,7 @@ public final class SharedDocument: Sendable {
   func readTracked() throws(StorageError) -> (value: JSONValue?, rank: Rank?) {
     guard let snapshot = try file.read() else { return (nil, nil) }
     let value = try parse(snapshot.bytes)
-    return (value, Rank(generation: remember(snapshot)))
+    return (value, Rank(generation: remember(snapshot, as: value)))
   }
 
   /// Checks whether the file is still the version last seen: `stat` first, and when the
@@ -167,7 +170,7 @@ public final class SharedDocument: Sendable {
         state.generation += 1
         switch parsed {
         case .success(let value):
-          state.seen = SeenVersion(identity: snapshot.identity, bytes: snapshot.bytes)
+          state.seen = SeenVersion(identity: snapshot.identity, bytes: snapshot.bytes, document: value)
           return (.changed(value), Rank(generation: state.generation))
         case .failure(let error):
           state.seen = SeenVersion(identity: snapshot.identity, bytes: snapshot.bytes, problem: error)
@@ -198,13 +201,24 @@ public final class SharedDocument: Sendable {
     }
   }
 
-  /// Records `snapshot` (valid) as seen; returns its generation.
-  private func remember(_ snapshot: FileSnapshot) -> UInt64 {
+  /// Records `snapshot` (valid, parsed as `document`) as seen; returns its generation.
+  private func remember(_ snapshot: FileSnapshot, as document: JSONValue) -> UInt64 {
     tracking.withLock { state in
       state.generation += 1
-      state.seen = SeenVersion(identity: snapshot.identity, bytes: snapshot.bytes)
+      state.seen = SeenVersion(identity: snapshot.identity, bytes: snapshot.bytes, document: document)
       return state.generation
     }
+  }
+
+  /// The document `bytes` parse to, when they are exactly the bytes of the version last seen
+  /// and that version was valid; `nil` otherwise. Parsing is deterministic, so equal bytes
+  /// give an equal document: a process that is the only writer (or the last one) of its file
+  /// skips the parse its next update would repeat. The bytes themselves are still read under
+  /// the lock; only their comparison with the remembered ones replaces the parse.
+  func knownDocument(for bytes: [UInt8]) -> JSONValue? {
+    let seen = tracking.withLock { $0.seen }
+    guard let seen, let document = seen.document, seen.bytes.hasSameBytes(as: bytes) else { return nil }
+    return document
   }
 
   /// The bytes a document is written as: pretty JSON with a trailing newline.
