@@ -68,10 +68,23 @@ enum FileSystem {
   static var effectiveGroup: UInt32 { getegid() }
 
   /// Random letters and digits for temp file names.
+  ///
+  /// One 64-bit draw gives ten characters (62^10 < 2^64): `SystemRandomNumberGenerator` makes
+  /// a `getrandom` call per draw, and drawing per character cost every save eight of them.
+  /// The slight bias of taking the draw modulo 62 does not matter for names that only need
+  /// to differ.
   static func randomSuffix(length: Int = 8) -> String {
     let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
     var generator = SystemRandomNumberGenerator()
-    return String(decoding: (0..<length).map { _ in alphabet.randomElement(using: &generator)! }, as: UTF8.self)
+    var characters: [UInt8] = []
+    characters.reserveCapacity(length)
+    var draw: UInt64 = 0
+    for position in 0..<length {
+      if position % 10 == 0 { draw = generator.next() }
+      characters.append(alphabet[Int(draw % 62)])
+      draw /= 62
+    }
+    return String(decoding: characters, as: UTF8.self)
   }
 
   /// Suspends the calling thread. The corresponding C function is `nanosleep`.
