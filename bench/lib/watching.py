@@ -51,7 +51,8 @@ def churn_run(bench, argv, seconds):
         after = cpu_seconds(reader.process.pid)
         churn.finish()
         output = reader.rest()
-        return {"cpu": (after - before) / elapsed, "rewrites_per_second": rewrites / elapsed, "output": output[-200:]}
+        return {"cpu": (after - before) / elapsed, "rewrites_per_second": rewrites / elapsed,
+                "cpu_per_rewrite": (after - before) / max(1, rewrites), "output": output[-200:]}
     finally:
         reader.kill()
         if churn:
@@ -118,14 +119,15 @@ def measure(bench):
         "in the directory of the watched file: every rewrite is an `IN_CREATE`, `IN_MODIFY`, `IN_CLOSE_WRITE` "
         "and `IN_MOVED_FROM`/`IN_MOVED_TO` the watcher must read and dismiss. CPU time of the watching "
         "process (utime + stime from `/proc/PID/stat`, 10 ms ticks) over that time, as a share of one core, "
-        "median of %d rounds." % (seconds, options.watcher_rounds))
+        "and per neighbour rewrite (the rewrite rate depends on the machine's load), median of %d rounds."
+        % (seconds, options.watcher_rounds))
     lines.append("")
-    lines.append("| Watcher | CPU (% of a core) | neighbour rewrites/s | reloads |")
-    lines.append("|---|---|---|---|")
+    lines.append("| Watcher | CPU (% of a core) | neighbour rewrites/s | CPU µs per rewrite | reloads |")
+    lines.append("|---|---|---|---|---|")
     for key, label, _ in watchers:
         runs = raw[key]
         if any("error" in run for run in runs):
-            lines.append("| %s | FAILING | | |" % label)
+            lines.append("| %s | FAILING | | | |" % label)
             bench.notes.append("watcher %s: %s" % (key, [run.get("error") for run in runs]))
             continue
         cpu = median([run["cpu"] for run in runs])
@@ -134,7 +136,9 @@ def measure(bench):
             reloads = str(sum(int(value) for run in runs for value in re.findall(r"reloads (\d+)", run["output"])))
             bench.goals.append(("watcher CPU while a neighbour churns < 5% of a core", "yes" if cpu < 0.05 else "no",
                                 "%.1f%%" % (cpu * 100)))
-        lines.append("| %s | %.1f%% | %.0f | %s |" % (label, cpu * 100, median([run["rewrites_per_second"] for run in runs]), reloads))
+        lines.append("| %s | %.1f%% | %.0f | %.1f | %s |" % (
+            label, cpu * 100, median([run["rewrites_per_second"] for run in runs]),
+            median([run["cpu_per_rewrite"] for run in runs]) * 1e6, reloads))
     lines.append("")
     lines.append("| Process | VmRSS |")
     lines.append("|---|---|")

@@ -71,8 +71,10 @@ public final class SharedDocument: Sendable {
     var bytes: [UInt8]
     /// Why this version is not a valid document, or `nil` when it is.
     var problem: StorageError? = nil
-    /// `bytes` parsed, when valid: a write under the lock that reads these very bytes again
-    /// takes it instead of parsing them a second time (see ``SharedDocument/knownDocument(for:)``).
+    /// The document this process wrote as `bytes`: its next write, reading these very bytes
+    /// again under the lock, takes it instead of parsing them (see
+    /// ``SharedDocument/knownDocument(for:)``). Kept for writes only: a process that only
+    /// reads (a watcher) would pay its memory (about three times the file's size) for nothing.
     var document: JSONValue? = nil
   }
 
@@ -116,7 +118,7 @@ public final class SharedDocument: Sendable {
   func readTracked() throws(StorageError) -> (value: JSONValue?, rank: Rank?) {
     guard let snapshot = try file.read() else { return (nil, nil) }
     let value = try parse(snapshot.bytes)
-    return (value, Rank(generation: remember(snapshot, as: value)))
+    return (value, Rank(generation: remember(snapshot)))
   }
 
   /// Checks whether the file is still the version last seen: `stat` first, and when the
@@ -170,7 +172,7 @@ public final class SharedDocument: Sendable {
         state.generation += 1
         switch parsed {
         case .success(let value):
-          state.seen = SeenVersion(identity: snapshot.identity, bytes: snapshot.bytes, document: value)
+          state.seen = SeenVersion(identity: snapshot.identity, bytes: snapshot.bytes)
           return (.changed(value), Rank(generation: state.generation))
         case .failure(let error):
           state.seen = SeenVersion(identity: snapshot.identity, bytes: snapshot.bytes, problem: error)
@@ -201,18 +203,18 @@ public final class SharedDocument: Sendable {
     }
   }
 
-  /// Records `snapshot` (valid, parsed as `document`) as seen; returns its generation.
-  private func remember(_ snapshot: FileSnapshot, as document: JSONValue) -> UInt64 {
+  /// Records `snapshot` (valid) as seen; returns its generation.
+  private func remember(_ snapshot: FileSnapshot) -> UInt64 {
     tracking.withLock { state in
       state.generation += 1
-      state.seen = SeenVersion(identity: snapshot.identity, bytes: snapshot.bytes, document: document)
+      state.seen = SeenVersion(identity: snapshot.identity, bytes: snapshot.bytes)
       return state.generation
     }
   }
 
-  /// The document `bytes` parse to, when they are exactly the bytes of the version last seen
-  /// and that version was valid; `nil` otherwise. Parsing is deterministic, so equal bytes
-  /// give an equal document: a process that is the only writer (or the last one) of its file
+  /// The document `bytes` parse to, when they are exactly the bytes this process last wrote
+  /// and nothing else was seen since; `nil` otherwise. The printer's text parses back to an
+  /// equal document, so a process that is the only writer (or the last one) of its file
   /// skips the parse its next update would repeat. The bytes themselves are still read under
   /// the lock; only their comparison with the remembered ones replaces the parse.
   func knownDocument(for bytes: [UInt8]) -> JSONValue? {

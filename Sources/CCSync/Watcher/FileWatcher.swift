@@ -7,7 +7,10 @@ import Synchronization
 /// One inotify instance and one thread serve all the watches of a watcher, whatever their
 /// number; `FileWatcher.shared` is the one a process normally uses. The thread starts on the
 /// first `watch` and sleeps in `poll(2)` until an event, a request or a timer: idle, it uses
-/// no CPU apart from the safety re-check.
+/// no CPU apart from the safety re-check. While other files in a watched directory change
+/// thousands of times a second, it reads their events in batches a millisecond apart instead
+/// of waking for each (see `NoiseGate`); a watched file's change may then be seen up to a
+/// millisecond later.
 ///
 /// What is watched is directories, never the file (a watch on the file dies with the first
 /// rename-replace): the file's directory, the directory holding each symbolic link on the

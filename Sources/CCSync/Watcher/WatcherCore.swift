@@ -81,6 +81,8 @@ final class WatcherCore: Sendable {
   /// the next timer, handle what came, then call the handlers outside the lock.
   private func run(_ wakeUp: WakeUpPipe) {
     state.withLock { $0.threadID = BackgroundThread.currentThreadID() }
+    var noise = NoiseGate()
+    var pauseFirst = false
     while true {
       let plan: (inotify: Int32, timeout: Duration?)? = state.withLock { state in
         if state.stopping { return nil }
@@ -89,8 +91,11 @@ final class WatcherCore: Sendable {
       }
       guard let plan else { break }
       let descriptors = [wakeUp.readDescriptor, plan.inotify]
+      // Under a noisy neighbour: sleep, then take whatever queued meanwhile without waiting,
+      // one context switch per pause instead of one per event (see `NoiseGate`).
+      if pauseFirst { FileSystem.sleep(nanoseconds: NoiseGate.pause) }
       let ready: [Bool]
-      do { ready = try waitUntilReadable(descriptors, timeout: plan.timeout) } catch {
+      do { ready = try waitUntilReadable(descriptors, timeout: pauseFirst ? .zero : plan.timeout) } catch {
         state.withLock { $0.diagnostics("ccsync: file watcher stopped: \(error)") }
         break
       }
@@ -113,6 +118,8 @@ final class WatcherCore: Sendable {
         guard state.withLock({ $0.registrations[id] != nil }) else { continue }
         handler(reason)
       }
+      pauseFirst = ready[1] && !ready[0] && deliveries.isEmpty
+        && noise.recordUnwatchedWakeUp(now: FileSystem.monotonicNanoseconds())
     }
     state.withLock { state in
       state.inotify = nil

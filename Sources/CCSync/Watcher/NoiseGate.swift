@@ -1,0 +1,39 @@
+/// Keeps a busy neighbour from costing the watcher thread a wake-up per event.
+///
+/// inotify watches directories, so every file written next to a watched one wakes the
+/// thread, only for it to find that the event names nobody's file. A program rewriting a
+/// neighbour in a tight loop (thousands of saves a second, five or six events each) made the
+/// thread wake thousands of times a second, and nearly all of that time was the kernel's
+/// context switching, not the events. Once wake-ups that concern nobody pass ``threshold``
+/// within ``window``, the thread pauses ``pause`` after each of them and then reads, without
+/// waiting, what queued meanwhile: the events of a millisecond in one batch, one context
+/// switch per pause.
+///
+/// The price: while the neighbour keeps churning, a change to a watched file may be seen up
+/// to ``pause`` later. A quiet directory never pauses: a single save (its temp file, then the
+/// rename) is nowhere near the threshold.
+struct NoiseGate {
+  /// Wake-ups for unwatched names, within one ``window``, that turn the pause on.
+  static let threshold = 200
+  /// 100 ms: the threshold is 2000 unwatched wake-ups a second.
+  static let window: Int64 = 100_000_000
+  /// 1 ms: at most about a thousand wake-ups a second while the noise lasts.
+  static let pause: Int64 = 1_000_000
+
+  private var windowStart: Int64 = 0
+  private var count = 0
+  private var previousWindowWasNoisy = false
+
+  /// Records a wake-up that concerned no watched file, at `now` (monotonic nanoseconds), and
+  /// tells whether the thread should pause before it waits again.
+  mutating func recordUnwatchedWakeUp(now: Int64) -> Bool {
+    if now - windowStart >= NoiseGate.window {
+      // Noise in the window just ended keeps the pause on; a gap of a whole window ends it.
+      previousWindowWasNoisy = count >= NoiseGate.threshold && now - windowStart < 2 * NoiseGate.window
+      windowStart = now
+      count = 0
+    }
+    count += 1
+    return previousWindowWasNoisy || count >= NoiseGate.threshold
+  }
+}
