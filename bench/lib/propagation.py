@@ -9,10 +9,15 @@ SIZES = [("1 KB", 1024), ("100 KB", 100 * 1024)]
 
 
 def readers(bench):
+    tool = bench.bench_tool()
     rows = [
-        ("ccsync", "ccsync: `CodableStorage` observer (watch, stat, read, parse, decode)",
-         lambda path: [bench.bench_tool(), "propagation-reader", path]),
-        ("floor", "C inotify floor (read, find the numbers)",
+        ("ccsync", "ccsync: `CodableStorage` observer gets the decoded value",
+         lambda path: [tool, "propagation-reader", path]),
+        ("ccsync-document", "ccsync layers: `SharedDocument.readIfChanged` in a `FileWatcher` handler (stat, read, parse)",
+         lambda path: [tool, "propagation-reader", path, "--layer", "document"]),
+        ("ccsync-watcher", "ccsync layers: `FileWatcher` handler reads the bytes, finds the number",
+         lambda path: [tool, "propagation-reader", path, "--layer", "watcher"]),
+        ("floor", "C inotify floor: read, find the number",
          lambda path: [bench.peer("inotify_floor"), path]),
     ]
     if bench.options.baseline:
@@ -116,9 +121,9 @@ def table(bench, raw):
                 bench.notes.append("propagation %s %s: %s" % (label, key, [run.get("error") for run in raw[(size, key)]]))
                 continue
             ratio = ""
-            if key == "baseline":
+            if key in ("baseline", "ccsync-document", "ccsync-watcher"):
                 value = median([percentile(a["delays"], 0.5) / percentile(b["delays"], 0.5)
-                                for a, b in zip(raw[(size, "baseline")], raw[(size, "floor")])])
+                                for a, b in zip(raw[(size, key)], raw[(size, "floor")])])
                 ratio = "%.2fx" % value
             if key == "ccsync" and floor:
                 value = median([percentile(a["delays"], 0.5) / percentile(b["delays"], 0.5)
