@@ -71,7 +71,7 @@ extension SharedDocument {
       let committed = batch.filter(\.succeeded)
       guard !committed.isEmpty, needsWrite(document, over: current, for: committed) else { return }
       do {
-        let generation = try write(document, to: locked, replacing: current.identity)
+        let generation = try write(document, to: locked, replacing: current.identity, sizeHint: current.bytes?.count ?? 0)
         for (position, request) in batch.enumerated() {
           request.writtenRank = Rank(generation: generation, position: position)
         }
@@ -124,8 +124,10 @@ extension SharedDocument {
   /// version recorded while this write was under way is kept when it is newer (a writer that
   /// ignores the lock renamed its file over this one) and overwritten when it is `replacing`,
   /// the version this write read and replaced.
-  fileprivate func write(_ value: JSONValue, to locked: LockedFile, replacing: FileIdentity? = nil) throws(StorageError) -> UInt64 {
-    let bytes = SharedDocument.documentBytes(value)
+  fileprivate func write(
+    _ value: JSONValue, to locked: LockedFile, replacing: FileIdentity? = nil, sizeHint: Int = 0
+  ) throws(StorageError) -> UInt64 {
+    let bytes = SharedDocument.documentBytes(value, sizeHint: sizeHint)
     let started = tracking.withLock { state in
       state.generation += 1
       state.writing = bytes

@@ -225,7 +225,16 @@ public final class SharedDocument: Sendable {
 
   /// The bytes a document is written as: pretty JSON with a trailing newline.
   public static func documentBytes(_ value: JSONValue) -> [UInt8] {
-    var bytes = value.formattedBytes(.pretty)
+    documentBytes(value, sizeHint: 0)
+  }
+
+  /// ``documentBytes(_:)`` with the printer's buffer sized for about `sizeHint` bytes (the
+  /// size of the version being replaced), so that printing a large document does not grow
+  /// and copy its buffer again and again.
+  static func documentBytes(_ value: JSONValue, sizeHint: Int) -> [UInt8] {
+    var printer = JSONPrinter(style: .pretty, initialCapacity: max(1024, sizeHint + sizeHint / 16 + 64))
+    printer.write(value)
+    var bytes = printer.makeBytes()
     if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
     return bytes
   }
