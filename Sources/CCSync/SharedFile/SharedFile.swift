@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One shared file on disk: read it with its identity, lock it, and replace it atomically
 /// and durably, as DESIGN.md's "Writing" rules say.
 ///
@@ -5,24 +7,38 @@
 /// the link stays a link, and the lock file sits beside the target. The path is resolved
 /// anew on every operation, so a retargeted link is followed.
 ///
-/// `Sendable`: immutable; each operation opens its own descriptors.
+/// A file with several hard links is still replaced by rename, never written in place (an
+/// in-place write can be torn by a crash): this name gets the new version and the other
+/// links keep the old content. The logger gets a warning saying so, once per `SharedFile`.
+///
+/// `Sendable`: immutable apart from the warn-once flag, which is `Atomic`.
 public final class SharedFile: Sendable {
   /// The path as given.
   public let path: String
   /// Whether writes `fsync` the file and its directory (the default). Relaxed writes are
   /// still atomic (readers see the old or the new bytes) but may be lost in a power failure.
   public let isDurable: Bool
+  /// Where warnings go (a hard link that a save splits off).
+  public let logger: StorageLogger
+  private let warnedAboutHardLinks = Atomic<Bool>(false)
 
   /// Creates a handle for `path`; nothing is opened until an operation needs it.
-  public init(path: String, durable: Bool = true) {
+  public init(path: String, durable: Bool = true, logger: StorageLogger = .standardError) {
     self.path = path
     isDurable = durable
+    self.logger = logger
   }
 
   /// The path with every symlink in its last component followed: the file that reads and
   /// writes reach. Directories on the path are left as written.
+  ///
+  /// Like the kernel's `fs.protected_symlinks`, which our own resolution would otherwise
+  /// bypass, a symlink in a world-writable sticky directory (`/tmp`) is followed only when
+  /// it belongs to this user or to the directory's owner: another user's link there could
+  /// point a save at any file this process may write.
   /// - Throws: ``StorageError/symlinkLoop(path:)`` after 40 links;
-  ///   ``StorageError/danglingSymlink(path:target:)`` when a link leads nowhere.
+  ///   ``StorageError/danglingSymlink(path:target:)`` when a link leads nowhere;
+  ///   ``StorageError/system(_:)`` with `EACCES` for another user's link in a sticky directory.
   public func resolvedPath() throws(StorageError) -> String {
     var current = path
     for _ in 0..<40 {
@@ -31,6 +47,7 @@ public final class SharedFile: Sendable {
         if status == nil && current != path { throw .danglingSymlink(path: path, target: current) }
         return current
       }
+      try withSystemErrors { () throws(SystemError) in try FileSystem.checkSymlinkMayBeFollowed(current, owner: status.owner) }
       let target = try withSystemErrors { () throws(SystemError) in try FileSystem.symlinkTarget(current) }
       current = target.hasPrefix("/") ? target : FilePath.directory(of: current) + "/" + target
     }
@@ -91,7 +108,13 @@ public final class SharedFile: Sendable {
   @discardableResult
   public func replaceContents(with bytes: [UInt8]) throws(StorageError) -> FileIdentity {
     let target = try resolvedPath()
-    return try AtomicReplace(target: target, displayPath: path, durable: isDurable).write(bytes)
+    var replace = AtomicReplace(target: target, displayPath: path, durable: isDurable)
+    replace.hardLinksNoticed = { [self] links in
+      guard !warnedAboutHardLinks.exchange(true, ordering: .relaxed) else { return }
+      logger.log(.warning, "'\(path)' has \(links) hard links: a save replaces this name with a new file, "
+        + "so the other \(links - 1) keep the old content")
+    }
+    return try replace.write(bytes)
   }
 
   /// Keeps a copy of `bytes` (a file's contents that are not valid JSON) as

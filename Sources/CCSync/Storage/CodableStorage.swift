@@ -135,10 +135,10 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
 
   private static func makeDocument(_ location: StorageLocation, options: StorageOptions) -> (SharedDocument, StorageError?) {
     do {
-      return (SharedDocument(path: try location.resolvePath(), durable: options.durable), nil)
+      return (SharedDocument(path: try location.resolvePath(), durable: options.durable, logger: options.logger), nil)
     } catch {
       let fallback = (try? location.resolvePath(creatingDirectories: false)) ?? location.description
-      return (SharedDocument(path: fallback, durable: options.durable), error)
+      return (SharedDocument(path: fallback, durable: options.durable, logger: options.logger), error)
     }
   }
 

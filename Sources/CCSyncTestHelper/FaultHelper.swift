@@ -1,0 +1,112 @@
+import CCSync
+import Foundation
+
+// Commands of the fault suite (Tests/CCSyncTests/Fault*.swift). Each prints its result line
+// only after the library call returned, so a test that kills the process knows exactly
+// which calls had returned success.
+
+/// Waits until the file at `path` exists, polling with `stat`: the test attaches strace to
+/// this process meanwhile, and polling (unlike a blocked `read`) leaves no traced system call
+/// half done at the moment strace attaches.
+private func waitForGoFile(_ arguments: [String]) {
+  guard let index = arguments.firstIndex(of: "--go"), index + 1 < arguments.count else { return }
+  StandardStreams.writeLine("ready")
+  let path = arguments[index + 1]
+  while !FileManager.default.fileExists(atPath: path) { usleep(1_000) }
+}
+
+private func fail(_ error: any Error) -> Int32 {
+  StandardStreams.writeLine("failed \(error)")
+  return 1
+}
+
+/// `save-once FILE JSON [--go PATH] [--relaxed]`: one `SharedDocument.replace(with:)` of the
+/// document JSON; prints `saved` after it returned, or `failed DESCRIPTION` (exit 1).
+/// With `--go`, prints `ready` first and waits for PATH to exist.
+func runSaveOnce(_ arguments: [String]) -> Int32 {
+  guard arguments.count >= 2 else {
+    FileHandle.standardError.write(Data("usage: save-once FILE JSON [--go PATH] [--relaxed]\n".utf8))
+    return 64
+  }
+  let value: JSONValue
+  do { value = try JSONValue(parsing: Array(arguments[1].utf8)) } catch { return fail(error) }
+  let document = SharedDocument(path: arguments[0], durable: !arguments.contains("--relaxed"))
+  waitForGoFile(arguments)
+  do {
+    try document.replace(with: value)
+  } catch {
+    return fail(error)
+  }
+  StandardStreams.writeLine("saved")
+  return 0
+}
+
+/// `update-once FILE [--go PATH]`: one exact `update { counter += 1 }` through
+/// `SharedDocument`; prints `updated N` after it returned, or `failed DESCRIPTION`.
+func runUpdateOnce(_ arguments: [String]) -> Int32 {
+  guard let path = arguments.first else { return 64 }
+  let document = SharedDocument(path: path)
+  waitForGoFile(arguments)
+  do {
+    let counter = try document.update { json in incrementCounter(&json) }
+    StandardStreams.writeLine("updated \(counter)")
+    return 0
+  } catch {
+    return fail(error)
+  }
+}
+
+/// `update-loop FILE`: prints `ready`, then exact `update { counter += 1 }` calls forever
+/// (until killed), printing `counted N` after each returned. Each write also changes a filler
+/// field's length, so a torn write could not pass for a valid document.
+func runUpdateLoop(_ arguments: [String]) -> Int32 {
+  guard let path = arguments.first else { return 64 }
+  let document = SharedDocument(path: path)
+  StandardStreams.writeLine("ready")
+  while true {
+    do {
+      let counter = try document.update { json in incrementCounter(&json) }
+      StandardStreams.writeLine("counted \(counter)")
+    } catch {
+      return fail(error)
+    }
+  }
+}
+
+/// `counter += 1` on a JSON document (`{}` or a non-object counts from 0); also sets `filler`
+/// to a string whose length varies with the counter. Returns the new counter.
+func incrementCounter(_ json: inout JSONValue) -> Int64 {
+  let counter = (json.objectValue?["counter"]?.numberValue?.int64Value ?? 0) + 1
+  var object = json.objectValue ?? JSONObject()
+  object["counter"] = .number(JSONNumber(counter))
+  object["filler"] = .string(String(repeating: counter % 2 == 0 ? "e" : "o", count: 100 + Int(counter % 13) * 250))
+  json = .object(object)
+  return counter
+}
+
+/// `read-document FILE`: parses FILE with `SharedDocument.read()` and decodes it as the
+/// helper's settings type; prints `valid`, `missing` or `invalid DESCRIPTION`, then
+/// `maxrss KB` (the peak resident set size). Run as a child so that hostile input that
+/// crashed the parser could not take the test runner down with it.
+func runReadDocument(_ arguments: [String]) -> Int32 {
+  guard let path = arguments.first else { return 64 }
+  let document = SharedDocument(path: path)
+  do {
+    if let json = try document.read() {
+      do {
+        _ = try JSONValueDecoder().decode(HelperSettings.self, from: json)
+        StandardStreams.writeLine("valid")
+      } catch {
+        StandardStreams.writeLine("undecodable \(String(describing: error).prefix(200))")
+      }
+    } else {
+      StandardStreams.writeLine("missing")
+    }
+  } catch {
+    StandardStreams.writeLine("invalid \(String(describing: error).prefix(300))")
+  }
+  var usage = rusage()
+  getrusage(RUSAGE_SELF.rawValue, &usage)
+  StandardStreams.writeLine("maxrss \(usage.ru_maxrss)")
+  return 0
+}
