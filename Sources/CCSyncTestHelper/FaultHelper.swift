@@ -84,24 +84,21 @@ func incrementCounter(_ json: inout JSONValue) -> Int64 {
   return counter
 }
 
-/// `read-document FILE`: parses FILE with `SharedDocument.read()` and decodes it as the
-/// helper's settings type; prints `valid`, `missing` or `invalid DESCRIPTION`, then
-/// `maxrss KB` (the peak resident set size). Run as a child so that hostile input that
+/// `read-document FILE`: loads FILE as the helper's settings through `CodableStorage`
+/// (parse, then decode over the defaults); prints `valid`, `missing`, `invalid DESCRIPTION`
+/// (not JSON, or not readable) or `undecodable DESCRIPTION` (JSON of the wrong shape), then
+/// `maxrss KB`, the peak resident set size. Run as a child so that hostile input that
 /// crashed the parser could not take the test runner down with it.
 func runReadDocument(_ arguments: [String]) -> Int32 {
   guard let path = arguments.first else { return 64 }
-  let document = SharedDocument(path: path)
+  let storage = CodableStorage(
+    defaultValue: HelperSettings(), path: path, updateMode: .manual,
+    options: StorageOptions(watchesForChanges: false, flushesAtExit: false, logger: .silent))
   do {
-    if let json = try document.read() {
-      do {
-        _ = try JSONValueDecoder().decode(HelperSettings.self, from: json)
-        StandardStreams.writeLine("valid")
-      } catch {
-        StandardStreams.writeLine("undecodable \(String(describing: error).prefix(200))")
-      }
-    } else {
-      StandardStreams.writeLine("missing")
-    }
+    try storage.load()
+    StandardStreams.writeLine(storage.fileState == .missing ? "missing" : "valid")
+  } catch StorageError.decodingFailed(_, let message) {
+    StandardStreams.writeLine("undecodable \(message.prefix(300))")
   } catch {
     StandardStreams.writeLine("invalid \(String(describing: error).prefix(300))")
   }

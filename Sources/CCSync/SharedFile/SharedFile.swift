@@ -38,13 +38,19 @@ public final class SharedFile: Sendable {
   /// point a save at any file this process may write.
   /// - Throws: ``StorageError/symlinkLoop(path:)`` after 40 links;
   ///   ``StorageError/danglingSymlink(path:target:)`` when a link leads nowhere;
-  ///   ``StorageError/system(_:)`` with `EACCES` for another user's link in a sticky directory.
+  ///   ``StorageError/notRegularFile(path:kind:)`` when it leads to a directory;
+  ///   ``StorageError/system(_:)`` with `EACCES` for another user's link in a sticky directory,
+  ///   `ENOENT` for an empty path and `EINVAL` for a path with a NUL byte.
   public func resolvedPath() throws(StorageError) -> String {
+    try withSystemErrors { () throws(SystemError) in try FileSystem.checkPath(path) }
     var current = path
     for _ in 0..<40 {
       let status = try withSystemErrors { () throws(SystemError) in try FileSystem.linkStatus(current) }
       guard let status, status.kind == .symbolicLink else {
         if status == nil && current != path { throw .danglingSymlink(path: path, target: current) }
+        // A directory is never a data file: refusing it here keeps a lock file from being
+        // made inside it (`dir/` would lock `dir/.lock`) or beside `/`.
+        if status?.kind == .directory { throw .notRegularFile(path: path, kind: .directory) }
         return current
       }
       try withSystemErrors { () throws(SystemError) in try FileSystem.checkSymlinkMayBeFollowed(current, owner: status.owner) }
@@ -61,7 +67,10 @@ public final class SharedFile: Sendable {
 
   /// The file's identity now, or `nil` when it does not exist.
   public func identity() throws(StorageError) -> FileIdentity? {
-    try withSystemErrors { () throws(SystemError) in try FileSystem.status(path) }?.identity
+    try withSystemErrors { () throws(SystemError) in
+      try FileSystem.checkPath(path)
+      return try FileSystem.status(path)
+    }?.identity
   }
 
   /// Reads the whole file with the identity of the version read, or `nil` when the file does

@@ -36,6 +36,16 @@ enum FileSystem {
     return FileStatus(result)
   }
 
+  /// Refuses a path no file can have: empty (`ENOENT`, as `open("")` gives) or containing a
+  /// NUL byte (`EINVAL`), which C would silently cut short, reaching another file.
+  static func checkPath(_ path: String) throws(SystemError) {
+    if path.isEmpty { throw SystemError(code: ENOENT, operation: "open", path: path) }
+    if path.utf8.contains(0) {
+      let shown = String(decoding: path.utf8.flatMap { $0 == 0 ? Array(#"\0"#.utf8) : [$0] }, as: UTF8.self)
+      throw SystemError(code: EINVAL, operation: "open (the path contains a NUL byte)", path: shown)
+    }
+  }
+
   /// Refuses (`EACCES`, as the kernel's `fs.protected_symlinks` does) to follow the symlink
   /// at `path`, owned by `owner`, when its directory is world-writable and sticky and the link
   /// belongs neither to this process's effective user nor to the directory's owner.
