@@ -107,3 +107,66 @@ func runReadDocument(_ arguments: [String]) -> Int32 {
   StandardStreams.writeLine("maxrss \(usage.ru_maxrss)")
   return 0
 }
+
+/// `mixed FILE SECONDS SEED`: a process of the concurrency test. For SECONDS it mixes, at
+/// random, exact `update { counter += 1 }` calls, local edits of `theme` and `fontSize`
+/// (written after a short idle delay), explicit `save()`s and short pauses, while its storage
+/// reloads the others' writes. Then it flushes and prints `done INCREMENTS`, and answers each
+/// `expect JSON` line on stdin with `converged` once its value equals JSON (or `diverged
+/// VALUE` after 10 s); `exit` ends it.
+func runMixed(_ arguments: [String]) -> Int32 {
+  guard arguments.count == 3, let seconds = Double(arguments[1]), let seed = UInt64(arguments[2]) else {
+    FileHandle.standardError.write(Data("usage: mixed FILE SECONDS SEED\n".utf8))
+    return 64
+  }
+  let storage = CodableStorage(
+    defaultValue: HelperSettings(), path: arguments[0], updateMode: .afterIdle(seconds: 0.02),
+    options: StorageOptions(flushesAtExit: false))
+  var random = SplitMix(seed: seed)
+  var increments = 0
+  let end = monotonicNow() + Int64(seconds * 1e9)
+  StandardStreams.writeLine("ready")
+  do {
+    while monotonicNow() < end {
+      switch Int.random(in: 0..<10, using: &random) {
+      case 0..<4:
+        try storage.update { $0.counter += 1 }
+        increments += 1
+      case 4, 5: storage.wrappedValue.theme = "theme-\(seed)-\(Int.random(in: 0..<100, using: &random))"
+      case 6: storage.wrappedValue.fontSize = Int.random(in: 8...40, using: &random)
+      case 7: try storage.save()
+      default: usleep(UInt32.random(in: 0...3_000, using: &random))
+      }
+    }
+    try storage.flush()
+  } catch {
+    StandardStreams.writeLine("failed \(error)")
+    return 1
+  }
+  StandardStreams.writeLine("done \(increments)")
+  let encoder = JSONValueEncoder()
+  while let line = readLine() {
+    guard line.hasPrefix("expect "), let expected = try? JSONValue(parsing: Array(line.dropFirst(7).utf8)) else { break }
+    let deadline = monotonicNow() + 10_000_000_000
+    var current = try? encoder.encode(storage.wrappedValue)
+    while current != expected && monotonicNow() < deadline {
+      usleep(2_000)
+      current = try? encoder.encode(storage.wrappedValue)
+    }
+    StandardStreams.writeLine(current == expected ? "converged" : "diverged \(current?.formatted(.compact) ?? "?")")
+  }
+  return 0
+}
+
+/// SplitMix64, so that a seed repeats a run.
+struct SplitMix: RandomNumberGenerator {
+  var state: UInt64
+  init(seed: UInt64) { state = seed }
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+}

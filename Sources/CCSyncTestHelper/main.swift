@@ -16,7 +16,8 @@ case "save-once": exit(runSaveOnce(rest))
 case "update-once": exit(runUpdateOnce(rest))
 case "update-loop": exit(runUpdateLoop(rest))
 case "read-document": exit(runReadDocument(rest))
+case "mixed": exit(runMixed(rest))
 default:
-  FileHandle.standardError.write(Data("usage: CCSyncTestHelper increment|session|churn|watch|count-up|timed-saves|reload-latency|save-once|update-once|update-loop|read-document ...\n".utf8))
+  FileHandle.standardError.write(Data("usage: CCSyncTestHelper increment|session|churn|watch|count-up|timed-saves|reload-latency|save-once|update-once|update-loop|read-document|mixed ...\n".utf8))
   exit(64)
 }
