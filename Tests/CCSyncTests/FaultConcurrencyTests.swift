@@ -66,6 +66,22 @@ import Testing
     #expect(storage.wrappedValue.theme == "dark")
     #expect(try fileJSON(path).objectValue?["counter"] == 2, "the reloaded update was reverted")
     #expect(try fileJSON(path).objectValue?["theme"] == "dark")
+
+    // The same through the property wrapper (`app.settings.theme = ...`).
+    final class App {
+      @CodableStorage var settings: ConcurrencySettings
+      init(path: String) {
+        _settings = CodableStorage(
+          defaultValue: ConcurrencySettings(), path: path, updateMode: .manual,
+          options: StorageOptions(watchesForChanges: false, flushesAtExit: false, logger: .silent))
+      }
+    }
+    let app = App(path: path)
+    try edit(&app.settings) {
+      try SharedDocument(path: path).update { $0 = ["counter": 3, "theme": "dark"] }
+      try app.$settings.load()
+    }
+    #expect(app.settings.counter == 3, "the wrapper's edit reverted a reload")
   }
 }
 
