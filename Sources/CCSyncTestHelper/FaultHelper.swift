@@ -56,11 +56,29 @@ func runUpdateOnce(_ arguments: [String]) -> Int32 {
   }
 }
 
-/// `update-loop FILE`: prints `ready`, then exact `update { counter += 1 }` calls forever
-/// (until killed), printing `counted N` after each returned. Each write also changes a filler
-/// field's length, so a torn write could not pass for a valid document.
+/// `update-loop FILE [--storage]`: prints `ready`, then exact `update { counter += 1 }` calls
+/// forever (until killed), printing `counted N` after each returned. Through `SharedDocument`,
+/// each write also changes a filler field's length, so a torn write could not pass for a
+/// valid document; with `--storage`, through a watching `.immediate` `CodableStorage`, which
+/// also sets `theme` between updates (written at once, in place edits through the wrapper).
 func runUpdateLoop(_ arguments: [String]) -> Int32 {
   guard let path = arguments.first else { return 64 }
+  if arguments.contains("--storage") {
+    let storage = CodableStorage(defaultValue: HelperSettings(), path: path, updateMode: .immediate)
+    StandardStreams.writeLine("ready")
+    while true {
+      do {
+        let counter = try storage.update { value -> Int in
+          value.counter += 1
+          return value.counter
+        }
+        StandardStreams.writeLine("counted \(counter)")
+        storage.wrappedValue.theme = counter % 2 == 0 ? "even" : "odd"
+      } catch {
+        return fail(error)
+      }
+    }
+  }
   let document = SharedDocument(path: path)
   StandardStreams.writeLine("ready")
   while true {

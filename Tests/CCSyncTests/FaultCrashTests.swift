@@ -70,8 +70,9 @@ import Testing
     #expect(try temporaryFiles(of: "settings.json", in: directory) == [])
   }
 
-  /// Writers doing exact updates in a loop, killed after a random delay, round after round
-  /// on one file: the counter in the file is always the last one a writer reported, or one
+  /// Writers doing exact updates in a loop (through `SharedDocument` and, every other round,
+  /// a watching `.immediate` `CodableStorage` that also edits another field), killed after a
+  /// random delay, round after round on one file: the counter in the file is always the last one a writer reported, or one
   /// more (killed after its rename, before it could report); never less. The file is valid
   /// every time, the lock free, and the next writer removes old leftovers.
   ///
@@ -90,7 +91,9 @@ import Testing
     var unreported = 0
     var leftoversSeen = 0
     for round in 0..<rounds {
-      let child = try ChildProcess.start(FaultTools.helper(), ["update-loop", path])
+      // Odd rounds go through CodableStorage (its watcher, its immediate writes), even ones
+      // through SharedDocument.
+      let child = try ChildProcess.start(FaultTools.helper(), ["update-loop", path] + (round % 2 == 1 ? ["--storage"] : []))
       #expect(waitUntil(deadline: .seconds(20)) { child.standardOutput.contains("ready") })
       usleep(UInt32.random(in: 0...15_000, using: &random))
       kill(child.process.processIdentifier, SIGKILL)
