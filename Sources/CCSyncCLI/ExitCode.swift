@@ -92,7 +92,8 @@ struct CommandFailure: Error {
     case .permissionDenied, .notPermitted:
       // Refused to create a file that is not there (the temp file, a new lock file or data
       // file): "cannot create". Refused access to an existing file: "permission denied".
-      if error.operation == "open", let path = error.path, !FileChecks.exists(path) {
+      let creating = error.operation == "open" || error.operation == "create temporary file"
+      if creating, let path = error.path, !FileChecks.exists(path) {
         let reason = "cannot create '\(path)': \(error.reason) (errno \(error.code))"
         self.init(ExitCode.cannotCreate, file.map { "'\($0)': " + reason } ?? reason)
       } else {

@@ -91,9 +91,11 @@ public final class SharedDocument: Sendable {
   }
 
   /// Creates a document over `path`; nothing is read until asked.
-  /// - Parameter durable: `fsync` file and directory on every write (default).
-  public convenience init(path: String, durable: Bool = true) {
-    self.init(file: SharedFile(path: path, durable: durable))
+  /// - Parameters:
+  ///   - durable: `fsync` file and directory on every write (default).
+  ///   - logger: where warnings about the file go (see ``SharedFile``).
+  public convenience init(path: String, durable: Bool = true, logger: StorageLogger = .standardError) {
+    self.init(file: SharedFile(path: path, durable: durable, logger: logger))
   }
 
   /// Creates a document over an existing ``SharedFile``.

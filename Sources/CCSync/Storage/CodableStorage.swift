@@ -107,9 +107,21 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
 
   /// The value in memory: local changes show at once, other processes' writes as they are
   /// reloaded. Setting it schedules a write per the update mode.
+  ///
+  /// An edit in place (`storage.wrappedValue.theme = "dark"`, `settings.theme = "dark"` through
+  /// the wrapper) reads the value, changes it and writes it back; when the value changed in
+  /// between (another process's write reloaded, a save's result taken, another thread's
+  /// edit), only the fields the edit changed are applied to the current value, so the
+  /// others' changes are not reverted. Assigning a whole value replaces every field.
   public var wrappedValue: Value {
     get { state.withLock { $0.value } }
     set { setValue(newValue) }
+    _modify {
+      let (base, baseEncoded) = state.withLock { ($0.value, $0.encodedValue) }
+      var value = base
+      yield &value
+      setValue(value, editedFrom: baseEncoded)
+    }
   }
 
   /// The storage itself, for `$settings.update { }`, `$settings.save()` and observation.
@@ -135,10 +147,10 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
 
   private static func makeDocument(_ location: StorageLocation, options: StorageOptions) -> (SharedDocument, StorageError?) {
     do {
-      return (SharedDocument(path: try location.resolvePath(), durable: options.durable), nil)
+      return (SharedDocument(path: try location.resolvePath(), durable: options.durable, logger: options.logger), nil)
     } catch {
       let fallback = (try? location.resolvePath(creatingDirectories: false)) ?? location.description
-      return (SharedDocument(path: fallback, durable: options.durable), error)
+      return (SharedDocument(path: fallback, durable: options.durable, logger: options.logger), error)
     }
   }
 
