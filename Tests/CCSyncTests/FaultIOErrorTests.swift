@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import CCSync
 
@@ -161,7 +160,7 @@ import Testing
       defaultValue: Settings(), path: path,
       updateMode: mode == .immediate ? .immediate : .afterIdle(seconds: 0.05),
       options: StorageOptions(watchesForChanges: false, flushesAtExit: false, logger: .silent))
-    let errors = Mutex<[StorageError]>([])
+    let errors = Protected<[StorageError]>([])
     storage.onError { error in errors.withLock { $0.append(error) } }
     try storage.save()
     let savedBytes = try contents(of: path)

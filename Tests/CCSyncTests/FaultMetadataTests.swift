@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import CCSync
 
@@ -73,7 +72,7 @@ import Testing
     let other = directory.file("other-name.json")
     writeFile(path, #"{"theme": "light"}"#)
     #expect(link(path, other) == 0)
-    let warnings = Mutex<[String]>([])
+    let warnings = Protected<[String]>([])
     let logger = StorageLogger { level, message in
       if level == .warning { warnings.withLock { $0.append(message) } }
     }

@@ -1,6 +1,5 @@
 import CCSyncSystemShims
 import Glibc
-import Synchronization
 
 /// Write end of the pipe the ``SignalPipe`` handlers write to; set once, before any handler is
 /// installed, and never closed (a signal handler can read nothing safer than a global).
@@ -15,7 +14,7 @@ nonisolated(unsafe) private var signalPipeHandlerWriteEnd: Int32 = -1
 /// descriptors stay open for the life of the process, since a handler may write at any
 /// moment. `Sendable`: its descriptors never change and are never closed.
 package final class SignalPipe: InputSource, Sendable {
-  private static let shared = Mutex<SignalPipe?>(nil)
+  private static let shared = Protected<SignalPipe?>(nil)
   private let readEnd: Int32
 
   private init(readEnd: Int32) {
