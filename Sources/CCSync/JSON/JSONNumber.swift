@@ -21,7 +21,37 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
 
   /// Creates a number from an integer.
   public init<Integer: BinaryInteger>(_ value: Integer) {
-    self.text = String(value)
+    if let small = Int64(exactly: value) {
+      self.text = JSONNumber.decimalText(magnitude: small.magnitude, negative: small < 0)
+    } else if let large = UInt64(exactly: value) {
+      self.text = JSONNumber.decimalText(magnitude: large, negative: false)
+    } else {
+      self.text = String(value)
+    }
+  }
+
+  /// The decimal digits of an integer, written straight into the string's storage (at most
+  /// 20 digits and a sign; up to 15 bytes make a small string, with no allocation). The
+  /// generic `String(_:)` of an integer was a tenth of all encoding time.
+  static func decimalText(magnitude: UInt64, negative: Bool) -> String {
+    var digits = 1
+    var rest = magnitude / 10
+    while rest > 0 {
+      digits += 1
+      rest /= 10
+    }
+    let length = digits + (negative ? 1 : 0)
+    return String(unsafeUninitializedCapacity: length) { buffer in
+      var value = magnitude
+      var index = length
+      repeat {
+        index -= 1
+        buffer[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value % 10)
+        value /= 10
+      } while value > 0
+      if negative { buffer[0] = UInt8(ascii: "-") }
+      return length
+    }
   }
 
   /// Creates a number from a finite double, in the shortest text that reads back as the same
