@@ -57,6 +57,10 @@ public struct JSONValueDecoder: Sendable {
 final class JSONValueDecoderState {
   let options: JSONValueDecoder
   let userInfo: [CodingUserInfoKey: Any]
+  /// Types decoded from objects that are not `[String: Value]` dictionaries, most recent
+  /// last (see ``JSONValueDecoderImpl/isStringKeyedDictionary(_:)``).
+  @exclusivity(unchecked) var plainObjectTypes: [ObjectIdentifier] = []
+  static let plainObjectTypeLimit = 16
 
   init(options: JSONValueDecoder) {
     self.options = options
@@ -162,14 +166,43 @@ final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
         return try arrayType.decode(elements, decoder: self, pathNode: node) as! T
       }
     }
-    if case .object(let object) = value, T.self is any DecodableStringDictionary.Type {
+    if case .object(let object) = value {
       // `[String: Value]` skips the standard library's `Dictionary.init(from:)`, which went
       // through a keyed container, `allKeys` and dynamic casts: a fifth of all decoding time
       // for a config with a small `labels` dictionary per entry.
-      let dictionaryType = T.self as! any DecodableStringDictionary.Type
-      return try dictionaryType.decode(object, decoder: self, pathNode: parent.appending(step())) as! T
+      if T.self == [String: String].self {
+        return try decodeStringDictionary(object, parent: parent.appending(step())) as! T
+      }
+      if isStringKeyedDictionary(T.self) {
+        let dictionaryType = T.self as! any DecodableStringDictionary.Type
+        return try dictionaryType.decode(object, decoder: self, pathNode: parent.appending(step())) as! T
+      }
     }
     return try decodeNested(value, as: T.self, at: parent.appending(step())) { try T(from: $0) }
+  }
+
+  /// `[String: String]`, the common dictionary in settings, in specialized code.
+  private func decodeStringDictionary(_ object: JSONObject, parent: CodingPathNode) throws -> [String: String] {
+    var result = [String: String](minimumCapacity: object.count)
+    for member in object.members {
+      result[member.key] = try unboxString(
+        member.value, parent: parent, step: .key(JSONCodingKey(stringValue: member.key)))
+    }
+    return result
+  }
+
+  /// Whether `type` is a `[String: Value]`. The conformance lookup behind `is` costs about
+  /// as much as decoding a small value, so the answer "no" is remembered for the few types
+  /// seen most recently (a document has a handful of object types, met again and again).
+  private func isStringKeyedDictionary(_ type: Any.Type) -> Bool {
+    let identifier = ObjectIdentifier(type)
+    if state.plainObjectTypes.contains(identifier) { return false }
+    if type is any DecodableStringDictionary.Type { return true }
+    if state.plainObjectTypes.count == JSONValueDecoderState.plainObjectTypeLimit {
+      state.plainObjectTypes.removeFirst()
+    }
+    state.plainObjectTypes.append(identifier)
+    return false
   }
 
   /// The position of `key` in `object`: the member at ``keyHint`` when it is the one, else
