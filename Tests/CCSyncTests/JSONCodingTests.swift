@@ -182,7 +182,34 @@ private func pathText(_ path: [any CodingKey]) -> String { readableCodingPath(pa
 
 // MARK: Tests
 
+/// Encodes the given keys in order, each with its position as the value.
+private struct KeySequence: Encodable {
+  var keys: [String]
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: JSONCodingKey.self)
+    for (position, key) in keys.enumerated() {
+      try container.encode(position, forKey: JSONCodingKey(stringValue: key))
+    }
+  }
+}
+
 @Suite struct JSONCodingTests {
+  /// A key encoded twice replaces its value where it stands; keys are compared as `String`s
+  /// (canonically equivalent keys are the same key), however the encoder speeds that up.
+  @Test(arguments: [
+    (["a", "b", "a"], #"{"a":2,"b":1}"#),
+    (["name", "nope", "nil", "name"], #"{"name":3,"nope":1,"nil":2}"#),
+    (["K", "x", "\u{212A}"], #"{"K":2,"x":1}"#),
+    (["\u{212A}", "x", "K"], "{\"\u{212A}\":2,\"x\":1}"),
+    (["\u{E9}", "e\u{301}"], "{\"\u{E9}\":1}"),
+    (["e\u{301}x", "\u{E9}x"], "{\"e\u{301}x\":1}"),
+    (["", "a", ""], #"{"":2,"a":1}"#),
+  ] as [([String], String)])
+  func keysEncodedTwiceReplaceTheValue(keys: [String], expected: String) throws {
+    let value = try JSONValueEncoder().encode(KeySequence(keys: keys))
+    #expect(value.formatted(.compact) == expected)
+  }
+
   @Test func nestedStructsRoundTrip() throws {
     let config = Config(
       name: "demo", server: Server(host: "localhost", port: 8080),
