@@ -182,6 +182,18 @@ private func pathText(_ path: [any CodingKey]) -> String { readableCodingPath(pa
 
 // MARK: Tests
 
+/// A string through a single-value container, so `[String: PlainText]` takes the general
+/// dictionary path.
+private struct PlainText: Codable, Equatable {
+  var text: String
+  init(text: String) { self.text = text }
+  init(from decoder: any Decoder) throws { text = try decoder.singleValueContainer().decode(String.self) }
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.singleValueContainer()
+    try container.encode(text)
+  }
+}
+
 /// Encodes the given keys in order, each with its position as the value.
 private struct KeySequence: Encodable {
   var keys: [String]
@@ -208,6 +220,26 @@ private struct KeySequence: Encodable {
   func keysEncodedTwiceReplaceTheValue(keys: [String], expected: String) throws {
     let value = try JSONValueEncoder().encode(KeySequence(keys: keys))
     #expect(value.formatted(.compact) == expected)
+  }
+
+  /// `[String: String]` takes a shortcut past `Dictionary.encode(to:)` and `init(from:)`;
+  /// it must write and read exactly what the general path does for other dictionaries.
+  @Test func stringDictionariesMatchTheGeneralPath() throws {
+    let words: [String: String] = ["b": "2", "a": "1", "é": "x", "10": "ten", "9": "nine", "": "empty"]
+    let numbers: [String: String] = ["10": "ten", "9": "nine", "-1": "minus"]
+    for dictionary in [words, numbers, [:]] {
+      let fast = try JSONValueEncoder().encode(dictionary)
+      let general = try JSONValueEncoder().encode(dictionary.mapValues { PlainText(text: $0) })
+      #expect(fast.formatted(.compact) == general.formatted(.compact))
+      #expect(try JSONValueDecoder().decode([String: String].self, from: fast) == dictionary)
+      let nested = try JSONValueDecoder().decode([String: [String: String]].self, from: ["k": fast])
+      #expect(nested == ["k": dictionary])
+    }
+    #expect(try JSONValueEncoder().encode(numbers).formatted(.compact) == #"{"-1":"minus","9":"nine","10":"ten"}"#)
+    let error = #expect(throws: DecodingError.self) {
+      try JSONValueDecoder().decode([String: String].self, from: ["a": "x", "b": 2])
+    }
+    #expect(error.map { "\($0)" }?.contains("b") == true)
   }
 
   @Test func nestedStructsRoundTrip() throws {

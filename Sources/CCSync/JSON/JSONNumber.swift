@@ -30,6 +30,17 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
     }
   }
 
+  /// Creates a number from a signed integer, without the generic conversions of
+  /// ``init(_:)-(Integer)`` (the encoder's hot path).
+  init(integer value: Int64) {
+    self.text = JSONNumber.decimalText(magnitude: value.magnitude, negative: value < 0)
+  }
+
+  /// Creates a number from an unsigned integer.
+  init(integer value: UInt64) {
+    self.text = JSONNumber.decimalText(magnitude: value, negative: false)
+  }
+
   /// The decimal digits of an integer, written straight into the string's storage (at most
   /// 20 digits and a sign; up to 15 bytes make a small string, with no allocation). The
   /// generic `String(_:)` of an integer was a tenth of all encoding time.

@@ -46,8 +46,8 @@ final class ObjectBuffer {
   @exclusivity(unchecked) private var pending: [(position: Int, value: PendingValue)] = []
 
   init() {
-    // Most objects have a handful of members: one allocation instead of regrowing 1-2-4-8.
-    members.reserveCapacity(8)
+    // Most objects have 5 to 20 members: one allocation instead of regrowing 1-2-4-8-16.
+    members.reserveCapacity(16)
   }
 
   /// One bit per key set so far, chosen by its first byte (see ``signatureBit(of:)``):
@@ -195,17 +195,17 @@ struct JSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
   mutating func encode(_ value: Float, forKey key: Key) throws {
     buffer.set(key.stringValue, try encoder.box(value, parent: pathNode, step: .key(key)))
   }
-  mutating func encode(_ value: Int, forKey key: Key) { setInteger(value, key) }
-  mutating func encode(_ value: Int8, forKey key: Key) { setInteger(value, key) }
-  mutating func encode(_ value: Int16, forKey key: Key) { setInteger(value, key) }
-  mutating func encode(_ value: Int32, forKey key: Key) { setInteger(value, key) }
-  mutating func encode(_ value: Int64, forKey key: Key) { setInteger(value, key) }
+  mutating func encode(_ value: Int, forKey key: Key) { buffer.set(key.stringValue, .number(JSONNumber(integer: Int64(value)))) }
+  mutating func encode(_ value: Int8, forKey key: Key) { buffer.set(key.stringValue, .number(JSONNumber(integer: Int64(value)))) }
+  mutating func encode(_ value: Int16, forKey key: Key) { buffer.set(key.stringValue, .number(JSONNumber(integer: Int64(value)))) }
+  mutating func encode(_ value: Int32, forKey key: Key) { buffer.set(key.stringValue, .number(JSONNumber(integer: Int64(value)))) }
+  mutating func encode(_ value: Int64, forKey key: Key) { buffer.set(key.stringValue, .number(JSONNumber(integer: Int64(value)))) }
   mutating func encode(_ value: Int128, forKey key: Key) { setInteger(value, key) }
-  mutating func encode(_ value: UInt, forKey key: Key) { setInteger(value, key) }
-  mutating func encode(_ value: UInt8, forKey key: Key) { setInteger(value, key) }
-  mutating func encode(_ value: UInt16, forKey key: Key) { setInteger(value, key) }
-  mutating func encode(_ value: UInt32, forKey key: Key) { setInteger(value, key) }
-  mutating func encode(_ value: UInt64, forKey key: Key) { setInteger(value, key) }
+  mutating func encode(_ value: UInt, forKey key: Key) { buffer.set(key.stringValue, .number(JSONNumber(integer: UInt64(value)))) }
+  mutating func encode(_ value: UInt8, forKey key: Key) { buffer.set(key.stringValue, .number(JSONNumber(integer: UInt64(value)))) }
+  mutating func encode(_ value: UInt16, forKey key: Key) { buffer.set(key.stringValue, .number(JSONNumber(integer: UInt64(value)))) }
+  mutating func encode(_ value: UInt32, forKey key: Key) { buffer.set(key.stringValue, .number(JSONNumber(integer: UInt64(value)))) }
+  mutating func encode(_ value: UInt64, forKey key: Key) { buffer.set(key.stringValue, .number(JSONNumber(integer: UInt64(value)))) }
   mutating func encode(_ value: UInt128, forKey key: Key) { setInteger(value, key) }
 
   mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
@@ -268,17 +268,17 @@ struct JSONUnkeyedEncodingContainer: UnkeyedEncodingContainer {
   mutating func encode(_ value: Float) throws {
     buffer.append(try encoder.box(value, parent: pathNode, step: .index(count)))
   }
-  mutating func encode(_ value: Int) { appendInteger(value) }
-  mutating func encode(_ value: Int8) { appendInteger(value) }
-  mutating func encode(_ value: Int16) { appendInteger(value) }
-  mutating func encode(_ value: Int32) { appendInteger(value) }
-  mutating func encode(_ value: Int64) { appendInteger(value) }
+  mutating func encode(_ value: Int) { buffer.append(.number(JSONNumber(integer: Int64(value)))) }
+  mutating func encode(_ value: Int8) { buffer.append(.number(JSONNumber(integer: Int64(value)))) }
+  mutating func encode(_ value: Int16) { buffer.append(.number(JSONNumber(integer: Int64(value)))) }
+  mutating func encode(_ value: Int32) { buffer.append(.number(JSONNumber(integer: Int64(value)))) }
+  mutating func encode(_ value: Int64) { buffer.append(.number(JSONNumber(integer: Int64(value)))) }
   mutating func encode(_ value: Int128) { appendInteger(value) }
-  mutating func encode(_ value: UInt) { appendInteger(value) }
-  mutating func encode(_ value: UInt8) { appendInteger(value) }
-  mutating func encode(_ value: UInt16) { appendInteger(value) }
-  mutating func encode(_ value: UInt32) { appendInteger(value) }
-  mutating func encode(_ value: UInt64) { appendInteger(value) }
+  mutating func encode(_ value: UInt) { buffer.append(.number(JSONNumber(integer: UInt64(value)))) }
+  mutating func encode(_ value: UInt8) { buffer.append(.number(JSONNumber(integer: UInt64(value)))) }
+  mutating func encode(_ value: UInt16) { buffer.append(.number(JSONNumber(integer: UInt64(value)))) }
+  mutating func encode(_ value: UInt32) { buffer.append(.number(JSONNumber(integer: UInt64(value)))) }
+  mutating func encode(_ value: UInt64) { buffer.append(.number(JSONNumber(integer: UInt64(value)))) }
   mutating func encode(_ value: UInt128) { appendInteger(value) }
 
   mutating func encode<T: Encodable>(_ value: T) throws {
