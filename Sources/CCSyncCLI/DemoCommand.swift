@@ -1,5 +1,4 @@
 import CCSync
-import Glibc
 
 /// `ccsync demo`: a tour on a temporary copy of the example document. Every command shown is
 /// a real `ccsync` process, and every value shown is what it printed or what the file held.
@@ -13,15 +12,13 @@ enum DemoCommand {
   ]
 
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
-    let start = ProcessControl.now()
+    let start = MonotonicClock.now()
     let directory = try DemoDirectory()
     defer {
-      _ = chdir("/")
+      try? ThisProcess.changeDirectory(to: "/")
       directory.remove()
     }
-    guard chdir(directory.path) == 0 else {
-      throw SystemError(code: errno, operation: "change directory", path: directory.path)
-    }
+    try ThisProcess.changeDirectory(to: directory.path)
     let file = "config.json"
     try SharedFile(path: file).replaceContents(with: Array(DemoDocument.text.utf8))
 
@@ -37,7 +34,7 @@ enum DemoCommand {
     ok = try partStress(file) && ok
 
     say("")
-    say("Done in \(decimal(ProcessControl.now() - start, places: 1)) s; the temporary directory is removed.")
+    say("Done in \(decimal(MonotonicClock.now() - start, places: 1)) s; the temporary directory is removed.")
     return ok ? ExitCode.success : ExitCode.failure
   }
 
@@ -56,7 +53,7 @@ enum DemoCommand {
   private static func partWatchAndWriters(_ file: String) throws -> Bool {
     heading("2. One watcher and \(writers.count) writers at the same moment")
     let watcher = try DemoWatcher(["watch", file, "server"])
-    say("  watcher (pid \(watcher.pid)): ccsync watch \(file) server")
+    say("  watcher (pid \(watcher.child.id)): ccsync watch \(file) server")
     guard watcher.waitFor(timeout: 5, { !$0.isEmpty }) else {
       say("  the watcher printed nothing within 5 s")
       _ = watcher.stop()
@@ -65,12 +62,12 @@ enum DemoCommand {
     say("  its first line:  \(watcher.lines[0].text)")
     say("  \(writers.count) writers start together, each setting a different field:")
     let started = try writers.map { try DemoProcess.start(["set", file, $0.path, $0.value]) }
-    let writeStart = started.map(\.startTime).min() ?? ProcessControl.now()
+    let writeStart = started.map(\.startTime).min() ?? MonotonicClock.now()
     // Collect the watcher's lines while the writers run, so each line's time is when it came.
     var outcomes: [DemoProcess.Outcome?] = started.map { _ in nil }
     while outcomes.contains(where: { $0 == nil }) {
       for (index, process) in started.enumerated() where outcomes[index] == nil {
-        if let status = ProcessControl.exitCodeIfExited(process.pid) { outcomes[index] = process.finished(status: status) }
+        if let status = process.child.statusIfExited() { outcomes[index] = process.finished(status: status) }
       }
       watcher.waitFor(timeout: 0.002) { _ in false }
     }
@@ -79,7 +76,7 @@ enum DemoCommand {
     let width = commands.map(\.count).max() ?? 0
     for ((command, process), outcome) in zip(zip(commands, started), outcomes.compactMap { $0 }) {
       ok = ok && outcome.status == 0
-      say("    pid \(process.pid): \(pad(command, width))  exit \(outcome.status) after \(milliseconds(outcome.seconds))"
+      say("    pid \(process.child.id): \(pad(command, width))  exit \(outcome.status) after \(milliseconds(outcome.seconds))"
         + (outcome.errors.isEmpty ? "" : "  " + outcome.errors.trimmingNewline))
     }
     let final = try DocumentReader.read(file)
@@ -115,7 +112,7 @@ enum DemoCommand {
     heading("3. The lock every writer takes")
     say("  While one process holds the file's lock, writers wait (--wait) or give up at once (--nonblock).")
     let holder = try DemoProcess.start(["lock", file, "--", "sleep", "1"])
-    say("  $ ccsync lock \(file) -- sleep 1      (pid \(holder.pid), holds the lock for 1 s)")
+    say("  $ ccsync lock \(file) -- sleep 1      (pid \(holder.child.id), holds the lock for 1 s)")
     // Wait until the holder has the lock: a non-blocking try fails while it is held.
     let lockTaken = waitUntil(timeout: 5) {
       (try? SharedFile(path: file).withLock(exclusive: false, wait: .nonBlocking) { true }) == nil
@@ -187,10 +184,10 @@ enum DemoCommand {
 
   /// Polls `condition` every 10 ms until it holds or `timeout` seconds pass.
   private static func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = ProcessControl.now() + timeout
+    let deadline = MonotonicClock.now() + timeout
     while !condition() {
-      if ProcessControl.now() >= deadline { return false }
-      usleep(10_000)
+      if MonotonicClock.now() >= deadline { return false }
+      MonotonicClock.sleep(seconds: 0.01)
     }
     return true
   }

@@ -1,5 +1,4 @@
 import CCSync
-import Glibc
 
 /// `ccsync edit [-n] [-w SECS] FILE`: edit a copy in `$VISUAL`, `$EDITOR` or `vi`, then apply
 /// the fields the edit changed to the file as it is now, under the lock: a three-way merge
@@ -82,16 +81,15 @@ enum EditCommand {
   /// may hold arguments (`code --wait`). SIGINT and SIGQUIT are ignored here meanwhile: they
   /// belong to the editor.
   static func runEditor(on path: String) -> Int32 {
-    let editor = (["VISUAL", "EDITOR"] as [String]).lazy.compactMap { name in getenv(name).map { String(cString: $0) } }
-      .first { !$0.isEmpty } ?? "vi"
-    SignalPipe.ignore([SIGINT, SIGQUIT])
+    let editor = ThisProcess.environmentValue("VISUAL") ?? ThisProcess.environmentValue("EDITOR") ?? "vi"
+    try? Signal.interrupt.ignore()
+    try? Signal.quit.ignore()
     defer {
-      signal(SIGINT, SIG_DFL)
-      signal(SIGQUIT, SIG_DFL)
+      try? Signal.interrupt.restoreDefaultAction()
+      try? Signal.quit.restoreDefaultAction()
     }
     do {
-      let pid = try ProcessControl.spawn(["/bin/sh", "-c", editor + " \"$@\"", editor, path])
-      return ProcessControl.waitForExit(pid)
+      return try Subprocess.start(["/bin/sh", "-c", editor + " \"$@\"", editor, path]).waitForStatus()
     } catch {
       StandardStreams.writeLine("ccsync: \(error)", toStandardError: true)
       return error.exitCode
@@ -106,22 +104,15 @@ struct EditCopy {
   let path: String
 
   init(name: String, bytes: [UInt8]) throws(SystemError) {
-    let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-    var template = Array((base + "/ccsync-edit-XXXXXX").utf8CString)
-    guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-      throw SystemError(code: errno, operation: "create directory", path: base + "/ccsync-edit-XXXXXX")
-    }
-    directory = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    directory = try FileTree.makeTemporaryDirectory(prefix: "ccsync-edit")
     path = directory + "/" + name
-    let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-    guard descriptor >= 0 else { throw SystemError(code: errno, operation: "open", path: path) }
-    defer { close(descriptor) }
-    try ProcessControl.writeAll(bytes, to: descriptor)
+    try FileDescriptor.createNew(path, permissions: 0o600).writeAll(bytes)
   }
 
+  /// Removes the copy and its directory; a directory the editor left other files in stays.
   func remove() {
-    unlink(path)
-    rmdir(directory)
+    try? FileTree.removeFile(path)
+    try? FileTree.removeEmptyDirectory(directory)
   }
 }
 

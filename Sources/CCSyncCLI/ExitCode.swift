@@ -1,5 +1,4 @@
 import CCSync
-import Glibc
 
 /// The exit statuses `ccsync` documents (docs/CLI.md), from sysexits where one fits and 1 for
 /// "not found" and lock conflicts, as git config and flock(1) do.
@@ -79,27 +78,28 @@ struct CommandFailure: Error {
   private init(system error: SystemError, file: String?) {
     // Name FILE when the failing call was on another path (the lock or temp file).
     let named = file.map { file in error.path == file ? error.description : "'\(file)': \(error)" } ?? error.description
-    switch error.code {
-    case ENOENT, ENOTDIR:
+    switch error.errorNumber {
+    case .noSuchFileOrDirectory, .notDirectory:
       self.init(ExitCode.noInput, named)
-    case ELOOP:
+    case .tooManySymbolicLinkLevels:
       self.init(ExitCode.noInput, named)
-    case EISDIR:
+    case .isDirectory:
       self.init(ExitCode.dataError, named)
-    case ENOSPC, EDQUOT, EIO, EFBIG:
+    case .noSpace, .diskQuotaExceeded, .inputOutputError, .fileTooLarge:
       self.init(ExitCode.ioError, named)
-    case EROFS:
+    case .readOnlyFileSystem:
       self.init(ExitCode.permission, named)
-    case EACCES, EPERM:
+    case .permissionDenied, .notPermitted:
       // Refused to create a file that is not there (the temp file, a new lock file or data
       // file): "cannot create". Refused access to an existing file: "permission denied".
-      if error.operation == "open", let path = error.path, !FileChecks.exists(path) {
+      let creating = error.operation == "open" || error.operation == "create temporary file"
+      if creating, let path = error.path, !FileChecks.exists(path) {
         let reason = "cannot create '\(path)': \(error.reason) (errno \(error.code))"
         self.init(ExitCode.cannotCreate, file.map { "'\($0)': " + reason } ?? reason)
       } else {
         self.init(ExitCode.permission, named)
       }
-    case EEXIST:
+    case .fileExists:
       self.init(ExitCode.cannotCreate, named)
     default:
       self.init(ExitCode.ioError, named)
@@ -116,14 +116,12 @@ struct CommandFailure: Error {
 enum FileChecks {
   /// Whether anything (a dangling symlink included) is at `path`.
   static func exists(_ path: String) -> Bool {
-    var status = stat()
-    return lstat(path, &status) == 0 || errno != ENOENT
+    FileTree.exists(path)
   }
 
   /// Whether `path` is a directory (symlinks followed).
   static func isDirectory(_ path: String) -> Bool {
-    var status = stat()
-    return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
+    FileTree.isDirectory(path)
   }
 
   /// Everything before the last slash: `.` for a bare name, `/` for `/name`.

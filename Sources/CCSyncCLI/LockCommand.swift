@@ -1,5 +1,4 @@
 import CCSync
-import Glibc
 
 /// `ccsync lock [-s | -x] [-n] [-w SECS] [-E CODE] FILE -- CMD ARGS...`: run a command while
 /// holding the file's lock, the same `flock` on `FILE.lock` every writer takes.
@@ -35,20 +34,21 @@ enum LockCommand {
   /// Starts `command`, passes SIGTERM and SIGHUP on to it (SIGINT from a terminal reaches it
   /// directly, being sent to the whole foreground process group), and returns its status.
   private static func runWhileHolding(_ command: [String]) throws -> Int32 {
-    let signals = SignalPipe.install([SIGTERM, SIGHUP, SIGCHLD])
-    SignalPipe.ignore([SIGINT, SIGQUIT])
-    let pid: pid_t
+    let signals = try SignalPipe.install([.terminate, .hangUp, .childStatusChanged])
+    try Signal.interrupt.ignore()
+    try Signal.quit.ignore()
+    let child: Subprocess
     do {
-      pid = try ProcessControl.spawn(command)
+      child = try Subprocess.start(command)
     } catch {
       throw CommandFailure(error.exitCode, error.description)
     }
     while true {
-      if let status = ProcessControl.exitCodeIfExited(pid) { return status }
+      if let status = child.statusIfExited() { return status }
       // SIGCHLD wakes the wait; the timeout is a safety net should one be missed.
-      _ = ProcessControl.waitForInput([signals], timeout: 1)
-      for signal in SignalPipe.drain() where signal != SIGCHLD {
-        ProcessControl.signal(pid, signal)
+      _ = waitForInput([signals], timeout: 1)
+      for signal in signals.drain() where signal != .childStatusChanged {
+        try? child.send(signal)
       }
     }
   }

@@ -1,5 +1,4 @@
 import CCSync
-import Glibc
 
 /// `ccsync save [--merge] [-n] [-w SECS] FILE`: replace the file with standard input, or
 /// apply standard input to it as an RFC 7396 merge patch.
@@ -7,7 +6,7 @@ enum SaveCommand {
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
     let file = arguments.operands[0]
     let wait = try LockWait(arguments, spec: Help.save)
-    let input = try readStandardInput()
+    let input = try StandardStreams.readStandardInput()
     let value: JSONValue
     do {
       value = try JSONValue(parsing: input)
@@ -25,20 +24,5 @@ enum SaveCommand {
       }
     }
     return ExitCode.success
-  }
-
-  /// Everything on standard input.
-  static func readStandardInput() throws(SystemError) -> [UInt8] {
-    var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    while true {
-      let count = buffer.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
-      if count == 0 { return bytes }
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw SystemError(code: errno, operation: "read", path: "standard input")
-      }
-      bytes.append(contentsOf: buffer[..<count])
-    }
   }
 }

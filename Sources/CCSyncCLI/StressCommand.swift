@@ -1,5 +1,4 @@
 import CCSync
-import Glibc
 
 /// `ccsync stress [--processes N] [--iterations M] [--path PATH] FILE`: N copies of this
 /// executable (`ccsync stress-worker FILE PATH M`) each make M exact read-modify-write
@@ -47,23 +46,23 @@ enum StressCommand {
   /// - Throws: a ``CommandFailure`` when the value is not an integer or a worker failed.
   static func stress(file: String, pathText: String, path: JSONPath, processes: Int, iterations: Int) throws -> Report {
     let before = try counter(in: file, at: path, pathText: pathText)
-    let start = ProcessControl.now()
-    var workers: [pid_t] = []
+    let start = MonotonicClock.now()
+    var workers: [Subprocess] = []
     for _ in 0..<processes {
       do {
-        workers.append(try ProcessControl.spawn(
-          [ProcessControl.executablePath, "stress-worker", file, pathText, String(iterations)]))
+        workers.append(try Subprocess.start(
+          [ThisProcess.executablePath, "stress-worker", file, pathText, String(iterations)]))
       } catch {
-        for worker in workers { ProcessControl.signal(worker, SIGKILL); _ = ProcessControl.waitForExit(worker) }
+        for worker in workers { try? worker.send(.kill); _ = worker.waitForStatus() }
         throw CommandFailure(ExitCode.ioError, error.description)
       }
     }
     var failed: Int32 = 0
     for worker in workers {
-      let status = ProcessControl.waitForExit(worker)
+      let status = worker.waitForStatus()
       if status != 0 && failed == 0 { failed = status }
     }
-    let seconds = ProcessControl.now() - start
+    let seconds = MonotonicClock.now() - start
     let after = try counter(in: file, at: path, pathText: pathText)
     if failed != 0 {
       throw CommandFailure(failed, "a stress worker failed with status \(failed); '\(pathText)' went from \(before) to \(after)")

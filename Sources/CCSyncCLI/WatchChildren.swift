@@ -1,5 +1,4 @@
 import CCSync
-import Glibc
 
 /// The command `ccsync watch --exec` or `--restart` runs: at most one at a time, in a process
 /// group of its own so that stopping it stops everything it started.
@@ -20,7 +19,7 @@ final class WatchChildren {
   let mode: Mode
   let command: [String]
   let file: String
-  private var pid: pid_t?
+  private var child: Subprocess?
   private var latest: JSONValue?
   /// exec: a value arrived while the command ran. restart: start again once it has stopped.
   private var pending = false
@@ -41,7 +40,7 @@ final class WatchChildren {
   }
 
   /// Whether no command runs and none is due.
-  var isIdle: Bool { pid == nil && !pending }
+  var isIdle: Bool { child == nil && !pending }
 
   /// When ``tick(now:)`` must next run (the SIGKILL of a command that ignores SIGTERM).
   var nextDeadline: Double? { killDeadline }
@@ -52,22 +51,20 @@ final class WatchChildren {
     latest = value
     hasStarted = true
     var environment: [String: String?] = ["CCSYNC_FILE": file, "CCSYNC_VALUE": nil]
-    var input: Int32 = -1
+    var input: FileDescriptor?
     do {
       if let value {
         let text = value.formatted(.compact)
         environment["CCSYNC_VALUE"] = text
-        input = try ProcessControl.inputFile(Array((text + "\n").utf8))
+        input = try FileDescriptor.temporaryFile(containing: Array((text + "\n").utf8))
       } else {
-        input = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        input = try? FileDescriptor.openForReading("/dev/null")
       }
     } catch {
       StandardStreams.writeLine("ccsync: \(error)", toStandardError: true)
     }
-    defer { if input >= 0 { close(input) } }
     do {
-      pid = try ProcessControl.spawn(
-        command, environment: environment, standardInput: input >= 0 ? input : nil, newProcessGroup: true)
+      child = try Subprocess.start(command, environment: environment, standardInput: input, newProcessGroup: true)
       stopRequested = false
       return nil
     } catch {
@@ -82,29 +79,29 @@ final class WatchChildren {
     latest = value
     switch mode {
     case .exec:
-      if pid == nil { start(with: value) } else { pending = true }
+      if child == nil { start(with: value) } else { pending = true }
     case .restart:
-      guard let pid else {
+      guard let child else {
         // Not started yet: this is the first value. (Once started, a command that is gone
         // has exited on its own, which ends the watch.)
         if !hasStarted { start(with: value) }
         return
       }
       pending = true
-      if !stopRequested { stop(pid) }
+      if !stopRequested { stop(child) }
     }
   }
 
-  private func stop(_ pid: pid_t) {
+  private func stop(_ child: Subprocess) {
     stopRequested = true
-    ProcessControl.signalGroup(pid, SIGTERM)
-    killDeadline = ProcessControl.now() + WatchChildren.killDelay
+    try? child.sendToProcessGroup(.terminate)
+    killDeadline = MonotonicClock.now() + WatchChildren.killDelay
   }
 
   /// Collects the command if it has exited, and starts the next run that is due.
   func reap() {
-    guard let current = pid, let status = ProcessControl.exitCodeIfExited(current) else { return }
-    pid = nil
+    guard let current = child, let status = current.statusIfExited() else { return }
+    child = nil
     killDeadline = nil
     switch mode {
     case .exec:
@@ -127,8 +124,8 @@ final class WatchChildren {
 
   /// Sends SIGKILL to a stopped command whose grace period has passed.
   func tick(now: Double) {
-    if let killDeadline, now >= killDeadline, let pid {
-      ProcessControl.signalGroup(pid, SIGKILL)
+    if let killDeadline, now >= killDeadline, let child {
+      try? child.sendToProcessGroup(.kill)
       self.killDeadline = nil
     }
   }
@@ -136,17 +133,17 @@ final class WatchChildren {
   /// Stops the command, if one runs, and waits for it (SIGKILL after 5 s); no further runs.
   func shutDown() {
     pending = false
-    guard let current = pid else { return }
-    ProcessControl.signalGroup(current, SIGTERM)
-    let deadline = ProcessControl.now() + WatchChildren.killDelay
-    while ProcessControl.exitCodeIfExited(current) == nil {
-      if ProcessControl.now() >= deadline {
-        ProcessControl.signalGroup(current, SIGKILL)
-        _ = ProcessControl.waitForExit(current)
+    guard let current = child else { return }
+    try? current.sendToProcessGroup(.terminate)
+    let deadline = MonotonicClock.now() + WatchChildren.killDelay
+    while current.statusIfExited() == nil {
+      if MonotonicClock.now() >= deadline {
+        try? current.sendToProcessGroup(.kill)
+        _ = current.waitForStatus()
         break
       }
-      usleep(10_000)
+      MonotonicClock.sleep(seconds: 0.01)
     }
-    pid = nil
+    child = nil
   }
 }

@@ -1,5 +1,4 @@
 import CCSync
-import Glibc
 
 /// `ccsync watch [-c] [--count N] [--timeout SECS] [--poll SECS] FILE [PATH] [--exec | --restart] [-- CMD ARGS...]`.
 ///
@@ -32,7 +31,7 @@ enum WatchCommand {
       count: count, timeout: timeout,
       children: mode.map { WatchChildren(mode: $0, command: command, file: file) })
     let watcher = pollInterval.map { FileWatcher(mode: .polling(interval: duration(seconds: $0))) } ?? FileWatcher.shared
-    return session.run(watcher: watcher)
+    return try session.run(watcher: watcher)
   }
 }
 
@@ -68,21 +67,19 @@ final class WatchSession {
     self.pathText = pathText
     self.count = count
     self.timeout = timeout
-    self.deadline = timeout.map { ProcessControl.now() + $0 }
+    self.deadline = timeout.map { MonotonicClock.now() + $0 }
     self.children = children
     document = SharedDocument(path: file)
   }
 
   private var countReached: Bool { count.map { printed >= $0 } ?? false }
 
-  func run(watcher: FileWatcher) -> Int32 {
-    let signals = SignalPipe.install([SIGINT, SIGTERM, SIGHUP, SIGCHLD])
-    let wake = ProcessControl.makePipe(nonBlockingRead: true, nonBlockingWrite: true)
-    let wakeEnd = wake.write
-    let watch = watcher.watch(file) { _ in
-      var byte: UInt8 = 1
-      _ = Glibc.write(wakeEnd, &byte, 1)
-    }
+  /// Runs until a signal, --count or --timeout ends the watch.
+  /// - Throws: `SystemError` when the signal pipe or the wake-up pipe cannot be opened.
+  func run(watcher: FileWatcher) throws(SystemError) -> Int32 {
+    let signals = try SignalPipe.install([.interrupt, .terminate, .hangUp, .childStatusChanged])
+    let wake = try WakeUpChannel()
+    let watch = watcher.watch(file) { _ in wake.wakeUp() }
     defer { watch.cancel() }
 
     check(initial: true)
@@ -100,17 +97,17 @@ final class WatchSession {
 
       var wakeAt = [deadline, children?.nextDeadline].compactMap { $0 }
       // SIGCHLD wakes the wait; a periodic look is a safety net should one be missed.
-      if let children, !children.isIdle { wakeAt.append(ProcessControl.now() + 1) }
+      if let children, !children.isIdle { wakeAt.append(MonotonicClock.now() + 1) }
       if let invalidSince { wakeAt.append(invalidSince + WatchSession.invalidGracePeriod) }
-      let waitSeconds = wakeAt.min().map { max($0 - ProcessControl.now(), 0) }
-      let ready = ProcessControl.waitForInput([signals, wake.read], timeout: waitSeconds)
+      let waitSeconds = wakeAt.min().map { max($0 - MonotonicClock.now(), 0) }
+      let ready = waitForInput([signals, wake], timeout: waitSeconds)
 
-      for signal in SignalPipe.drain() where signal != SIGCHLD {
+      for signal in signals.drain() where signal != .childStatusChanged {
         return finish(ExitCode.success)
       }
       children?.reap()
-      if ready[1] { drain(wake.read) }
-      let now = ProcessControl.now()
+      if ready[1] { wake.drain() }
+      let now = MonotonicClock.now()
       let graceOver = invalidSince.map { now >= $0 + WatchSession.invalidGracePeriod } ?? false
       if (ready[1] || graceOver) && !countReached { check(initial: false) }
       children?.tick(now: now)
@@ -135,11 +132,6 @@ final class WatchSession {
     seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
   }
 
-  private func drain(_ descriptor: Int32) {
-    var buffer = [UInt8](repeating: 0, count: 256)
-    while buffer.withUnsafeMutableBytes({ Glibc.read(descriptor, $0.baseAddress, $0.count) }) > 0 {}
-  }
-
   /// Looks at the file and prints the value if it is new.
   private func check(initial: Bool) {
     let observation: SharedDocument.Observation
@@ -162,7 +154,7 @@ final class WatchSession {
       invalidSince = nil
       note(.missingFile)
     case .invalid(let error):
-      let now = ProcessControl.now()
+      let now = MonotonicClock.now()
       if initial || invalidSince.map({ now >= $0 + WatchSession.invalidGracePeriod }) == true {
         invalidSince = nil
         note(.invalid(error.description))

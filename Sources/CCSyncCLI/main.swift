@@ -1,5 +1,4 @@
 import CCSync
-import Glibc
 
 // `ccsync`: a small dispatcher. Each command lives in its own file as `run(_:)`, taking the
 // parsed arguments and returning the exit status; errors are mapped in ExitCode.swift.
@@ -85,4 +84,4 @@ func runHelp(_ arguments: [String]) -> Int32 {
   return ExitCode.success
 }
 
-exit(runMain(Array(CommandLine.arguments.dropFirst())))
+ThisProcess.exit(runMain(Array(CommandLine.arguments.dropFirst())))

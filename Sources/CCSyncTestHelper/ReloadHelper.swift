@@ -111,7 +111,7 @@ func runReloadLatency(_ arguments: [String]) -> Int32 {
   let storage = CodableStorage(
     defaultValue: TimedDocument(), path: path, updateMode: .manual,
     options: StorageOptions(flushesAtExit: false))
-  let delays = Mutex<[Int64]>([])
+  let delays = Protected<[Int64]>([])
   let last = Atomic<Int>(-1)
   let observation = storage.observe { change in
     let received = monotonicNow()

@@ -12,7 +12,12 @@ case "watch": exit(runWatchHelper(rest))
 case "count-up": exit(runCountUp(rest))
 case "timed-saves": exit(runTimedSaves(rest))
 case "reload-latency": exit(runReloadLatency(rest))
+case "save-once": exit(runSaveOnce(rest))
+case "update-once": exit(runUpdateOnce(rest))
+case "update-loop": exit(runUpdateLoop(rest))
+case "read-document": exit(runReadDocument(rest))
+case "mixed": exit(runMixed(rest))
 default:
-  FileHandle.standardError.write(Data("usage: CCSyncTestHelper increment|session|churn|watch|count-up|timed-saves|reload-latency ...\n".utf8))
+  FileHandle.standardError.write(Data("usage: CCSyncTestHelper increment|session|churn|watch|count-up|timed-saves|reload-latency|save-once|update-once|update-loop|read-document|mixed ...\n".utf8))
   exit(64)
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import CCSync
 
@@ -92,7 +91,7 @@ func writeFile(_ path: String, _ text: String) {
     let path = directory.file("settings.json")
     let garbage = "{\"theme\": \"dark\", oops"
     writeFile(path, garbage)
-    let errors = Mutex<[String]>([])
+    let errors = Protected<[String]>([])
     let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: quiet)
     storage.onError { error in errors.withLock { $0.append(error.description) } }
     #expect(storage.wrappedValue == SharedSettings())
@@ -159,7 +158,7 @@ func writeFile(_ path: String, _ text: String) {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let storage = CodableStorage(defaultValue: SharedSettings(), path: directory.file("s.json"), updateMode: .manual, options: quiet)
-    let heard = Mutex<[String]>([])
+    let heard = Protected<[String]>([])
     let observation = storage.observe { change in
       heard.withLock { $0.append("\(change.origin):\(change.value.theme)") }
     }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import CCSync
 
@@ -145,7 +144,7 @@ extension FileWatcherTests {
 
 /// Lines collected from any thread.
 final class Lines: Sendable {
-  private let lines = Mutex<[String]>([])
+  private let lines = Protected<[String]>([])
   var all: [String] { lines.withLock { $0 } }
   var append: @Sendable (String) -> Void { { [self] line in lines.withLock { $0.append(line) } } }
 }

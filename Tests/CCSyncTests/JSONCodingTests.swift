@@ -182,7 +182,66 @@ private func pathText(_ path: [any CodingKey]) -> String { readableCodingPath(pa
 
 // MARK: Tests
 
+/// A string through a single-value container, so `[String: PlainText]` takes the general
+/// dictionary path.
+private struct PlainText: Codable, Equatable {
+  var text: String
+  init(text: String) { self.text = text }
+  init(from decoder: any Decoder) throws { text = try decoder.singleValueContainer().decode(String.self) }
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.singleValueContainer()
+    try container.encode(text)
+  }
+}
+
+/// Encodes the given keys in order, each with its position as the value.
+private struct KeySequence: Encodable {
+  var keys: [String]
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: JSONCodingKey.self)
+    for (position, key) in keys.enumerated() {
+      try container.encode(position, forKey: JSONCodingKey(stringValue: key))
+    }
+  }
+}
+
 @Suite struct JSONCodingTests {
+  /// A key encoded twice replaces its value where it stands; keys are compared as `String`s
+  /// (canonically equivalent keys are the same key), however the encoder speeds that up.
+  @Test(arguments: [
+    (["a", "b", "a"], #"{"a":2,"b":1}"#),
+    (["name", "nope", "nil", "name"], #"{"name":3,"nope":1,"nil":2}"#),
+    (["K", "x", "\u{212A}"], #"{"K":2,"x":1}"#),
+    (["\u{212A}", "x", "K"], "{\"\u{212A}\":2,\"x\":1}"),
+    (["\u{E9}", "e\u{301}"], "{\"\u{E9}\":1}"),
+    (["e\u{301}x", "\u{E9}x"], "{\"e\u{301}x\":1}"),
+    (["", "a", ""], #"{"":2,"a":1}"#),
+  ] as [([String], String)])
+  func keysEncodedTwiceReplaceTheValue(keys: [String], expected: String) throws {
+    let value = try JSONValueEncoder().encode(KeySequence(keys: keys))
+    #expect(value.formatted(.compact) == expected)
+  }
+
+  /// `[String: String]` takes a shortcut past `Dictionary.encode(to:)` and `init(from:)`;
+  /// it must write and read exactly what the general path does for other dictionaries.
+  @Test func stringDictionariesMatchTheGeneralPath() throws {
+    let words: [String: String] = ["b": "2", "a": "1", "é": "x", "10": "ten", "9": "nine", "": "empty"]
+    let numbers: [String: String] = ["10": "ten", "9": "nine", "-1": "minus"]
+    for dictionary in [words, numbers, [:]] {
+      let fast = try JSONValueEncoder().encode(dictionary)
+      let general = try JSONValueEncoder().encode(dictionary.mapValues { PlainText(text: $0) })
+      #expect(fast.formatted(.compact) == general.formatted(.compact))
+      #expect(try JSONValueDecoder().decode([String: String].self, from: fast) == dictionary)
+      let nested = try JSONValueDecoder().decode([String: [String: String]].self, from: ["k": fast])
+      #expect(nested == ["k": dictionary])
+    }
+    #expect(try JSONValueEncoder().encode(numbers).formatted(.compact) == #"{"-1":"minus","9":"nine","10":"ten"}"#)
+    let error = #expect(throws: DecodingError.self) {
+      try JSONValueDecoder().decode([String: String].self, from: ["a": "x", "b": 2])
+    }
+    #expect(error.map { "\($0)" }?.contains("b") == true)
+  }
+
   @Test func nestedStructsRoundTrip() throws {
     let config = Config(
       name: "demo", server: Server(host: "localhost", port: 8080),

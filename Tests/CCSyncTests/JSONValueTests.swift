@@ -22,6 +22,37 @@ import Testing
     #expect(JSONNumber(text: "18446744073709551615")!.uint64Value == UInt64.max)
   }
 
+  /// The decoder's fast paths agree with the standard library's parsers, bit for bit.
+  @Test func numberFastPathsAgreeWithTheStandardLibrary() {
+    var texts = ["0", "-0", "1", "-1", "1.5", "1.50", "0.1", "0.2", "0.3", "123.456", "-98.7654321",
+                 "999999999999999", "9999999999999999", "0.000000000000000000001", "1e5", "1E+2",
+                 "12345678901234567890", "-9223372036854775808", "9223372036854775807",
+                 "18446744073709551615", "18446744073709551616", "0.1234567890123456789",
+                 "100000000000000000", "-100000000000000000", "4.35", "2.675", "1.005"]
+    var random = SeededJSONRandom(seed: 7)
+    for _ in 0..<2000 {
+      let integer = String(random.next() % 1_000_000_000_000)
+      let fraction = String(random.next() % 10_000_000)
+      texts.append((random.next() % 2 == 0 ? "-" : "") + integer + "." + fraction)
+      texts.append(String(random.next() % 100_000) + "." + String(repeating: "0", count: Int(random.next() % 6)) + fraction)
+      texts.append(String(Int64(bitPattern: random.next()) >> (random.next() % 64)))
+    }
+    for text in texts {
+      let number = JSONNumber(text: text)!
+      if let fast = number.exactDoubleValue {
+        #expect(fast.bitPattern == Double(text)!.bitPattern, "\(text)")
+      }
+      if let fast = number.plainInt64Value { #expect(fast == Int64(text), "\(text)") }
+      if let fast = number.plainUInt64Value { #expect(fast == UInt64(text), "\(text)") }
+      #expect(number.doubleValue.bitPattern == Double(text)!.bitPattern, "\(text)")
+    }
+    #expect(JSONNumber(text: "1.5")!.exactDoubleValue == 1.5)
+    #expect(JSONNumber(text: "123")!.plainInt64Value == 123)
+    #expect(JSONNumber(text: "1e3")!.plainInt64Value == nil)
+    #expect(JSONNumber(text: "18446744073709551615")!.plainUInt64Value == UInt64.max)
+    #expect(JSONNumber(text: "18446744073709551616")!.plainUInt64Value == nil)
+  }
+
   @Test func objectsKeepOrderAndCompareWithoutIt() {
     var object = JSONObject([("b", 1), ("a", 2)])
     object["c"] = 3

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import CCSync
 
@@ -14,7 +13,7 @@ import Testing
     let path = directory.file("settings.json")
     let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: watchingOptions)
     let probe = ReloadProbe(storage)
-    let streamed = Mutex<[String]>([])
+    let streamed = Protected<[String]>([])
     let consumer = Task {
       for await value in storage.values {
         streamed.withLock { $0.append(value.theme) }
@@ -82,7 +81,7 @@ import Testing
     defer { directory.remove() }
     let path = directory.file("settings.json")
     let sentinelPath = directory.file("sentinel.json")
-    let reloads = Mutex(0)
+    let reloads = Protected(0)
     let logger = StorageLogger(minimumLevel: .debug) { _, message in
       if message.contains("reloading") { reloads.withLock { $0 += 1 } }
     }

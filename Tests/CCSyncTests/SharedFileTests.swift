@@ -121,9 +121,10 @@ import Testing
     #expect(try directory.names() == [])
   }
 
-  /// A rename that fails after the temp file was written and synced (the target is immutable,
-  /// which stops even root): the temp file is removed and the target is byte-identical.
-  @Test func failedRenameRemovesTheTemporaryFileAndKeepsTheTarget() throws {
+  /// An immutable target (which stops even root) is refused before any temp file is made,
+  /// as a write in place would be: the target is byte-identical. (A rename that fails after
+  /// the temp file was written and synced is in FaultIOErrorTests and FaultMetadataTests.)
+  @Test func immutableTargetIsRefusedAndKept() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let target = directory.file("data.json")
@@ -142,7 +143,9 @@ import Testing
       Issue.record("expected a system error, got \(String(describing: error))")
       return
     }
-    #expect(systemError.operation == "rename")
+    #expect(systemError.operation == "write")
+    #expect(systemError.code == EPERM)
+    #expect(systemError.path == target)
     #expect(try directory.names() == ["data.json"])
     #expect(try contents(of: target) == original)
     #expect(try statusOf(target).st_ino == before.st_ino)

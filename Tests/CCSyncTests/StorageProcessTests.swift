@@ -128,7 +128,8 @@ import Testing
       }
     }
     #expect(waitUntil { (try? fileJSON(path).objectValue?["counter"]) == 8 })
-    #expect(child.request("pending", reply: "pending") == "pending false")
+    // The file is renamed into place before the save returns and clears the pending state.
+    #expect(waitUntil { child.request("pending", reply: "pending") == "pending false" })
     #expect(child.finish() == 0)
   }
 

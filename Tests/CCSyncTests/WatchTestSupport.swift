@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import CCSync
 
@@ -52,7 +51,7 @@ final class WakeLog: Sendable {
     var content: String?
   }
 
-  private let entries = Mutex<[Entry]>([])
+  private let entries = Protected<[Entry]>([])
   let path: String
 
   init(path: String) { self.path = path }

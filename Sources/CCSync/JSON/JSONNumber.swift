@@ -21,7 +21,48 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
 
   /// Creates a number from an integer.
   public init<Integer: BinaryInteger>(_ value: Integer) {
-    self.text = String(value)
+    if let small = Int64(exactly: value) {
+      self.text = JSONNumber.decimalText(magnitude: small.magnitude, negative: small < 0)
+    } else if let large = UInt64(exactly: value) {
+      self.text = JSONNumber.decimalText(magnitude: large, negative: false)
+    } else {
+      self.text = String(value)
+    }
+  }
+
+  /// Creates a number from a signed integer, without the generic conversions of
+  /// ``init(_:)-(Integer)`` (the encoder's hot path).
+  init(integer value: Int64) {
+    self.text = JSONNumber.decimalText(magnitude: value.magnitude, negative: value < 0)
+  }
+
+  /// Creates a number from an unsigned integer.
+  init(integer value: UInt64) {
+    self.text = JSONNumber.decimalText(magnitude: value, negative: false)
+  }
+
+  /// The decimal digits of an integer, written straight into the string's storage (at most
+  /// 20 digits and a sign; up to 15 bytes make a small string, with no allocation). The
+  /// generic `String(_:)` of an integer was a tenth of all encoding time.
+  static func decimalText(magnitude: UInt64, negative: Bool) -> String {
+    var digits = 1
+    var rest = magnitude / 10
+    while rest > 0 {
+      digits += 1
+      rest /= 10
+    }
+    let length = digits + (negative ? 1 : 0)
+    return String(unsafeUninitializedCapacity: length) { buffer in
+      var value = magnitude
+      var index = length
+      repeat {
+        index -= 1
+        buffer[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value % 10)
+        value /= 10
+      } while value > 0
+      if negative { buffer[0] = UInt8(ascii: "-") }
+      return length
+    }
   }
 
   /// Creates a number from a finite double, in the shortest text that reads back as the same
@@ -49,7 +90,93 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
   public var description: String { text }
 
   /// The value as a `Double` (the nearest one, as `Double(text)` reads it).
-  public var doubleValue: Double { Double(text) ?? .nan }
+  public var doubleValue: Double { exactDoubleValue ?? Double(text) ?? .nan }
+
+  /// The nearest `Double` for the common short decimal, without calling `strtod`; `nil` when
+  /// the number needs the general algorithm.
+  ///
+  /// This is Clinger's fast path: a mantissa of at most 15 digits is exact in a `Double`, so
+  /// is every power of ten up to 10^22, and one IEEE multiplication or division of two exact
+  /// values is correctly rounded, so the result is the one `strtod` would give.
+  var exactDoubleValue: Double? {
+    withBytes { bytes -> Double? in
+      var mantissa: UInt64 = 0
+      var digits = 0
+      var scale = 0
+      var negative = false
+      var inFraction = false
+      for byte in bytes {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"):
+          if mantissa != 0 || byte != UInt8(ascii: "0") { digits += 1 }
+          guard digits <= 15 else { return nil }
+          mantissa = mantissa &* 10 &+ UInt64(byte &- UInt8(ascii: "0"))
+          if inFraction { scale -= 1 }
+        case UInt8(ascii: "-"):
+          negative = true
+        case UInt8(ascii: "."):
+          inFraction = true
+        default:
+          // An exponent: rare in configuration files, left to the general algorithm.
+          return nil
+        }
+      }
+      guard scale >= -22 else { return nil }
+      let magnitude = scale == 0 ? Double(mantissa) : Double(mantissa) / JSONNumber.powersOfTen[-scale]
+      return negative ? -magnitude : magnitude
+    }
+  }
+
+  /// The value when the text is a plain integer (`-?[0-9]+`) of at most 18 digits, which
+  /// always fits in `Int64`; `nil` for anything else, including integers spelled with a
+  /// fraction or an exponent.
+  var plainInt64Value: Int64? {
+    withBytes { bytes -> Int64? in
+      var index = 0
+      let negative = bytes.first == UInt8(ascii: "-")
+      if negative { index = 1 }
+      guard bytes.count > index, bytes.count - index <= 18 else { return nil }
+      var magnitude: Int64 = 0
+      while index < bytes.count {
+        let digit = bytes[index] &- UInt8(ascii: "0")
+        guard digit < 10 else { return nil }
+        magnitude = magnitude &* 10 &+ Int64(digit)
+        index += 1
+      }
+      return negative ? -magnitude : magnitude
+    }
+  }
+
+  /// The value when the text is a plain non-negative integer that fits in `UInt64`.
+  var plainUInt64Value: UInt64? {
+    withBytes { bytes -> UInt64? in
+      guard !bytes.isEmpty, bytes.count <= 20 else { return nil }
+      var value: UInt64 = 0
+      for byte in bytes {
+        let digit = byte &- UInt8(ascii: "0")
+        guard digit < 10 else { return nil }
+        let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
+        let (sum, carry) = shifted.addingReportingOverflow(UInt64(digit))
+        guard !overflow, !carry else { return nil }
+        value = sum
+      }
+      return value
+    }
+  }
+
+  /// Runs `body` on the UTF-8 bytes of ``text`` in place (a short number is a small string,
+  /// whose bytes are copied to the stack, not to the heap).
+  @inline(__always)
+  private func withBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result?) -> Result? {
+    if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+    return Array(text.utf8).withUnsafeBufferPointer(body)
+  }
+
+  /// 10^0 through 10^22, every one exact in a `Double`.
+  private static let powersOfTen: [Double] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+    1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+  ]
 
   /// The value as an `Int64` when it is an integer that fits, whatever the spelling (`1e3`,
   /// `10.0`); otherwise `nil`.

@@ -1,9 +1,20 @@
 /// Reads the members of one JSON object. Keeps the `JSONObject` it was given (a reference to
-/// its storage, not a copy) and looks keys up with `position(of:)`.
-struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+/// its storage, not a copy) and looks keys up through the decoder's in-order hint
+/// (``JSONValueDecoderImpl/position(of:in:)``).
+///
+/// A class, not a struct: the standard library's type-erasing box calls every method through
+/// unspecialized code that copies the container for each call, and copying one reference is
+/// one retain where a struct of four references cost four, plus a value-witness call.
+final class JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
   let decoder: JSONValueDecoderImpl
   let object: JSONObject
   let pathNode: CodingPathNode
+
+  init(decoder: JSONValueDecoderImpl, object: JSONObject, pathNode: CodingPathNode) {
+    self.decoder = decoder
+    self.object = object
+    self.pathNode = pathNode
+  }
 
   var codingPath: [any CodingKey] { pathNode.path }
 
@@ -12,14 +23,14 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
   func contains(_ key: Key) -> Bool { object.position(of: key.stringValue) != nil }
 
   private func member(_ key: Key) throws -> JSONValue {
-    if let position = object.position(of: key.stringValue) { return object.members[position].value }
+    if let position = decoder.position(of: key.stringValue, in: object) { return object.members[position].value }
     throw DecodingError.keyNotFound(
       key, DecodingError.Context(codingPath: codingPath, debugDescription: "missing key '\(key.stringValue)'"))
   }
 
   /// The member for `key` unless it is missing or `null`.
   private func presentMember(_ key: Key) -> JSONValue? {
-    guard let position = object.position(of: key.stringValue) else { return nil }
+    guard let position = decoder.position(of: key.stringValue, in: object) else { return nil }
     let value = object.members[position].value
     // Not `value.isNull ? nil : value`: JSONValue is ExpressibleByNilLiteral, so that `nil`
     // would be `.null` and come back as a present member.

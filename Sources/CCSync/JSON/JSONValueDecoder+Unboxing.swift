@@ -19,7 +19,9 @@ extension JSONValueDecoderImpl {
   /// An `Int`: the common case, parsed by non-generic code (the generic path below is not
   /// specialized for every width and is several times slower).
   func unboxInt(_ value: JSONValue, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep) throws -> Int {
-    if case .number(let number) = value, let integer = Int(number.text) { return integer }
+    if case .number(let number) = value, let integer = number.plainInt64Value.flatMap({ Int(exactly: $0) }) {
+      return integer
+    }
     return try unboxInteger(value, as: Int.self, parent: parent, step: step())
   }
 
@@ -31,6 +33,9 @@ extension JSONValueDecoderImpl {
     guard case .number(let number) = value else {
       throw mismatch(Integer.self, value, parent: parent, step: step())
     }
+    // Plain integers (no fraction, no exponent) that fit in 64 bits, without generic parsing.
+    if let plain = number.plainInt64Value, let integer = Integer(exactly: plain) { return integer }
+    if let plain = number.plainUInt64Value, let integer = Integer(exactly: plain) { return integer }
     if let integer = Integer(number.text) { return integer }
     let parts = DecimalParts(number.text)
     if parts.exponent < 0 {
@@ -55,7 +60,7 @@ extension JSONValueDecoderImpl {
 
   func unboxDouble(_ value: JSONValue, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep) throws -> Double {
     if case .number(let number) = value {
-      if let double = Double(number.text), double.isFinite { return double }
+      if let double = number.exactDoubleValue ?? Double(number.text), double.isFinite { return double }
       throw corrupted(parent: parent, step: step(), "number \(number.text) does not fit in Double")
     }
     if let special = nonConformingFloat(value) { return special }

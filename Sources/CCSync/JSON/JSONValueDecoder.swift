@@ -57,6 +57,10 @@ public struct JSONValueDecoder: Sendable {
 final class JSONValueDecoderState {
   let options: JSONValueDecoder
   let userInfo: [CodingUserInfoKey: Any]
+  /// Types decoded from objects that are not `[String: Value]` dictionaries, most recent
+  /// last (see ``JSONValueDecoderImpl/isStringKeyedDictionary(_:)``).
+  @exclusivity(unchecked) var plainObjectTypes: [ObjectIdentifier] = []
+  static let plainObjectTypeLimit = 16
 
   init(options: JSONValueDecoder) {
     self.options = options
@@ -78,6 +82,10 @@ final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
   @exclusivity(unchecked) var pathNode: CodingPathNode
   /// The type whose `init(from:)` is running, for error messages; `nil` in a super decoder.
   @exclusivity(unchecked) var currentType: Any.Type?
+  /// Where the next key of the current object probably is: one past the last member found.
+  /// Types decode their keys in the order they encode them, which is the order in the text,
+  /// so most lookups check one member instead of scanning.
+  @exclusivity(unchecked) var keyHint = 0
 
   init(state: JSONValueDecoderState, value: JSONValue, pathNode: CodingPathNode) {
     self.state = state
@@ -158,7 +166,57 @@ final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
         return try arrayType.decode(elements, decoder: self, pathNode: node) as! T
       }
     }
+    if case .object(let object) = value {
+      // `[String: Value]` skips the standard library's `Dictionary.init(from:)`, which went
+      // through a keyed container, `allKeys` and dynamic casts: a fifth of all decoding time
+      // for a config with a small `labels` dictionary per entry.
+      if T.self == [String: String].self {
+        return try decodeStringDictionary(object, parent: parent.appending(step())) as! T
+      }
+      if isStringKeyedDictionary(T.self) {
+        let dictionaryType = T.self as! any DecodableStringDictionary.Type
+        return try dictionaryType.decode(object, decoder: self, pathNode: parent.appending(step())) as! T
+      }
+    }
     return try decodeNested(value, as: T.self, at: parent.appending(step())) { try T(from: $0) }
+  }
+
+  /// `[String: String]`, the common dictionary in settings, in specialized code.
+  private func decodeStringDictionary(_ object: JSONObject, parent: CodingPathNode) throws -> [String: String] {
+    var result = [String: String](minimumCapacity: object.count)
+    for member in object.members {
+      result[member.key] = try unboxString(
+        member.value, parent: parent, step: .key(JSONCodingKey(stringValue: member.key)))
+    }
+    return result
+  }
+
+  /// Whether `type` is a `[String: Value]`. The conformance lookup behind `is` costs about
+  /// as much as decoding a small value, so the answer "no" is remembered for the few types
+  /// seen most recently (a document has a handful of object types, met again and again).
+  private func isStringKeyedDictionary(_ type: Any.Type) -> Bool {
+    let identifier = ObjectIdentifier(type)
+    if state.plainObjectTypes.contains(identifier) { return false }
+    if type is any DecodableStringDictionary.Type { return true }
+    if state.plainObjectTypes.count == JSONValueDecoderState.plainObjectTypeLimit {
+      state.plainObjectTypes.removeFirst()
+    }
+    state.plainObjectTypes.append(identifier)
+    return false
+  }
+
+  /// The position of `key` in `object`: the member at ``keyHint`` when it is the one, else
+  /// whatever `JSONObject.position(of:)` finds. Moves the hint past the member found.
+  @inline(__always)
+  func position(of key: String, in object: JSONObject) -> Int? {
+    let hint = keyHint
+    if hint < object.members.count, object.members[hint].key == key {
+      keyHint = hint + 1
+      return hint
+    }
+    guard let position = object.position(of: key) else { return nil }
+    keyHint = position + 1
+    return position
   }
 
   /// Runs `body` with this decoder moved to `value` at `node`, then restores it.
@@ -169,13 +227,16 @@ final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
     let savedValue = self.value
     let savedPathNode = pathNode
     let savedType = currentType
+    let savedKeyHint = keyHint
     self.value = value
     pathNode = node
     currentType = type
+    keyHint = 0
     defer {
       self.value = savedValue
       pathNode = savedPathNode
       currentType = savedType
+      keyHint = savedKeyHint
     }
     return try body(self)
   }
@@ -197,6 +258,28 @@ final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
   /// outlive the call that creates it.
   func makeSuperDecoder(_ value: JSONValue, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep) -> any Decoder {
     JSONValueDecoderImpl(state: state, value: value, pathNode: parent.appending(step()))
+  }
+}
+
+/// Dictionaries keyed by `String` decode their members directly (see
+/// ``JSONValueDecoderImpl/unwrap(_:as:parent:step:)``), as the standard library would: every
+/// member becomes an entry.
+protocol DecodableStringDictionary {
+  static func decode(
+    _ object: JSONObject, decoder: JSONValueDecoderImpl, pathNode: CodingPathNode
+  ) throws -> Self
+}
+
+extension Dictionary: DecodableStringDictionary where Key == String, Value: Decodable {
+  static func decode(
+    _ object: JSONObject, decoder: JSONValueDecoderImpl, pathNode: CodingPathNode
+  ) throws -> [String: Value] {
+    var result = [String: Value](minimumCapacity: object.count)
+    for member in object.members {
+      result[member.key] = try decoder.unwrap(
+        member.value, as: Value.self, parent: pathNode, step: .key(JSONCodingKey(stringValue: member.key)))
+    }
+    return result
   }
 }
 

@@ -46,17 +46,43 @@ final class ObjectBuffer {
   @exclusivity(unchecked) private var pending: [(position: Int, value: PendingValue)] = []
 
   init() {
-    // Most objects have a handful of members: one allocation instead of regrowing 1-2-4-8.
-    members.reserveCapacity(8)
+    // Most objects have 5 to 20 members: one allocation instead of regrowing 1-2-4-8-16.
+    members.reserveCapacity(16)
   }
 
-  private func position(of key: String) -> Int? {
+  /// One bit per key set so far, chosen by its first byte (see ``signatureBit(of:)``):
+  /// a new key whose bit is clear is certainly not there, which spares most keys the scan.
+  @exclusivity(unchecked) private var keyBits: UInt64 = 0
+  /// Whether some key has no signature, so ``keyBits`` cannot rule anything out.
+  @exclusivity(unchecked) private var keyBitsIncomplete = false
+
+  /// A bit for `key` that two equal keys always share, or `nil` when it has none.
+  ///
+  /// Keys are equal under `String ==`, that is when canonically equivalent, which can hold
+  /// between different bytes. But an ASCII character is a starter that decomposes to itself,
+  /// so the canonical decomposition of a string that begins with an ASCII byte begins with
+  /// that byte: two equal keys whose first bytes are ASCII have the same first byte. Keys
+  /// that are empty or begin with a non-ASCII byte get no bit. (The last byte would sharpen
+  /// the filter by the same argument, but `utf8.last` costs more than it saves.)
+  @inline(__always)
+  private static func signatureBit(of key: String) -> UInt64? {
+    guard let first = key.utf8.first, first < 0x80 else { return nil }
+    return 1 << (first & 63)
+  }
+
+  private func position(of key: String, bit: UInt64?) -> Int? {
     if let index { return index[key] }
+    if !keyBitsIncomplete, let bit, keyBits & bit == 0 { return nil }
     for position in members.indices where members[position].key == key { return position }
     return nil
   }
 
-  private func append(_ key: String, _ value: JSONValue) {
+  private func position(of key: String) -> Int? {
+    position(of: key, bit: ObjectBuffer.signatureBit(of: key))
+  }
+
+  private func append(_ key: String, _ value: JSONValue, bit: UInt64?) {
+    if let bit { keyBits |= bit } else { keyBitsIncomplete = true }
     members.append(JSONObject.Member(key: key, value: value))
     if index != nil {
       index![key] = members.count - 1
@@ -69,22 +95,24 @@ final class ObjectBuffer {
 
   /// Sets the member for `key`, replacing an earlier value where it stands.
   func set(_ key: String, _ value: JSONValue) {
-    if let position = position(of: key) {
+    let bit = ObjectBuffer.signatureBit(of: key)
+    if let position = position(of: key, bit: bit) {
       members[position].value = value
       if !pending.isEmpty { pending.removeAll { $0.position == position } }
     } else {
-      append(key, value)
+      append(key, value, bit: bit)
     }
   }
 
   /// Sets the member for `key` to a value that is finished later.
   func setPending(_ key: String, _ value: PendingValue) {
-    if let position = position(of: key) {
+    let bit = ObjectBuffer.signatureBit(of: key)
+    if let position = position(of: key, bit: bit) {
       members[position].value = .null
       pending.removeAll { $0.position == position }
       pending.append((position, value))
     } else {
-      append(key, .null)
+      append(key, .null, bit: bit)
       pending.append((members.count - 1, value))
     }
   }
@@ -102,6 +130,8 @@ final class ObjectBuffer {
     let finished = members
     members = []
     index = nil
+    keyBits = 0
+    keyBitsIncomplete = false
     return JSONObject(uniqueMembers: finished)
   }
 
@@ -165,17 +195,17 @@ struct JSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
   mutating func encode(_ value: Float, forKey key: Key) throws {
     buffer.set(key.stringValue, try encoder.box(value, parent: pathNode, step: .key(key)))
   }
-  mutating func encode(_ value: Int, forKey key: Key) { setInteger(value, key) }
-  mutating func encode(_ value: Int8, forKey key: Key) { setInteger(value, key) }
-  mutating func encode(_ value: Int16, forKey key: Key) { setInteger(value, key) }
-  mutating func encode(_ value: Int32, forKey key: Key) { setInteger(value, key) }
-  mutating func encode(_ value: Int64, forKey key: Key) { setInteger(value, key) }
+  mutating func encode(_ value: Int, forKey key: Key) { buffer.set(key.stringValue, .number(JSONNumber(integer: Int64(value)))) }
+  mutating func encode(_ value: Int8, forKey key: Key) { buffer.set(key.stringValue, .number(JSONNumber(integer: Int64(value)))) }
+  mutating func encode(_ value: Int16, forKey key: Key) { buffer.set(key.stringValue, .number(JSONNumber(integer: Int64(value)))) }
+  mutating func encode(_ value: Int32, forKey key: Key) { buffer.set(key.stringValue, .number(JSONNumber(integer: Int64(value)))) }
+  mutating func encode(_ value: Int64, forKey key: Key) { buffer.set(key.stringValue, .number(JSONNumber(integer: Int64(value)))) }
   mutating func encode(_ value: Int128, forKey key: Key) { setInteger(value, key) }
-  mutating func encode(_ value: UInt, forKey key: Key) { setInteger(value, key) }
-  mutating func encode(_ value: UInt8, forKey key: Key) { setInteger(value, key) }
-  mutating func encode(_ value: UInt16, forKey key: Key) { setInteger(value, key) }
-  mutating func encode(_ value: UInt32, forKey key: Key) { setInteger(value, key) }
-  mutating func encode(_ value: UInt64, forKey key: Key) { setInteger(value, key) }
+  mutating func encode(_ value: UInt, forKey key: Key) { buffer.set(key.stringValue, .number(JSONNumber(integer: UInt64(value)))) }
+  mutating func encode(_ value: UInt8, forKey key: Key) { buffer.set(key.stringValue, .number(JSONNumber(integer: UInt64(value)))) }
+  mutating func encode(_ value: UInt16, forKey key: Key) { buffer.set(key.stringValue, .number(JSONNumber(integer: UInt64(value)))) }
+  mutating func encode(_ value: UInt32, forKey key: Key) { buffer.set(key.stringValue, .number(JSONNumber(integer: UInt64(value)))) }
+  mutating func encode(_ value: UInt64, forKey key: Key) { buffer.set(key.stringValue, .number(JSONNumber(integer: UInt64(value)))) }
   mutating func encode(_ value: UInt128, forKey key: Key) { setInteger(value, key) }
 
   mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
@@ -238,17 +268,17 @@ struct JSONUnkeyedEncodingContainer: UnkeyedEncodingContainer {
   mutating func encode(_ value: Float) throws {
     buffer.append(try encoder.box(value, parent: pathNode, step: .index(count)))
   }
-  mutating func encode(_ value: Int) { appendInteger(value) }
-  mutating func encode(_ value: Int8) { appendInteger(value) }
-  mutating func encode(_ value: Int16) { appendInteger(value) }
-  mutating func encode(_ value: Int32) { appendInteger(value) }
-  mutating func encode(_ value: Int64) { appendInteger(value) }
+  mutating func encode(_ value: Int) { buffer.append(.number(JSONNumber(integer: Int64(value)))) }
+  mutating func encode(_ value: Int8) { buffer.append(.number(JSONNumber(integer: Int64(value)))) }
+  mutating func encode(_ value: Int16) { buffer.append(.number(JSONNumber(integer: Int64(value)))) }
+  mutating func encode(_ value: Int32) { buffer.append(.number(JSONNumber(integer: Int64(value)))) }
+  mutating func encode(_ value: Int64) { buffer.append(.number(JSONNumber(integer: Int64(value)))) }
   mutating func encode(_ value: Int128) { appendInteger(value) }
-  mutating func encode(_ value: UInt) { appendInteger(value) }
-  mutating func encode(_ value: UInt8) { appendInteger(value) }
-  mutating func encode(_ value: UInt16) { appendInteger(value) }
-  mutating func encode(_ value: UInt32) { appendInteger(value) }
-  mutating func encode(_ value: UInt64) { appendInteger(value) }
+  mutating func encode(_ value: UInt) { buffer.append(.number(JSONNumber(integer: UInt64(value)))) }
+  mutating func encode(_ value: UInt8) { buffer.append(.number(JSONNumber(integer: UInt64(value)))) }
+  mutating func encode(_ value: UInt16) { buffer.append(.number(JSONNumber(integer: UInt64(value)))) }
+  mutating func encode(_ value: UInt32) { buffer.append(.number(JSONNumber(integer: UInt64(value)))) }
+  mutating func encode(_ value: UInt64) { buffer.append(.number(JSONNumber(integer: UInt64(value)))) }
   mutating func encode(_ value: UInt128) { appendInteger(value) }
 
   mutating func encode<T: Encodable>(_ value: T) throws {

@@ -155,17 +155,17 @@ final class JSONValueEncoderImpl: Encoder, SingleValueEncodingContainer {
   func encode(_ value: String) { setSingleValue(.string(value)) }
   func encode(_ value: Double) throws { setSingleValue(try box(value, parent: pathNode, step: .none)) }
   func encode(_ value: Float) throws { setSingleValue(try box(value, parent: pathNode, step: .none)) }
-  func encode(_ value: Int) { setSingleValue(.number(JSONNumber(value))) }
-  func encode(_ value: Int8) { setSingleValue(.number(JSONNumber(value))) }
-  func encode(_ value: Int16) { setSingleValue(.number(JSONNumber(value))) }
-  func encode(_ value: Int32) { setSingleValue(.number(JSONNumber(value))) }
-  func encode(_ value: Int64) { setSingleValue(.number(JSONNumber(value))) }
+  func encode(_ value: Int) { setSingleValue(.number(JSONNumber(integer: Int64(value)))) }
+  func encode(_ value: Int8) { setSingleValue(.number(JSONNumber(integer: Int64(value)))) }
+  func encode(_ value: Int16) { setSingleValue(.number(JSONNumber(integer: Int64(value)))) }
+  func encode(_ value: Int32) { setSingleValue(.number(JSONNumber(integer: Int64(value)))) }
+  func encode(_ value: Int64) { setSingleValue(.number(JSONNumber(integer: Int64(value)))) }
   func encode(_ value: Int128) { setSingleValue(.number(JSONNumber(value))) }
-  func encode(_ value: UInt) { setSingleValue(.number(JSONNumber(value))) }
-  func encode(_ value: UInt8) { setSingleValue(.number(JSONNumber(value))) }
-  func encode(_ value: UInt16) { setSingleValue(.number(JSONNumber(value))) }
-  func encode(_ value: UInt32) { setSingleValue(.number(JSONNumber(value))) }
-  func encode(_ value: UInt64) { setSingleValue(.number(JSONNumber(value))) }
+  func encode(_ value: UInt) { setSingleValue(.number(JSONNumber(integer: UInt64(value)))) }
+  func encode(_ value: UInt8) { setSingleValue(.number(JSONNumber(integer: UInt64(value)))) }
+  func encode(_ value: UInt16) { setSingleValue(.number(JSONNumber(integer: UInt64(value)))) }
+  func encode(_ value: UInt32) { setSingleValue(.number(JSONNumber(integer: UInt64(value)))) }
+  func encode(_ value: UInt64) { setSingleValue(.number(JSONNumber(integer: UInt64(value)))) }
   func encode(_ value: UInt128) { setSingleValue(.number(JSONNumber(value))) }
   func encode<T: Encodable>(_ value: T) throws {
     setSingleValue(try wrap(value, parent: pathNode, step: .none))
@@ -184,14 +184,15 @@ final class JSONValueEncoderImpl: Encoder, SingleValueEncodingContainer {
   /// everything else runs its `encode(to:)` on this encoder.
   func wrapIfEncoded<T: Encodable>(_ value: T, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep) throws -> JSONValue? {
     if T.self == String.self { return .string(value as! String) }
-    if T.self == Int.self { return .number(JSONNumber(value as! Int)) }
+    if T.self == Int.self { return .number(JSONNumber(integer: Int64(value as! Int))) }
     if T.self == Double.self { return try box(value as! Double, parent: parent, step: step()) }
     if T.self == Bool.self { return .bool(value as! Bool) }
     if T.self == Date.self { return try wrap(date: value as! Date, parent: parent, step: step()) }
     if T.self == Data.self { return try wrap(data: value as! Data, parent: parent, step: step()) }
     if T.self == URL.self { return .string((value as! URL).absoluteString) }
     if T.self == [String].self { return .array((value as! [String]).map { .string($0) }) }
-    if T.self == [Int].self { return .array((value as! [Int]).map { .number(JSONNumber($0)) }) }
+    if T.self == [Int].self { return .array((value as! [Int]).map { .number(JSONNumber(integer: Int64($0))) }) }
+    if T.self == [String: String].self { return encodeStringDictionary(value as! [String: String]) }
     guard let storage = try encodeNested(at: parent.appending(step()), { try value.encode(to: $0) }) else {
       return nil
     }
@@ -199,6 +200,15 @@ final class JSONValueEncoderImpl: Encoder, SingleValueEncodingContainer {
       buffer.sortMembersByKey()
     }
     return storage.finish()
+  }
+
+  /// `[String: String]` without the standard library's `Dictionary.encode(to:)` (a keyed
+  /// container per dictionary, unspecialized): the same members, sorted the same way.
+  private func encodeStringDictionary(_ dictionary: [String: String]) -> JSONValue {
+    let buffer = ObjectBuffer()
+    for (key, value) in dictionary { buffer.set(key, .string(value)) }
+    buffer.sortMembersByKey()
+    return .object(buffer.finish())
   }
 
   /// Runs `body` with this encoder moved to `node` and an empty storage, then restores it

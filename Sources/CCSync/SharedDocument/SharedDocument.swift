@@ -1,4 +1,3 @@
-import Synchronization
 
 /// One JSON document in a shared file, as this process last saw it: read it, change it
 /// exactly under the file's lock, and tell another process's write from this process's own.
@@ -8,7 +7,7 @@ import Synchronization
 /// other processes in the meantime are kept. Writes print the document pretty (2-space indent,
 /// trailing newline); key order and the text of every value not changed are kept.
 ///
-/// `Sendable`: the last-seen version is guarded by a `Mutex`; concurrent ``update(wait:invalidFile:_:)``
+/// `Sendable`: the last-seen version is guarded by a `Protected`; concurrent ``update(wait:invalidFile:_:)``
 /// calls are grouped into one write by ``GroupCommit``.
 public final class SharedDocument: Sendable {
   /// What to do when a write finds a file that is not valid JSON.
@@ -62,7 +61,7 @@ public final class SharedDocument: Sendable {
 
   /// The file underneath.
   public let file: SharedFile
-  let tracking = Mutex(Tracking())
+  let tracking = Protected(Tracking())
   let groupCommit = GroupCommit()
 
   /// The version of the file this process last read or wrote.
@@ -96,9 +95,11 @@ public final class SharedDocument: Sendable {
   }
 
   /// Creates a document over `path`; nothing is read until asked.
-  /// - Parameter durable: `fsync` file and directory on every write (default).
-  public convenience init(path: String, durable: Bool = true) {
-    self.init(file: SharedFile(path: path, durable: durable))
+  /// - Parameters:
+  ///   - durable: `fsync` file and directory on every write (default).
+  ///   - logger: where warnings about the file go (see ``SharedFile``).
+  public convenience init(path: String, durable: Bool = true, logger: StorageLogger = .standardError) {
+    self.init(file: SharedFile(path: path, durable: durable, logger: logger))
   }
 
   /// Creates a document over an existing ``SharedFile``.

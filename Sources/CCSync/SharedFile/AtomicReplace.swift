@@ -6,6 +6,13 @@
 ///    that the single `fsync` below makes data and metadata durable together;
 /// 3. write every byte; 4. `fsync` (durable mode); 5. `rename` over the target;
 /// 6. `fsync` the directory (durable mode).
+///
+/// Before step 1 it refuses a target this process may not write itself (see
+/// ``checkTargetWritable()``) and removes temp files that writers killed mid-save left behind
+/// (see ``removeLeftoverTemporaryFiles(directory:name:)``). While its temp file exists, the
+/// writer holds a `flock` on it: that is how a later writer tells a leftover from a file a
+/// live writer is still writing. A failure after the rename (the directory `fsync`) is
+/// reported although the new version is already in place: its durability is then unknown.
 struct AtomicReplace {
   /// The file to replace (symlinks already resolved).
   var target: String
@@ -14,6 +21,11 @@ struct AtomicReplace {
   var durable: Bool
   /// Where owner, group, mode and attributes come from; the target itself by default.
   var inheritFrom: String?
+  /// Called with the link count when the target has other hard links, which keep the old
+  /// content once the new version is renamed over this one.
+  var hardLinksNoticed: ((UInt64) -> Void)?
+  /// Makes the random part of temp file names (tests substitute names that already exist).
+  var makeSuffix: () -> String = { FileSystem.randomSuffix(length: AtomicReplace.suffixLength) }
 
   init(target: String, displayPath: String, durable: Bool, inheritFrom: String? = nil) {
     self.target = target
@@ -21,6 +33,9 @@ struct AtomicReplace {
     self.durable = durable
     self.inheritFrom = inheritFrom
   }
+
+  /// Letters and digits after the prefix in a temp file's name.
+  static let suffixLength = 8
 
   /// Prefix of temp file names: readers and watchers ignore names that start with it.
   static func temporaryPrefix(forName name: String) -> String { "." + name + ".tmp-" }
@@ -33,7 +48,14 @@ struct AtomicReplace {
     if let original, original.status.kind != .regularFile {
       throw .notRegularFile(path: displayPath, kind: original.status.kind)
     }
+    if original != nil && inheritFrom == nil {
+      try checkTargetWritable()
+      if let links = original?.status.linkCount, links > 1 { hardLinksNoticed?(links) }
+    }
+    removeLeftoverTemporaryFiles(directory: directory, name: FilePath.name(of: target))
     let (temporary, temporaryPath) = try createTemporary(template: template, directory: directory)
+    // The mark of a live writer: a leftover nobody holds a lock on is one whose writer is gone.
+    _ = try? temporary.lock(exclusive: true, nonBlocking: true)
     do {
       try inheritMetadata(from: original, onto: temporary)
       try temporary.writeAll(bytes)
@@ -74,17 +96,27 @@ struct AtomicReplace {
     }
   }
 
+  /// A save needs write permission on the file itself, not only on its directory (which is
+  /// all a rename needs): a file made read-only (mode 0444, `chattr +i`, a read-only mount)
+  /// is refused as a write in place would be, with the target untouched. Root, to whom mode
+  /// bits do not apply, replaces a 0444 file and keeps its mode, as `sed -i` does.
+  private func checkTargetWritable() throws(StorageError) {
+    try withSystemErrors { () throws(SystemError) in
+      try FileSystem.checkWritable(target, operation: "write", displayPath: displayPath)
+    }
+  }
+
   private func createTemporary(template: String, directory: String) throws(StorageError) -> (OpenFile, String) {
     for _ in 0..<100 {
-      let candidate = template + FileSystem.randomSuffix()
+      let candidate = template + makeSuffix()
       do {
         return (try OpenFile(path: candidate, options: .createExclusive(mode: 0o600)), candidate)
       } catch where error.code == FileSystem.alreadyExistsErrorCode {
-        continue  // a leftover or someone else's name: pick another
+        continue  // a leftover or someone else's name (even a symlink): pick another
       } catch where error.isNoSuchFile {
         throw .missingDirectory(path: directory)
       } catch {
-        throw .system(error)
+        throw .system(SystemError(code: error.code, operation: "create temporary file", path: candidate))
       }
     }
     throw .system(SystemError(code: FileSystem.alreadyExistsErrorCode, operation: "create temporary file", path: template + "XXXXXXXX"))

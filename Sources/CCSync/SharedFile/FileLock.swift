@@ -19,20 +19,27 @@ final class FileLock {
   /// Takes the lock for the data file at `resolvedPath`.
   /// - Throws: ``StorageError/lockUnavailable(path:)`` when `wait` runs out;
   ///   ``StorageError/missingDirectory(path:)`` when the file's directory does not exist;
+  ///   ``StorageError/notRegularFile(path:kind:)`` when something other than a regular file
+  ///   (a symlink, a FIFO, a directory) sits at the lock's name: it is never followed or used;
   ///   ``StorageError/system(_:)`` when the lock file cannot be opened or created.
   init(resolvedPath: String, exclusive: Bool, wait: LockWait) throws(StorageError) {
     lockPath = resolvedPath + ".lock"
     self.exclusive = exclusive
     let deadline = wait.deadline
+    let status: FileStatus
     do {
       file = try FileLock.openLockFile(lockPath)
-      let identity = try file.status().identity
-      gateKey = ProcessLockTable.Key(device: identity.device, inode: identity.inode)
+      status = try file.status()
     } catch where error.isNoSuchFile {
       throw .missingDirectory(path: FilePath.directory(of: resolvedPath))
+    } catch where error.code == FileSystem.symlinkRefusedErrorCode {
+      // O_NOFOLLOW refused a symlink planted at the lock's name: name it as what it is.
+      throw .notRegularFile(path: lockPath, kind: (try? FileSystem.linkStatus(lockPath))?.kind ?? .symbolicLink)
     } catch {
       throw .system(error)
     }
+    guard status.kind == .regularFile else { throw .notRegularFile(path: lockPath, kind: status.kind) }
+    gateKey = ProcessLockTable.Key(device: status.identity.device, inode: status.identity.inode)
     gate = ProcessLockTable.shared.retain(gateKey)
     guard gate.enter(exclusive: exclusive, deadline: deadline) else {
       ProcessLockTable.shared.release(gateKey)

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One shared file on disk: read it with its identity, lock it, and replace it atomically
 /// and durably, as DESIGN.md's "Writing" rules say.
 ///
@@ -5,32 +7,53 @@
 /// the link stays a link, and the lock file sits beside the target. The path is resolved
 /// anew on every operation, so a retargeted link is followed.
 ///
-/// `Sendable`: immutable; each operation opens its own descriptors.
+/// A file with several hard links is still replaced by rename, never written in place (an
+/// in-place write can be torn by a crash): this name gets the new version and the other
+/// links keep the old content. The logger gets a warning saying so, once per `SharedFile`.
+///
+/// `Sendable`: immutable apart from the warn-once flag, which is `Atomic`.
 public final class SharedFile: Sendable {
   /// The path as given.
   public let path: String
   /// Whether writes `fsync` the file and its directory (the default). Relaxed writes are
   /// still atomic (readers see the old or the new bytes) but may be lost in a power failure.
   public let isDurable: Bool
+  /// Where warnings go (a hard link that a save splits off).
+  public let logger: StorageLogger
+  private let warnedAboutHardLinks = Atomic<Bool>(false)
 
   /// Creates a handle for `path`; nothing is opened until an operation needs it.
-  public init(path: String, durable: Bool = true) {
+  public init(path: String, durable: Bool = true, logger: StorageLogger = .standardError) {
     self.path = path
     isDurable = durable
+    self.logger = logger
   }
 
   /// The path with every symlink in its last component followed: the file that reads and
   /// writes reach. Directories on the path are left as written.
+  ///
+  /// Like the kernel's `fs.protected_symlinks`, which our own resolution would otherwise
+  /// bypass, a symlink in a world-writable sticky directory (`/tmp`) is followed only when
+  /// it belongs to this user or to the directory's owner: another user's link there could
+  /// point a save at any file this process may write.
   /// - Throws: ``StorageError/symlinkLoop(path:)`` after 40 links;
-  ///   ``StorageError/danglingSymlink(path:target:)`` when a link leads nowhere.
+  ///   ``StorageError/danglingSymlink(path:target:)`` when a link leads nowhere;
+  ///   ``StorageError/notRegularFile(path:kind:)`` when it leads to a directory;
+  ///   ``StorageError/system(_:)`` with `EACCES` for another user's link in a sticky directory,
+  ///   `ENOENT` for an empty path and `EINVAL` for a path with a NUL byte.
   public func resolvedPath() throws(StorageError) -> String {
+    try withSystemErrors { () throws(SystemError) in try FileSystem.checkPath(path) }
     var current = path
     for _ in 0..<40 {
       let status = try withSystemErrors { () throws(SystemError) in try FileSystem.linkStatus(current) }
       guard let status, status.kind == .symbolicLink else {
         if status == nil && current != path { throw .danglingSymlink(path: path, target: current) }
+        // A directory is never a data file: refusing it here keeps a lock file from being
+        // made inside it (`dir/` would lock `dir/.lock`) or beside `/`.
+        if status?.kind == .directory { throw .notRegularFile(path: path, kind: .directory) }
         return current
       }
+      try withSystemErrors { () throws(SystemError) in try FileSystem.checkSymlinkMayBeFollowed(current, owner: status.owner) }
       let target = try withSystemErrors { () throws(SystemError) in try symbolicLinkTarget(atPath: current) }
       current = target.hasPrefix("/") ? target : FilePath.directory(of: current) + "/" + target
     }
@@ -44,7 +67,10 @@ public final class SharedFile: Sendable {
 
   /// The file's identity now, or `nil` when it does not exist.
   public func identity() throws(StorageError) -> FileIdentity? {
-    try withSystemErrors { () throws(SystemError) in try FileSystem.status(path) }?.identity
+    try withSystemErrors { () throws(SystemError) in
+      try FileSystem.checkPath(path)
+      return try FileSystem.status(path)
+    }?.identity
   }
 
   /// Reads the whole file with the identity of the version read, or `nil` when the file does
@@ -109,7 +135,13 @@ public final class SharedFile: Sendable {
   }
 
   func replaceContents(target: String, with bytes: [UInt8]) throws(StorageError) -> FileIdentity {
-    try AtomicReplace(target: target, displayPath: path, durable: isDurable).write(bytes)
+    var replace = AtomicReplace(target: target, displayPath: path, durable: isDurable)
+    replace.hardLinksNoticed = { [self] links in
+      guard !warnedAboutHardLinks.exchange(true, ordering: .relaxed) else { return }
+      logger.log(.warning, "'\(path)' has \(links) hard links: a save replaces this name with a new file, "
+        + "so the other \(links - 1) keep the old content")
+    }
+    return try replace.write(bytes)
   }
 
   /// Keeps a copy of `bytes` (a file's contents that are not valid JSON) as

@@ -111,7 +111,10 @@ extension CodableStorage {
     }
   }
 
-  func setValue(_ newValue: Value) {
+  /// Takes `newValue` as a local change. `base`, when given, is the encoded value the edit
+  /// started from: if the value moved on since, the edit's own field-level changes are
+  /// applied to the current value instead of `newValue` replacing it (see ``wrappedValue``).
+  func setValue(_ newValue: Value, editedFrom base: JSONValue? = nil) {
     let encoded: JSONValue
     do {
       encoded = try options.encoder.encode(newValue)
@@ -120,6 +123,16 @@ extension CodableStorage {
       return
     }
     let (changed, deliver) = state.withLock { state -> (Bool, Bool) in
+      var newValue = newValue
+      var encoded = encoded
+      if let base, state.encodedValue != base {
+        let rebased = JSONChangeSet(from: base, to: encoded).applied(to: state.encodedValue)
+        if let value = try? decode(rebased, encodedDefault: state.encodedDefault),
+           let reencoded = try? options.encoder.encode(value) {
+          newValue = value
+          encoded = reencoded
+        }
+      }
       let changed = state.encodedValue != encoded
       state.value = newValue
       state.encodedValue = encoded

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A `Codable` value kept in a JSON file that several processes share.
 ///
@@ -22,7 +21,7 @@ import Synchronization
 /// - Pending changes are written by ``flush()``, on deinit, at normal exit and on SIGTERM,
 ///   SIGINT and SIGHUP (unless ``StorageOptions/flushesAtExit`` is off).
 ///
-/// Thread-safe and `Sendable`: all state is behind a `Mutex`; file work is serialised by the
+/// Thread-safe and `Sendable`: all state is behind a `Protected`; file work is serialised by the
 /// file lock and ``SharedDocument``'s group commit.
 @propertyWrapper
 public final class CodableStorage<Value: Codable & Sendable>: Sendable {
@@ -35,11 +34,11 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
   /// The document underneath (the JSON layer of the same file).
   public let document: SharedDocument
 
-  let state: Mutex<StorageState<Value>>
+  let state: Protected<StorageState<Value>>
   let observers = ObserverList<Value>()
-  let errorHandlers = Mutex<[@Sendable (StorageError) -> Void]>([])
-  let scheduler: Mutex<SaveScheduler?> = Mutex(nil)
-  let watch: Mutex<FileWatch?> = Mutex(nil)
+  let errorHandlers = Protected<[@Sendable (StorageError) -> Void]>([])
+  let scheduler: Protected<SaveScheduler?> = Protected(nil)
+  let watch: Protected<FileWatch?> = Protected(nil)
 
   /// Creates a storage that reads the file now (when it exists) and starts from
   /// `defaultValue` otherwise.
@@ -59,7 +58,7 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
     let (document, pathError) = CodableStorage.makeDocument(location, options: options)
     self.document = document
     let encodedDefault = (try? options.encoder.encode(defaultValue)) ?? .null
-    state = Mutex(StorageState(value: defaultValue, encodedValue: encodedDefault, synced: encodedDefault, encodedDefault: encodedDefault))
+    state = Protected(StorageState(value: defaultValue, encodedValue: encodedDefault, synced: encodedDefault, encodedDefault: encodedDefault))
     start()
     if let pathError { report(pathError) }
     loadAtStart()
@@ -78,7 +77,7 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
     self.document = document
     let encoded = (try? options.encoder.encode(initialValue)) ?? .null
     // Synced with nothing: the change set from `.null` replaces the whole document.
-    state = Mutex(StorageState(value: initialValue, encodedValue: encoded, synced: .null, encodedDefault: encoded))
+    state = Protected(StorageState(value: initialValue, encodedValue: encoded, synced: .null, encodedDefault: encoded))
     start()
     if let pathError { report(pathError) }
     localValueChanged()
@@ -107,9 +106,21 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
 
   /// The value in memory: local changes show at once, other processes' writes as they are
   /// reloaded. Setting it schedules a write per the update mode.
+  ///
+  /// An edit in place (`storage.wrappedValue.theme = "dark"`, `settings.theme = "dark"` through
+  /// the wrapper) reads the value, changes it and writes it back; when the value changed in
+  /// between (another process's write reloaded, a save's result taken, another thread's
+  /// edit), only the fields the edit changed are applied to the current value, so the
+  /// others' changes are not reverted. Assigning a whole value replaces every field.
   public var wrappedValue: Value {
     get { state.withLock { $0.value } }
     set { setValue(newValue) }
+    _modify {
+      let (base, baseEncoded) = state.withLock { ($0.value, $0.encodedValue) }
+      var value = base
+      yield &value
+      setValue(value, editedFrom: baseEncoded)
+    }
   }
 
   /// The storage itself, for `$settings.update { }`, `$settings.save()` and observation.
@@ -135,10 +146,10 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
 
   private static func makeDocument(_ location: StorageLocation, options: StorageOptions) -> (SharedDocument, StorageError?) {
     do {
-      return (SharedDocument(path: try location.resolvePath(), durable: options.durable), nil)
+      return (SharedDocument(path: try location.resolvePath(), durable: options.durable, logger: options.logger), nil)
     } catch {
       let fallback = (try? location.resolvePath(creatingDirectories: false)) ?? location.description
-      return (SharedDocument(path: fallback, durable: options.durable), error)
+      return (SharedDocument(path: fallback, durable: options.durable, logger: options.logger), error)
     }
   }
 

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Something with pending changes to write before the process ends.
 protocol ExitFlushable: AnyObject, Sendable {
@@ -16,8 +15,8 @@ enum ExitFlusher {
     init(_ object: any ExitFlushable) { self.object = object }
   }
 
-  private static let entries = Mutex<[WeakEntry]>([])
-  private static let hooksInstalled = Mutex(false)
+  private static let entries = Protected<[WeakEntry]>([])
+  private static let hooksInstalled = Protected(false)
 
   /// Adds `object` to what is flushed at exit, installing the hooks on first use.
   static func register(_ object: any ExitFlushable, logger: StorageLogger) {

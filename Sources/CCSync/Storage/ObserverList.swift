@@ -1,11 +1,10 @@
-import Synchronization
 
 /// The observers of one storage, called in registration order, each change once, in the
 /// order the changes happened.
 ///
 /// Changes are queued; whichever thread finds nobody delivering drains the queue. A handler
 /// that changes the value again (re-entrancy) only queues that change, so nothing deadlocks
-/// and the order holds. `Sendable`: all state is behind a `Mutex`.
+/// and the order holds. `Sendable`: all state is behind a `Protected`.
 final class ObserverList<Value: Sendable>: Sendable {
   typealias Handler = @Sendable (StorageChange<Value>) -> Void
 
@@ -16,7 +15,7 @@ final class ObserverList<Value: Sendable>: Sendable {
     var delivering = false
   }
 
-  private let state = Mutex(State())
+  private let state = Protected(State())
 
   /// Adds `handler`; the returned observation removes it when cancelled or released.
   func add(_ handler: @escaping Handler) -> StorageObservation {

@@ -1,11 +1,10 @@
 import Dispatch
-import Synchronization
 
 /// Decides when a storage's pending changes are written, per its ``UpdateMode``, and retries a
 /// failed write with backoff (0.1 s doubling to 30 s) while keeping the change pending.
 ///
 /// The write itself runs on a private serial queue through `save`, which returns whether it
-/// succeeded. `Sendable`: timing state is behind a `Mutex`; the timer is only touched on `queue`.
+/// succeeded. `Sendable`: timing state is behind a `Protected`; the timer is only touched on `queue`.
 final class SaveScheduler: Sendable {
   private struct Timing {
     var firstUnsavedChange: Int64?
@@ -16,7 +15,7 @@ final class SaveScheduler: Sendable {
   }
 
   private let mode: UpdateMode
-  private let timing = Mutex(Timing())
+  private let timing = Protected(Timing())
   private let queue = DispatchQueue(label: "ccsync.save")
   private let save: @Sendable () -> Bool
 

@@ -1,4 +1,4 @@
-/// The mutable state of one ``CodableStorage``, always accessed under its `Mutex`.
+/// The mutable state of one ``CodableStorage``, always accessed under its `Protected`.
 struct StorageState<Value> {
   /// The value in memory.
   var value: Value

@@ -36,6 +36,58 @@ enum FileSystem {
     return FileStatus(result)
   }
 
+  /// Refuses a path no file can have: empty (`ENOENT`, as `open("")` gives) or containing a
+  /// NUL byte (`EINVAL`), which C would silently cut short, reaching another file.
+  static func checkPath(_ path: String) throws(SystemError) {
+    if path.isEmpty { throw SystemError(code: ENOENT, operation: "open", path: path) }
+    if path.utf8.contains(0) {
+      let shown = String(decoding: path.utf8.flatMap { $0 == 0 ? Array(#"\0"#.utf8) : [$0] }, as: UTF8.self)
+      throw SystemError(code: EINVAL, operation: "open (the path contains a NUL byte)", path: shown)
+    }
+  }
+
+  /// Refuses (`EACCES`, as the kernel's `fs.protected_symlinks` does) to follow the symlink
+  /// at `path`, owned by `owner`, when its directory is world-writable and sticky and the link
+  /// belongs neither to this process's effective user nor to the directory's owner.
+  static func checkSymlinkMayBeFollowed(_ path: String, owner: UInt32) throws(SystemError) {
+    guard owner != geteuid(), let directory = try status(FilePath.directory(of: path)) else { return }
+    let worldWritableSticky = directory.permissions & UInt32(S_ISVTX) != 0 && directory.permissions & 0o002 != 0
+    if worldWritableSticky && owner != directory.owner {
+      throw SystemError(
+        code: EACCES, operation: "follow another user's symbolic link in a world-writable sticky directory", path: path)
+    }
+  }
+
+  /// The names in a directory, without `.` and `..`. The corresponding C functions are
+  /// `opendir`, `readdir` and `closedir`.
+  static func directoryEntries(_ path: String) throws(SystemError) -> [String] {
+    guard let stream = opendir(path) else {
+      throw SystemError(code: errno, operation: "list directory", path: path)
+    }
+    defer { closedir(stream) }
+    var names: [String] = []
+    while let entry = readdir(stream) {
+      let name = withUnsafePointer(to: &entry.pointee.d_name) { field in
+        field.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: field.pointee)) { String(cString: $0) }
+      }
+      if name != "." && name != ".." { names.append(name) }
+    }
+    return names
+  }
+
+  /// Whether this process may write the file at `path` itself (mode bits, ACLs, the immutable
+  /// flag, a read-only mount), checked with the effective (file system) user as `open` would.
+  /// - Throws: the refusal (`EACCES`, `EPERM`, `EROFS`) as `operation` on `path`; other
+  ///   errors (the file vanished) are not refusals and return normally.
+  /// The corresponding C function is `faccessat` with `AT_EACCESS`.
+  static func checkWritable(_ path: String, operation: String, displayPath: String) throws(SystemError) {
+    guard faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == -1 else { return }
+    let code = errno
+    if code == EACCES || code == EPERM || code == EROFS {
+      throw SystemError(code: code, operation: operation, path: displayPath)
+    }
+  }
+
   /// Creates a directory. The corresponding C function is `mkdir`.
   static func makeDirectory(_ path: String, mode: UInt32) throws(SystemError) {
     _ = try systemCall("create directory", path: path) { mkdir(path, mode_t(mode)) }
@@ -93,6 +145,16 @@ enum FileSystem {
     var remaining = timespec()
     while nanosleep(&request, &remaining) == -1 && errno == EINTR { request = remaining }
   }
+
+  /// The wall-clock time, comparable with file timestamps.
+  static func currentTime() -> FileIdentity.Timestamp {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return FileIdentity.Timestamp(now)
+  }
+
+  /// `ELOOP`, which `O_NOFOLLOW` gives for a symlink, for callers that must not import Glibc.
+  static var symlinkRefusedErrorCode: Int32 { ELOOP }
 
   /// A monotonic clock reading in nanoseconds.
   static func monotonicNanoseconds() -> Int64 {

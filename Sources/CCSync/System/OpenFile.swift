@@ -25,9 +25,13 @@ final class OpenFile {
     static let directory = Options(flags: O_RDONLY | O_DIRECTORY)
     /// A lock file: created when missing (mode 0666 less the umask, like flock(1)), never
     /// truncated, never followed if it is a symlink. Read-only suffices for `flock`.
-    static let lockFile = Options(flags: O_RDONLY | O_CREAT | O_NOFOLLOW, mode: 0o666)
+    /// `O_NONBLOCK` keeps a FIFO planted at the lock's name from blocking the open; it does
+    /// not make `flock` non-blocking.
+    static let lockFile = Options(flags: O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK, mode: 0o666)
     /// An existing lock file, for users who may not create one.
-    static let existingLockFile = Options(flags: O_RDONLY | O_NOFOLLOW)
+    static let existingLockFile = Options(flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+    /// An existing file to inspect without following a symlink or blocking on a FIFO.
+    static let inspect = Options(flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
   }
 
   /// Opens `path`. The corresponding C function is `open`.

@@ -1,10 +1,9 @@
 import Glibc
-import Synchronization
 
 /// Work to run when the process exits normally (`exit()` or returning from `main`).
 enum ProcessExit {
-  private static let actions = Mutex<[@Sendable () -> Void]>([])
-  private static let registered = Mutex(false)
+  private static let actions = Protected<[@Sendable () -> Void]>([])
+  private static let registered = Protected(false)
 
   /// Runs `action` at normal exit, after earlier-registered ones. The corresponding C
   /// function is `atexit`.

@@ -1,6 +1,5 @@
 import CCSyncSystemShims
 import Glibc
-import Synchronization
 
 /// Write end of the self-pipe the signal handler writes to; set once before any handler is
 /// installed and never changed (a signal handler can read nothing safer than a global).
@@ -14,8 +13,8 @@ nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
 /// Only signals whose disposition is still the default are taken over: an application's own
 /// handlers, and signals it ignores (`nohup`), are left alone.
 enum SignalForwarder {
-  private static let installed = Mutex<Set<Int32>>([])
-  private static let callback = Mutex<(@Sendable (Int32) -> Void)?>(nil)
+  private static let installed = Protected<Set<Int32>>([])
+  private static let callback = Protected<(@Sendable (Int32) -> Void)?>(nil)
 
   /// SIGTERM, SIGINT and SIGHUP.
   static let terminationSignals: [Int32] = [SIGTERM, SIGINT, SIGHUP]

@@ -24,7 +24,7 @@ import Synchronization
 /// environment variable `CCSYNC_WATCH_MODE=poll` makes every `.automatic` watcher poll from
 /// the start (read once per process); `Mode.polling(interval:)` does the same for one watcher.
 ///
-/// `Sendable`: its state is behind a `Mutex` in its core.
+/// `Sendable`: its state is behind a `Protected` in its core.
 public final class FileWatcher: Sendable {
   /// How a watcher learns about changes.
   public enum Mode: Sendable, Equatable {

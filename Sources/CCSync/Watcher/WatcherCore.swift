@@ -1,17 +1,16 @@
-import Synchronization
 
 /// The state and the thread behind one `FileWatcher`.
 ///
-/// `Sendable`: all mutable state is inside `state`, a `Mutex`. The thread holds a strong
+/// `Sendable`: all mutable state is inside `state`, a `Protected`. The thread holds a strong
 /// reference until it ends; `FileWatcher.deinit` ends it.
 final class WatcherCore: Sendable {
-  let state: Mutex<WatcherState>
+  let state: Protected<WatcherState>
   private let threadName: String
   private let requestedPolling: Bool
 
   init(pollInterval: Duration?, fallbackPollInterval: Duration, safetyRecheckInterval: Duration?,
        faults: WatcherFaults, diagnostics: @escaping @Sendable (String) -> Void, threadName: String) {
-    state = Mutex(WatcherState(
+    state = Protected(WatcherState(
       pollInterval: pollInterval, fallbackPollInterval: fallbackPollInterval,
       safetyRecheckInterval: safetyRecheckInterval, faults: faults, diagnostics: diagnostics))
     self.threadName = threadName

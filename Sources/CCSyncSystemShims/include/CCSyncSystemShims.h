@@ -6,4 +6,5 @@
 
 // GNU extensions hidden from Glibc's module map (declared here as glibc defines them).
 int pipe2(int pipefd[2], int flags);
+int mkostemp(char *template, int flags);
 #endif

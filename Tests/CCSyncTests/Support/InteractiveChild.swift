@@ -1,11 +1,11 @@
 import Foundation
-import Synchronization
+@testable import CCSync
 
 /// A child process driven line by line: the test writes commands to its standard input and
 /// waits (with a deadline) for lines on its standard output. Used with the test helper's
 /// `session` command to act at exact points in another process's life.
 ///
-/// `@unchecked Sendable`: the output lines are behind a `Mutex`; the pipes are used by one
+/// `@unchecked Sendable`: the output lines are behind a `Protected`; the pipes are used by one
 /// reader thread and the test thread respectively.
 final class InteractiveChild: @unchecked Sendable {
   let process = Process()
@@ -17,8 +17,8 @@ final class InteractiveChild: @unchecked Sendable {
     var partial = ""
   }
   private final class Output: Sendable {
-    let lines = Mutex(Lines())
-    let errorText = Mutex("")
+    let lines = Protected(Lines())
+    let errorText = Protected("")
   }
   private let buffers = Output()
   private var consumed = 0

@@ -43,7 +43,7 @@ func measurePropagation(
 ) throws -> PropagationDelays? {
   let path = directory + "/timed-\(bytes).json"
   let storage = CodableStorage(defaultValue: TimedDocument(), path: path, updateMode: .manual, options: watchingOptions)
-  let delays = Mutex<[Int64]>([])
+  let delays = Protected<[Int64]>([])
   let lastSequence = Atomic<Int>(-1)
   let observation = storage.observe { change in
     let received = FileSystem.monotonicNanoseconds()

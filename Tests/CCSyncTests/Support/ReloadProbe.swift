@@ -5,11 +5,11 @@ import Synchronization
 /// Everything one `CodableStorage` told its observers and error handlers, collected from
 /// whichever thread told it, for live-reload tests to wait on and inspect.
 ///
-/// `Sendable`: the collections are behind `Mutex`es; the observation is immutable.
+/// `Sendable`: the collections are behind `Protected`es; the observation is immutable.
 final class ReloadProbe<Value: Codable & Sendable>: Sendable {
   private final class Log: Sendable {
-    let changes = Mutex<[StorageChange<Value>]>([])
-    let errors = Mutex<[StorageError]>([])
+    let changes = Protected<[StorageChange<Value>]>([])
+    let errors = Protected<[StorageError]>([])
   }
   private let log = Log()
   private let observation: StorageObservation

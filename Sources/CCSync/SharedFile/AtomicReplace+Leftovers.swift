@@ -1,0 +1,45 @@
+/// Temp files left behind by writers killed mid-save (`kill -9`, a crash, a power cut):
+/// readers and watchers never look at them, and the next writer removes them.
+extension AtomicReplace {
+  /// How old a leftover must be before it is removed. Every writer of the library holds the
+  /// data file's exclusive lock while its temp file exists, and so does this one, so no
+  /// temp file of a live writer can be here; the age (and the `flock` test below) guard
+  /// against a caller of ``SharedFile/replaceContents(with:)`` that does not take the lock.
+  static let leftoverMinimumAge: Int64 = 5
+
+  /// Whether `entry` is a name this writer's protocol makes for a file called `name`:
+  /// `.NAME.tmp-` and exactly ``suffixLength`` ASCII letters or digits. Nothing else is
+  /// ever removed.
+  static func isTemporaryName(_ entry: String, forName name: String) -> Bool {
+    let prefix = temporaryPrefix(forName: name)
+    guard entry.hasPrefix(prefix) else { return false }
+    let suffix = entry.utf8.dropFirst(prefix.utf8.count)
+    return suffix.count == suffixLength && suffix.allSatisfy { byte in
+      (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+        || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+    }
+  }
+
+  /// Removes the leftover temp files of `name` in `directory`: regular files (never a
+  /// symlink, never followed), not modified for ``leftoverMinimumAge`` seconds, on which
+  /// nobody holds a `flock` (a live writer keeps one on its temp file until it is renamed).
+  /// Best effort: whatever cannot be inspected or removed (another user's file in a sticky
+  /// directory) is left alone, and nothing here makes the save fail.
+  func removeLeftoverTemporaryFiles(directory: String, name: String) {
+    guard let entries = try? FileSystem.directoryEntries(directory) else { return }
+    let now = FileSystem.currentTime()
+    for entry in entries where AtomicReplace.isTemporaryName(entry, forName: name) {
+      let path = FilePath.join(directory, entry)
+      guard let status = try? FileSystem.linkStatus(path), status.kind == .regularFile,
+            now.seconds - status.identity.modificationTime.seconds >= AtomicReplace.leftoverMinimumAge,
+            let file = try? OpenFile(path: path, options: .inspect)
+      else { continue }
+      defer { try? file.close() }
+      guard let opened = try? file.status(), opened.kind == .regularFile,
+            opened.identity.device == status.identity.device, opened.identity.inode == status.identity.inode,
+            (try? file.lock(exclusive: true, nonBlocking: true)) == true
+      else { continue }
+      try? FileSystem.removeFile(path)
+    }
+  }
+}

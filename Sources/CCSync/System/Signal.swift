@@ -1,0 +1,65 @@
+import Glibc
+
+/// A POSIX signal number with a name, and the process-wide settings for it, so that code
+/// above System need not import Glibc. `Sendable`.
+package struct Signal: RawRepresentable, Hashable, Sendable {
+  /// The signal number.
+  package var rawValue: Int32
+
+  /// Wraps a signal number.
+  package init(rawValue: Int32) {
+    self.rawValue = rawValue
+  }
+
+  /// `SIGINT`: Ctrl-C at a terminal.
+  package static let interrupt = Signal(rawValue: SIGINT)
+  /// `SIGTERM`: a polite request to stop.
+  package static let terminate = Signal(rawValue: SIGTERM)
+  /// `SIGHUP`: the terminal went away.
+  package static let hangUp = Signal(rawValue: SIGHUP)
+  /// `SIGQUIT`: Ctrl-\ at a terminal.
+  package static let quit = Signal(rawValue: SIGQUIT)
+  /// `SIGKILL`: stop now; cannot be caught or ignored.
+  package static let kill = Signal(rawValue: SIGKILL)
+  /// `SIGPIPE`: a write to a pipe nobody reads.
+  package static let brokenPipe = Signal(rawValue: SIGPIPE)
+  /// `SIGCHLD`: a child process exited (or stopped).
+  package static let childStatusChanged = Signal(rawValue: SIGCHLD)
+
+  /// Ignores this signal in the whole process from now on. Children started with
+  /// ``Subprocess/spawn(_:environment:standardInput:standardOutput:standardError:newProcessGroup:)``
+  /// still get it at its default action.
+  /// - Throws: `SystemError` (`EINVAL` for `SIGKILL` and `SIGSTOP`).
+  /// The corresponding C function is `sigaction` with `SIG_IGN`.
+  package func ignore() throws(SystemError) {
+    try setDisposition(SIG_IGN, operation: "ignore signal \(rawValue)")
+  }
+
+  /// Gives this signal back its default action (for most: end the process).
+  /// - Throws: `SystemError` (`EINVAL` for an invalid number).
+  /// The corresponding C function is `sigaction` with `SIG_DFL`.
+  package func restoreDefaultAction() throws(SystemError) {
+    try setDisposition(SIG_DFL, operation: "restore default action of signal \(rawValue)")
+  }
+
+  /// Lets the calling thread receive `signals`: a parent may have started this process with
+  /// them blocked (test runners and some supervisors do), and a signal blocked in every
+  /// thread stays pending forever.
+  /// - Throws: `SystemError` (`EINVAL`).
+  /// The corresponding C function is `pthread_sigmask` with `SIG_UNBLOCK`.
+  package static func unblock(_ signals: [Signal]) throws(SystemError) {
+    var set = sigset_t()
+    sigemptyset(&set)
+    for signal in signals { sigaddset(&set, signal.rawValue) }
+    let result = pthread_sigmask(SIG_UNBLOCK, &set, nil)
+    if result != 0 { throw SystemError(code: result, operation: "unblock signals") }
+  }
+
+  private func setDisposition(_ handler: __sighandler_t?, operation: String) throws(SystemError) {
+    var action = sigaction()
+    action.__sigaction_handler.sa_handler = handler
+    sigemptyset(&action.sa_mask)
+    action.sa_flags = SA_RESTART
+    _ = try systemCall(operation) { sigaction(rawValue, &action, nil) }
+  }
+}

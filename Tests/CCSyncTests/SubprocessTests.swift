@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+@testable import CCSync
+
+/// The System layer's child processes, signals and descriptors the CLI runs on.
+@Suite struct SubprocessTests {
+  @Test func anExitCodeAndADeathBySignalAreDecoded() throws {
+    let exited = try Subprocess.spawn(["/bin/sh", "-c", "exit 3"])
+    let exitStatus = try exited.waitForExit()
+    #expect(exitStatus == .exited(code: 3))
+    #expect(exitStatus.shellStatus == 3)
+    let killed = try Subprocess.spawn(["/bin/sh", "-c", "kill -TERM $$"])
+    let killStatus = try killed.waitForExit()
+    #expect(killStatus == .signaled(.terminate))
+    #expect(killStatus.shellStatus == 128 + SIGTERM)
+    #expect(throws: SystemError.self) { try killed.waitForExit() }  // reaped: ECHILD
+  }
+
+  @Test func aCommandThatCannotRunIsATypedErrorNamingIt() {
+    let missing = #expect(throws: SystemError.self) { try Subprocess.spawn(["ccsync-no-such-command"]) }
+    #expect(missing?.errorNumber == .noSuchFileOrDirectory)
+    #expect(missing?.operation == "run")
+    #expect(missing?.path == "ccsync-no-such-command")
+    let notExecutable = #expect(throws: SystemError.self) { try Subprocess.spawn(["/etc/passwd"]) }
+    #expect(notExecutable?.errorNumber == .permissionDenied)
+    let empty = #expect(throws: SystemError.self) { try Subprocess.spawn([]) }
+    #expect(empty?.errorNumber == .noSuchFileOrDirectory)
+  }
+
+  @Test func standardStreamsAndEnvironmentChangesReachTheChild() throws {
+    let input = try FileDescriptor.temporaryFile(containing: Array("from stdin\n".utf8))
+    let output = try FileDescriptor.temporaryFile(containing: [])
+    let child = try Subprocess.spawn(
+      ["/bin/sh", "-c", #"cat; echo "$CCSYNC_TEST_VALUE ${PATH+path} ${HOME-unset}""#],
+      environment: ["CCSYNC_TEST_VALUE": "x y", "HOME": nil], standardInput: input, standardOutput: output)
+    #expect(try child.waitForExit() == .exited(code: 0))
+    #expect(String(decoding: try output.readContents(), as: UTF8.self) == "from stdin\nx y path unset\n")
+  }
+
+  @Test func aNewProcessGroupIsSignalledWhole() throws {
+    let pipe = try FileDescriptor.makePipe(nonBlockingRead: true)
+    let child = try Subprocess.spawn(
+      ["/bin/sh", "-c", "sleep 30 & echo $!; wait"], standardOutput: pipe.writeEnd, newProcessGroup: true)
+    try pipe.writeEnd.close()
+    var text = ""
+    let deadline = MonotonicClock.now() + 10
+    while !text.contains("\n") && MonotonicClock.now() < deadline {
+      _ = try waitForInput(from: [pipe.readEnd], timeout: .seconds(1))
+      text += String(decoding: try pipe.readEnd.readAvailable(), as: UTF8.self)
+    }
+    let grandchild = try #require(Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)))
+    #expect(try child.exitStatusIfExited() == nil)
+
+    try child.sendToProcessGroup(.terminate)
+    #expect(try child.waitForExit() == .signaled(.terminate))
+    // The grandchild got it too: it is gone, or a zombie waiting for a reaper.
+    #expect(waitUntil {
+      guard let stat = try? String(contentsOfFile: "/proc/\(grandchild)/stat", encoding: .utf8) else { return true }
+      return stat.split(separator: ")").last?.trimmingPrefix(" ").first == "Z"
+    })
+  }
+
+  @Test func aChildGetsAnIgnoredSignalBackAtItsDefaultAction() throws {
+    try Signal.quit.ignore()
+    defer { try? Signal.quit.restoreDefaultAction() }
+    let child = try Subprocess.spawn(["/bin/sh", "-c", "kill -QUIT $$; exit 0"])
+    #expect(try child.waitForExit() == .signaled(.quit))
+    let error = #expect(throws: SystemError.self) { try Signal.kill.ignore() }
+    #expect(error?.code == EINVAL)
+  }
+
+  @Test func caughtSignalsArriveOnThePipeInOrder() throws {
+    let first = Signal(rawValue: SIGUSR1)
+    let second = Signal(rawValue: SIGUSR2)
+    let signals = try SignalPipe.install([first, second])
+    #expect(try SignalPipe.install([]) === signals)
+    // `raise` signals the calling thread only, so no other test's system call is interrupted.
+    raise(SIGUSR1)
+    raise(SIGUSR2)
+    #expect(try waitForInput(from: [signals], timeout: .seconds(10)) == [true])
+    #expect(signals.drain() == [first, second])
+    #expect(signals.drain() == [])
+  }
+}
+
+@Suite struct FileDescriptorTests {
+  @Test func aNonBlockingPipeReportsInputAndItsEnd() throws {
+    let pipe = try FileDescriptor.makePipe(nonBlockingRead: true)
+    #expect(try pipe.readEnd.readAvailable() == [])
+    #expect(try waitForInput(from: [pipe.readEnd], timeout: .zero) == [false])
+    try pipe.writeEnd.writeAll(Array("abc".utf8))
+    #expect(try waitForInput(from: [pipe.readEnd], timeout: .seconds(10)) == [true])
+    #expect(try pipe.readEnd.readAvailable() == Array("abc".utf8))
+    try pipe.writeEnd.close()
+    try pipe.writeEnd.close()  // a second close does nothing
+    #expect(try waitForInput(from: [pipe.readEnd], timeout: .seconds(10)) == [true])  // hung up
+    #expect(try pipe.readEnd.readAvailable() == [])
+  }
+
+  @Test func readingTheContentsLeavesTheOffsetAlone() throws {
+    let file = try FileDescriptor.temporaryFile(containing: Array("hello".utf8))
+    #expect(try file.readContents() == Array("hello".utf8))
+    #expect(try file.readContents() == Array("hello".utf8))
+    #expect(try file.readAvailable() == Array("hello".utf8))  // still at the start
+    #expect(try file.readAvailable() == [])
+  }
+
+  @Test func anotherThreadWakesTheWaiter() throws {
+    let wake = try WakeUpChannel()
+    #expect(try waitForInput(from: [wake], timeout: .zero) == [false])
+    Thread.detachNewThread {
+      Thread.sleep(forTimeInterval: 0.05)
+      wake.wakeUp()
+      wake.wakeUp()
+    }
+    #expect(try waitForInput(from: [wake], timeout: .seconds(10)) == [true])
+    #expect(waitUntil {
+      wake.drain()
+      return (try? waitForInput(from: [wake], timeout: .milliseconds(100))) == [false]
+    })
+  }
+
+  @Test func createNewRefusesAnExistingFile() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("copy.json")
+    try FileDescriptor.createNew(path, permissions: 0o600).writeAll(Array("{}".utf8))
+    #expect(try String(contentsOfFile: path, encoding: .utf8) == "{}")
+    let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+    #expect(mode == 0o600)
+    let error = #expect(throws: SystemError.self) { try FileDescriptor.createNew(path, permissions: 0o600) }
+    #expect(error?.errorNumber == .fileExists)
+    #expect(error?.path == path)
+  }
+
+  @Test func theMonotonicClockMovesOnDuringASleep() {
+    let start = MonotonicClock.now()
+    MonotonicClock.sleep(seconds: 0.05)
+    #expect(MonotonicClock.now() - start >= 0.05)
+  }
+}
