@@ -20,6 +20,28 @@ extension AtomicReplace {
     }
   }
 
+  /// How often one process looks for one file's leftovers: listing the directory on every
+  /// save cost a save in a directory of 1000 files twice its time (280 -> 590 us relaxed).
+  /// The first write of a process always looks, so "the next writer removes them" holds for
+  /// every new process, and a long-running writer removes them within this interval.
+  static let leftoverSweepInterval: Int64 = 10_000_000_000
+
+  /// When this process last looked for each file's leftovers (monotonic nanoseconds), by
+  /// target path.
+  static let lastLeftoverSweeps = Protected<[String: Int64]>([:])
+
+  /// ``removeLeftoverTemporaryFiles(directory:name:)`` unless this process already did so for
+  /// this target within ``leftoverSweepInterval``.
+  func removeLeftoverTemporaryFilesIfDue(directory: String, name: String) {
+    let now = FileSystem.monotonicNanoseconds()
+    let due = AtomicReplace.lastLeftoverSweeps.withLock { sweeps -> Bool in
+      if let last = sweeps[target], now - last < AtomicReplace.leftoverSweepInterval { return false }
+      sweeps[target] = now
+      return true
+    }
+    if due { removeLeftoverTemporaryFiles(directory: directory, name: name) }
+  }
+
   /// Removes the leftover temp files of `name` in `directory`: regular files (never a
   /// symlink, never followed), not modified for ``leftoverMinimumAge`` seconds, on which
   /// nobody holds a `flock` (a live writer keeps one on its temp file until it is renamed).

@@ -9,7 +9,7 @@
 ///
 /// Before step 1 it refuses a target this process may not write itself (see
 /// ``checkTargetWritable()``) and removes temp files that writers killed mid-save left behind
-/// (see ``removeLeftoverTemporaryFiles(directory:name:)``). While its temp file exists, the
+/// (see ``removeLeftoverTemporaryFilesIfDue(directory:name:)``). While its temp file exists, the
 /// writer holds a `flock` on it: that is how a later writer tells a leftover from a file a
 /// live writer is still writing. A failure after the rename (the directory `fsync`) is
 /// reported although the new version is already in place: its durability is then unknown.
@@ -52,7 +52,7 @@ struct AtomicReplace {
       try checkTargetWritable()
       if let links = original?.status.linkCount, links > 1 { hardLinksNoticed?(links) }
     }
-    removeLeftoverTemporaryFiles(directory: directory, name: FilePath.name(of: target))
+    removeLeftoverTemporaryFilesIfDue(directory: directory, name: FilePath.name(of: target))
     let (temporary, temporaryPath) = try createTemporary(template: template, directory: directory)
     // The mark of a live writer: a leftover nobody holds a lock on is one whose writer is gone.
     _ = try? temporary.lock(exclusive: true, nonBlocking: true)
