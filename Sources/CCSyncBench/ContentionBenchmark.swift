@@ -1,6 +1,5 @@
 import CCSync
 import Foundation
-import Synchronization
 
 /// `ccsync-bench bench-worker FILE [--relaxed] [--threads T] [--api document|storage]`: one
 /// contender of the locked read-modify-write benchmark, kept running for several trials. It
@@ -65,7 +64,7 @@ enum ContentionBenchmark {
   /// Runs `body` `iterations` times on each of `threads` threads (the calling thread is one
   /// of them) and returns the errors thrown; a thread stops at its first error.
   static func runConcurrently(threads: Int, iterations: Int, _ body: @escaping @Sendable () throws -> Void) -> [String] {
-    let messages = Mutex<[String]>([])
+    let messages = Protected<[String]>([])
     let work: @Sendable () -> Void = {
       do {
         for _ in 0..<iterations { try body() }

@@ -1,6 +1,5 @@
 import CCSync
 import Foundation
-import Synchronization
 
 /// `ccsync-bench propagation-reader FILE [--layer storage|document|watcher]`: the receiving
 /// end of the propagation benchmark. It records, for every change another process makes to
@@ -30,9 +29,9 @@ enum PropagationBenchmark {
     var payload = ""
   }
 
-  /// The versions heard: sequence numbers and when. `Sendable`: behind a `Mutex`.
+  /// The versions heard: sequence numbers and when. `Sendable`: behind a `Protected`.
   final class Samples: Sendable {
-    let list = Mutex<[(sequence: Int, at: Int64)]>([])
+    let list = Protected<[(sequence: Int, at: Int64)]>([])
 
     func append(_ sequence: Int, at time: Int64) {
       list.withLock { $0.append((sequence, time)) }
@@ -86,7 +85,7 @@ enum PropagationBenchmark {
 
   private static func observeWatcher(_ path: String, into received: Samples) -> () -> Void {
     let file = SharedFile(path: path)
-    let last = Mutex(-1)
+    let last = Protected(-1)
     let watch = FileWatcher.shared.watch(path) { _ in
       guard let snapshot = try? file.read(), let sequence = number(after: "\"sequence\"", in: snapshot.bytes) else { return }
       let now = BenchmarkProcess.monotonicNanoseconds()
