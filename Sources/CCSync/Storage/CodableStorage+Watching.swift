@@ -15,7 +15,16 @@ extension CodableStorage {
   /// merged with pending edits; a missing file keeps the value; an invalid file keeps the
   /// value and is reported once the grace period has passed.
   func fileMayHaveChanged(_ reason: FileWatchReason) {
-    let (observation, rank) = document.readIfChangedTracked(contentMayDiffer: reason.contentMayChangeInPlace)
+    // Every event naming the file compares contents, renames included: a file system may give
+    // a new version the inode an older one just freed, with the same size and (within one
+    // coarse timestamp tick) the same times, so after a missed version in between the identity
+    // alone can look unchanged. Only the periodic checks trust the identity.
+    let compareContents: Bool
+    switch reason {
+    case .poll, .safetyRecheck: compareContents = reason.contentMayChangeInPlace
+    default: compareContents = true
+    }
+    let (observation, rank) = document.readIfChangedTracked(contentMayDiffer: compareContents)
     switch observation {
     case .unchanged:
       return
