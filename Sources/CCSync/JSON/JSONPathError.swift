@@ -1,8 +1,9 @@
 /// Why a path could not be read, or could not be followed through a document.
 ///
 /// Paths in the cases are the whole path the caller gave (`path`) and the prefix of it that
-/// leads to the value where following stopped (`at`). The CLI reports every case as invalid
-/// input (exit 65); a path that simply leads nowhere is not an error but an absent value.
+/// leads to the value where following stopped (`at`). The CLI reports a malformed path as a
+/// usage error (exit 64) and every other case as invalid data (exit 65); a path that simply
+/// leads nowhere is not an error but an absent value.
 /// `Sendable`.
 public enum JSONPathError: Error, Sendable, Equatable, CustomStringConvertible {
   /// The text is not a path. `position` counts Unicode scalars from 0; `reason` names the
