@@ -48,39 +48,36 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
   ///   - location: where the file is.
   ///   - updateMode: when local changes are written (default: after 2 s idle).
   ///   - options: durability, live reload, exit flushing, coders, logger.
-  public init(
+  public convenience init(
     defaultValue: Value, location: StorageLocation, updateMode: UpdateMode = .afterIdle,
     options: StorageOptions = StorageOptions()
   ) {
-    self.location = location
-    self.updateMode = updateMode
-    self.options = options
-    let (document, pathError) = CodableStorage.makeDocument(location, options: options)
-    self.document = document
-    let encodedDefault = (try? options.encoder.encode(defaultValue)) ?? .null
-    state = Protected(StorageState(value: defaultValue, encodedValue: encodedDefault, synced: encodedDefault, encodedDefault: encodedDefault))
-    start()
-    if let pathError { report(pathError) }
-    loadAtStart()
+    self.init(value: defaultValue, readsFile: true, location: location, updateMode: updateMode, options: options)
   }
 
   /// Creates a storage that does not read the file: `initialValue` is the value, and the first
   /// write (scheduled at once per the update mode) replaces the file's content with it.
-  public init(
+  public convenience init(
     initialValue: Value, location: StorageLocation, updateMode: UpdateMode = .afterIdle,
     options: StorageOptions = StorageOptions()
   ) {
+    self.init(value: initialValue, readsFile: false, location: location, updateMode: updateMode, options: options)
+  }
+
+  /// The shared initialiser: with `readsFile` the value is a default the file overrides; without,
+  /// it is synced with nothing, so the change set from `.null` replaces the whole document at the
+  /// first write, which is scheduled at once.
+  private init(value: Value, readsFile: Bool, location: StorageLocation, updateMode: UpdateMode, options: StorageOptions) {
     self.location = location
     self.updateMode = updateMode
     self.options = options
     let (document, pathError) = CodableStorage.makeDocument(location, options: options)
     self.document = document
-    let encoded = (try? options.encoder.encode(initialValue)) ?? .null
-    // Synced with nothing: the change set from `.null` replaces the whole document.
-    state = Protected(StorageState(value: initialValue, encodedValue: encoded, synced: .null, encodedDefault: encoded))
+    let encoded = (try? options.encoder.encode(value)) ?? .null
+    state = Protected(StorageState(value: value, encodedValue: encoded, synced: readsFile ? encoded : .null, encodedDefault: encoded))
     start()
     if let pathError { report(pathError) }
-    localValueChanged()
+    if readsFile { loadAtStart() } else { localValueChanged() }
   }
 
   /// `@CodableStorage(location: ...) var x: T = value`: the same as `init(initialValue:...)`.
