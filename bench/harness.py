@@ -75,11 +75,12 @@ def environment(bench, load_at_start):
                 break
     filesystem = (command_output(["findmnt", "-n", "-o", "FSTYPE", "-T", bench.work]) or "unknown").strip()
     sqlite = contention.sqlite3.sqlite_version if contention.sqlite3 else "missing"
+    cjson = command_output([bench.peer("inotify_floor_cjson"), "--version"]) if propagation.have_parsing_floor(bench) else "cJSON missing"
     return [
         "- Machine: %s, %d cores, Linux %s; scratch files on %s." % (cpu, os.cpu_count(), platform.release(), filesystem),
         "- ccsync: release build (`swift build -c release`), %s." % command_output(["swift", "--version"]).replace("Swift version ", "Swift "),
-        "- Peers: Python %s, SQLite %s, %s, gcc %s." % (
-            platform.python_version(), sqlite, command_output(["jq", "--version"]), command_output(["gcc", "-dumpversion"])),
+        "- Peers: Python %s, SQLite %s, %s, gcc %s, %s." % (
+            platform.python_version(), sqlite, command_output(["jq", "--version"]), command_output(["gcc", "-dumpversion"]), cjson),
         "- Load average at start %s, at end %s: other users share these cores, so read the ratios rather "
         "than the absolute figures." % (load_at_start, " ".join(open("/proc/loadavg").read().split()[:3])),
     ]

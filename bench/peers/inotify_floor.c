@@ -1,9 +1,15 @@
 /*
  * inotify_floor FILE: the propagation floor, the least a reader can do to learn of a new
  * version: one inotify watch on FILE's directory; on IN_MOVED_TO (or IN_CLOSE_WRITE) naming
- * FILE it opens the file, reads it whole and parses the "sequence" and "sentAt" numbers
- * (the "rename-to-parsed" work), and records CLOCK_MONOTONIC. No JSON parser, no decoding
- * into a type, no identity comparison, no threads.
+ * FILE it opens the file, reads it whole, takes the "sequence" and "sentAt" numbers from it,
+ * and records CLOCK_MONOTONIC. No decoding into a type, no identity comparison, no threads.
+ *
+ * Two builds of this file, differing only in how the numbers are taken (read_version):
+ *   inotify_floor        finds them in the text with memmem, no JSON parser: the least work;
+ *   inotify_floor_cjson  (-DPARSE_WITH_CJSON, -lcjson) parses the whole document into cJSON's
+ *                        tree, reads the numbers from the tree, stamps the time and frees the
+ *                        tree: the "rename-to-parsed" work a reader of JSON does.
+ *                        `inotify_floor_cjson --version` prints cJSON's version.
  *
  * Prints "ready" once the watch is armed; when standard input is closed prints one
  * "SEQUENCE RECEIVED_NS" line per version read, then "end" and, on standard error, nothing.
@@ -29,6 +35,25 @@ static int64_t now_ns(void) {
   return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
+#ifdef PARSE_WITH_CJSON
+#include <cjson/cJSON.h>
+
+/* Parses the whole document; takes the numbers from the tree; *at is the moment they are
+ * held, before the tree is freed. 0 if the text is not an object with both numbers. */
+static int read_version(const char *text, size_t length, long long *sequence, long long *sent_at, int64_t *at) {
+  cJSON *document = cJSON_ParseWithLength(text, length);
+  const cJSON *sequence_item = cJSON_GetObjectItemCaseSensitive(document, "sequence");
+  const cJSON *sent_at_item = cJSON_GetObjectItemCaseSensitive(document, "sentAt");
+  int found = cJSON_IsNumber(sequence_item) && cJSON_IsNumber(sent_at_item);
+  if (found) {
+    *sequence = (long long)sequence_item->valuedouble;
+    *sent_at = (long long)sent_at_item->valuedouble;
+  }
+  *at = now_ns();
+  cJSON_Delete(document);
+  return found;
+}
+#else
 static long long number_after(const char *text, size_t length, const char *key) {
   const char *found = memmem(text, length, key, strlen(key));
   if (!found) return -1;
@@ -39,7 +64,22 @@ static long long number_after(const char *text, size_t length, const char *key) 
   return value;
 }
 
+/* Finds the two numbers in the text; no JSON parser. */
+static int read_version(const char *text, size_t length, long long *sequence, long long *sent_at, int64_t *at) {
+  *sequence = number_after(text, length, "\"sequence\"");
+  *sent_at = number_after(text, length, "\"sentAt\"");
+  *at = now_ns();
+  return *sequence >= 0;
+}
+#endif
+
 int main(int argc, char **argv) {
+#ifdef PARSE_WITH_CJSON
+  if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+    printf("cJSON %s\n", cJSON_Version());
+    return 0;
+  }
+#endif
   if (argc != 2) {
     fprintf(stderr, "usage: inotify_floor FILE\n");
     return 64;
@@ -94,10 +134,11 @@ int main(int argc, char **argv) {
       used += (size_t)got;
     }
     close(file);
-    long long sequence = number_after(contents, used, "\"sequence\"");
-    checksum += number_after(contents, used, "\"sentAt\"");
-    int64_t now = now_ns();
-    if (sequence >= 0 && samples < sample_capacity && (samples == 0 || sequences[samples - 1] != sequence)) {
+    long long sequence, sent_at;
+    int64_t now;
+    if (!read_version(contents, used, &sequence, &sent_at, &now)) continue;
+    checksum += sent_at;
+    if (samples < sample_capacity && (samples == 0 || sequences[samples - 1] != sequence)) {
       sequences[samples] = sequence;
       times[samples++] = now;
     }
