@@ -9,9 +9,15 @@ final class ObserverList<Value: Sendable>: Sendable {
   typealias Handler = @Sendable (StorageChange<Value>) -> Void
 
   private struct State {
-    var handlers: [(id: UInt64, handler: Handler)] = []
+    // Two parallel arrays, not one of `(id, handler)` tuples: this code runs unspecialized, and
+    // every use of a tuple type that involves `Value` looks its metadata up at run time.
+    var handlers: [Handler] = []
+    var handlerIDs: [UInt64] = []
     var nextID: UInt64 = 0
+    /// Changes not yet delivered start at `queueHead`; the array is emptied when all are (no
+    /// `removeFirst`, whose unspecialized generic path cost more than a delivery).
     var queue: [StorageChange<Value>] = []
+    var queueHead = 0
     var delivering = false
   }
 
@@ -21,11 +27,16 @@ final class ObserverList<Value: Sendable>: Sendable {
   func add(_ handler: @escaping Handler) -> StorageObservation {
     let id = state.withLock { state in
       state.nextID += 1
-      state.handlers.append((state.nextID, handler))
+      state.handlers.append(handler)
+      state.handlerIDs.append(state.nextID)
       return state.nextID
     }
     return StorageObservation { [weak self] in
-      self?.state.withLock { state in state.handlers.removeAll { $0.id == id } }
+      self?.state.withLock { state in
+        guard let position = state.handlerIDs.firstIndex(of: id) else { return }
+        state.handlers.remove(at: position)
+        state.handlerIDs.remove(at: position)
+      }
     }
   }
 
@@ -51,18 +62,25 @@ final class ObserverList<Value: Sendable>: Sendable {
   /// Calls the handlers with every queued change, in order, until the queue is empty. Only
   /// the thread that ``enqueue(_:)`` told to deliver calls this.
   func deliver() {
-    while let (next, handlers) = nextDelivery() {
-      for entry in handlers { entry.handler(next) }
+    var handlers: [Handler] = []
+    while let next = nextDelivery(handlers: &handlers) {
+      for handler in handlers { handler(next) }
     }
   }
 
-  private func nextDelivery() -> (StorageChange<Value>, [(id: UInt64, handler: Handler)])? {
+  /// The next change to deliver, and in `handlers` who to call with it; `nil` when the queue
+  /// is empty, and then this thread is no longer the one delivering.
+  private func nextDelivery(handlers: inout [Handler]) -> StorageChange<Value>? {
     state.withLock { state in
-      guard !state.queue.isEmpty else {
+      guard state.queueHead < state.queue.count else {
+        state.queue.removeAll(keepingCapacity: true)
+        state.queueHead = 0
         state.delivering = false
         return nil
       }
-      return (state.queue.removeFirst(), state.handlers)
+      state.queueHead += 1
+      handlers = state.handlers
+      return state.queue[state.queueHead - 1]
     }
   }
 }
