@@ -206,10 +206,10 @@ extension CodableStorage {
   /// Decodes the file's JSON laid over the default's, so keys the file lacks take the default.
   func decode(_ json: JSONValue, encodedDefault: JSONValue) throws(StorageError) -> Value {
     let source: JSONValue
-    if case .object = json, case .object = encodedDefault {
+    if case .object = json, case .object = encodedDefault, CodableStorage.lacksMembers(json, of: encodedDefault) {
       source = CodableStorage.overlay(json, on: encodedDefault)
     } else {
-      source = json
+      source = json  // the usual case: the file has every key, so the overlay would copy it for nothing
     }
     do {
       return try options.decoder.decode(Value.self, from: source)
@@ -227,6 +227,17 @@ extension CodableStorage {
       result[member.key] = overlay(member.value, on: result[member.key] ?? .null)
     }
     return .object(result)
+  }
+
+  /// Whether `value` lacks a member `base` has, at any depth where both are objects: whether
+  /// ``overlay(_:on:)`` would add anything.
+  static func lacksMembers(_ value: JSONValue, of base: JSONValue) -> Bool {
+    guard case .object(let object) = value, case .object(let baseObject) = base else { return false }
+    for member in baseObject {
+      guard let present = object[member.key] else { return true }
+      if lacksMembers(present, of: member.value) { return true }
+    }
+    return false
   }
 
   static func isEmptyDocument(_ value: JSONValue) -> Bool {
