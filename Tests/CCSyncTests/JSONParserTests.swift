@@ -265,6 +265,43 @@ private func parseError(_ text: String, options: JSONParser.Options = .init(),
     #expect(throws: Never.self) { try JSONValue(parsing: #"{"a":{"a":1},"b":{"a":2}}"#, options: reject) }
   }
 
+  /// Keys repeated across many objects: small documents are read without the key cache,
+  /// larger ones with it, where 600 distinct keys overflow its 256 slots and evict each other.
+  /// Every key must come back exactly, in order, whichever way it was read.
+  @Test(arguments: [2, 40, 400])
+  func repeatedKeysReadBackExactlyWithAndWithoutTheKeyCache(objects: Int) throws {
+    let keys = (0..<600).map { index -> String in
+      switch index % 4 {
+      case 0: return "key\(index)"
+      case 1: return "k\(index)_" + String(repeating: "x", count: index % 23)  // lengths around 8-byte words
+      case 2: return "clé\(index)東京"
+      default: return String(index)
+      }
+    }
+    var expected: [JSONValue] = []
+    var text = "["
+    for object in 0..<objects {
+      let chosen = (0..<7).map { keys[(object * 37 + $0 * 101) % keys.count] }
+      var members = JSONObject()
+      var parts: [String] = []
+      for (position, key) in chosen.enumerated() where members[key] == nil {
+        members[key] = .number(JSONNumber(position))
+        parts.append("\"\(key)\":\(position)")
+      }
+      expected.append(.object(members))
+      text += (object == 0 ? "" : ",") + "{" + parts.joined(separator: ",") + "}"
+    }
+    text += "]"
+    #expect((text.utf8.count >= 4096) == (objects >= 40), "the sizes straddle the cache's threshold")
+    let value = try JSONValue(parsing: text)
+    let elements = try #require(value.arrayValue)
+    #expect(elements.count == expected.count)
+    for (read, wanted) in zip(elements, expected) {
+      #expect(read.objectValue?.keys == wanted.objectValue?.keys)
+      #expect(read == wanted)
+    }
+  }
+
   @Test func keysAreComparedByBytes() throws {
     // Precomposed é and e + combining acute are different keys.
     let value = try JSONValue(parsing: "{\"\u{E9}\":1,\"e\u{301}\":2}", options: .init(duplicateKeys: .reject))

@@ -7,6 +7,9 @@
 /// first one. Each slot remembers where in the input its key's bytes are, so a hit is
 /// confirmed by comparing bytes, never by fingerprint alone. Only keys without escapes are
 /// cached (their bytes in the input are their UTF-8).
+///
+/// Inputs under ``minimumInputSize`` get no table: setting one up and tearing it down cost a
+/// third of the parse of a 1 KB document, which has too few keys to repeat any.
 struct JSONKeyCache: ~Copyable {
   struct Slot {
     var fingerprint: UInt64 = 0
@@ -18,30 +21,40 @@ struct JSONKeyCache: ~Copyable {
 
   static let slotCount = 256
   static let probeCount = 4
+  static let minimumInputSize = 4096
 
-  private let slots: UnsafeMutablePointer<Slot>
+  /// `nil` when the input is too small to be worth a table.
+  private let slots: UnsafeMutablePointer<Slot>?
 
-  init() {
+  /// A cache for parsing an input of `inputSize` bytes.
+  init(inputSize: Int) {
+    guard inputSize >= JSONKeyCache.minimumInputSize else {
+      slots = nil
+      return
+    }
     // `probeCount - 1` extra slots at the end, so a run never wraps around.
-    slots = .allocate(capacity: JSONKeyCache.slotCount + JSONKeyCache.probeCount - 1)
+    let slots = UnsafeMutablePointer<Slot>.allocate(capacity: JSONKeyCache.slotCount + JSONKeyCache.probeCount - 1)
     slots.initialize(repeating: Slot(), count: JSONKeyCache.slotCount + JSONKeyCache.probeCount - 1)
+    self.slots = slots
   }
 
   deinit {
+    guard let slots else { return }
     slots.deinitialize(count: JSONKeyCache.slotCount + JSONKeyCache.probeCount - 1)
     slots.deallocate()
   }
 
   /// The first slot of the run for `fingerprint`.
   @inline(__always)
-  private func run(_ fingerprint: UInt64) -> UnsafeMutablePointer<Slot> {
+  private func run(_ fingerprint: UInt64, in slots: UnsafeMutablePointer<Slot>) -> UnsafeMutablePointer<Slot> {
     slots + Int(truncatingIfNeeded: fingerprint & UInt64(JSONKeyCache.slotCount - 1))
   }
 
   /// The cached key with these bytes, if there is one.
   @inline(__always)
   func key(fingerprint: UInt64, content: UnsafeBufferPointer<UInt8>, in input: UnsafeBufferPointer<UInt8>) -> String? {
-    var slot = run(fingerprint)
+    guard let slots else { return nil }
+    var slot = run(fingerprint, in: slots)
     for _ in 0..<JSONKeyCache.probeCount {
       if slot.pointee.fingerprint == fingerprint, Int(slot.pointee.length) == content.count, slot.pointee.offset >= 0,
         JSONKeyCache.equalBytes(input.baseAddress! + Int(slot.pointee.offset), content.baseAddress, content.count)
@@ -56,10 +69,10 @@ struct JSONKeyCache: ~Copyable {
   /// Remembers `key`, whose bytes are `content`, a slice of `input`. Inputs beyond 2 GiB are
   /// not cached past that offset.
   func insert(_ key: String, fingerprint: UInt64, content: UnsafeBufferPointer<UInt8>, in input: UnsafeBufferPointer<UInt8>) {
-    guard let start = content.baseAddress, let offset = Int32(exactly: start - input.baseAddress!),
+    guard let slots, let start = content.baseAddress, let offset = Int32(exactly: start - input.baseAddress!),
       let length = Int32(exactly: content.count)
     else { return }
-    let first = run(fingerprint)
+    let first = run(fingerprint, in: slots)
     var slot = first
     for _ in 0..<JSONKeyCache.probeCount {
       if slot.pointee.offset < 0 { break }

@@ -40,7 +40,7 @@ struct JSONReader: ~Copyable {
   /// The keys of open objects too large for a linear duplicate scan, by frame depth.
   var largeObjectKeys: [Int: Set<KeyReference>] = [:]
   /// Keys already made into `String`s, so a key that repeats costs a lookup, not a new string.
-  var keyCache = JSONKeyCache()
+  var keyCache: JSONKeyCache
   /// Where strings with escapes are decoded.
   var scratch: [UInt8] = []
 
@@ -48,6 +48,7 @@ struct JSONReader: ~Copyable {
     self.input = input
     self.maximumDepth = options.maximumDepth
     self.rejectsDuplicateKeys = options.duplicateKeys == .reject
+    self.keyCache = JSONKeyCache(inputSize: input.count)
   }
 
   /// Reads the whole input as one document.
