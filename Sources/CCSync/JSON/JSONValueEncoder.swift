@@ -70,6 +70,10 @@ final class JSONValueEncoderState {
   /// The first container misuse seen; reported when encoding ends, since the `Encoder`
   /// methods that detect it cannot throw and trapping is not an option in this library.
   var misuse: EncodingError?
+  /// Whether each of the types this call encoded most recently is a dictionary (see
+  /// ``JSONValueEncoderImpl/isDictionary(_:)``).
+  @exclusivity(unchecked) var recentTypes: [(type: ObjectIdentifier, isDictionary: Bool)] = []
+  static let recentTypeLimit = 16
 
   init(options: JSONValueEncoder) {
     self.options = options
@@ -196,10 +200,22 @@ final class JSONValueEncoderImpl: Encoder, SingleValueEncodingContainer {
     guard let storage = try encodeNested(at: parent.appending(step()), { try value.encode(to: $0) }) else {
       return nil
     }
-    if case .object(let buffer) = storage, T.self is any EncodableDictionaryMarker.Type {
+    if case .object(let buffer) = storage, isDictionary(T.self) {
       buffer.sortMembersByKey()
     }
     return storage.finish()
+  }
+
+  /// Whether `type` is a `Dictionary` (its members are then sorted by key). The conformance
+  /// lookup behind `is` was made for every object encoded; the answers for the few types this
+  /// call met most recently are kept in a short list.
+  private func isDictionary(_ type: Any.Type) -> Bool {
+    let identifier = ObjectIdentifier(type)
+    for known in state.recentTypes where known.type == identifier { return known.isDictionary }
+    let answer = type is any EncodableDictionaryMarker.Type
+    if state.recentTypes.count == JSONValueEncoderState.recentTypeLimit { state.recentTypes.removeFirst() }
+    state.recentTypes.append((identifier, answer))
+    return answer
   }
 
   /// `[String: String]` without the standard library's `Dictionary.encode(to:)` (a keyed
