@@ -145,9 +145,12 @@ public final class SharedDocument: Sendable {
       let (seen, generation) = tracking.withLock { ($0.seen, $0.generation) }
       let snapshot: FileSnapshot
       do {
-        let current = try file.identity()
-        if let seen, let current, seen.identity == current, !contentMayDiffer { return (.unchanged, nil) }
-        guard current != nil, let read = try file.read() else {
+        // The `stat` decides alone only when contents cannot differ under the same identity;
+        // otherwise the bytes are read and compared anyway, so it would be one call for nothing.
+        if !contentMayDiffer, let seen, let current = try file.identity(), seen.identity == current {
+          return (.unchanged, nil)
+        }
+        guard let read = try file.read() else {
           let vanished = tracking.withLock { state -> Bool? in
             guard state.generation == generation || attempt == 3 else { return nil }
             if state.seen != nil { state.generation += 1 }

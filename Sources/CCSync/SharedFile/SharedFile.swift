@@ -78,7 +78,20 @@ public final class SharedFile: Sendable {
   /// - Throws: ``StorageError/notRegularFile(path:kind:)`` for a directory, FIFO or device;
   ///   symlink errors as ``resolvedPath()``; ``StorageError/system(_:)`` for I/O errors.
   public func read() throws(StorageError) -> FileSnapshot? {
-    try read(target: try resolvedPath())
+    // The common case, a path that is no symlink, opens at once (without O_NOFOLLOW it could
+    // follow a link unchecked); only a symlink goes through `resolvedPath()` and its checks.
+    try withSystemErrors { () throws(SystemError) in try FileSystem.checkPath(path) }
+    let file: OpenFile
+    do {
+      file = try OpenFile(path: path, options: .readOnlyNonBlockingNoFollow)
+    } catch where error.isNoSuchFile {
+      return nil
+    } catch where error.code == FileSystem.symlinkRefusedErrorCode {
+      return try read(target: try resolvedPath())
+    } catch {
+      throw .system(error)
+    }
+    return try read(file)
   }
 
   func read(target: String) throws(StorageError) -> FileSnapshot? {
@@ -90,6 +103,11 @@ public final class SharedFile: Sendable {
     } catch {
       throw .system(error)
     }
+    return try read(file)
+  }
+
+  /// Reads the whole of an open file, which must be a regular file.
+  private func read(_ file: OpenFile) throws(StorageError) -> FileSnapshot? {
     let status = try withSystemErrors { () throws(SystemError) in try file.status() }
     guard status.kind == .regularFile else { throw .notRegularFile(path: path, kind: status.kind) }
     let bytes = try withSystemErrors { () throws(SystemError) in try file.readToEnd(sizeHint: Int(status.identity.size)) }

@@ -18,6 +18,8 @@ final class OpenFile {
     static let readOnly = Options(flags: O_RDONLY)
     /// Read-only without blocking on a FIFO or device: used to `fstat` before reading.
     static let readOnlyNonBlocking = Options(flags: O_RDONLY | O_NONBLOCK)
+    /// The same, failing with `ELOOP` when the last component is a symlink.
+    static let readOnlyNonBlockingNoFollow = Options(flags: O_RDONLY | O_NONBLOCK | O_NOFOLLOW)
     /// A new file that must not exist yet and must not be a symlink.
     static func createExclusive(mode: UInt32) -> Options {
       Options(flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: mode)
