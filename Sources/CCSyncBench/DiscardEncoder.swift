@@ -37,7 +37,7 @@ final class DiscardEncoder: Encoder, SingleValueEncodingContainer {
   var userInfo: [CodingUserInfoKey: Any] { [:] }
 
   func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-    keyedContainers.container(for: Key.self) { KeyedEncodingContainer(DiscardKeyedContainer<Key>(encoder: self)) }
+    keyedContainers.container { KeyedEncodingContainer(DiscardKeyedContainer<Key>(encoder: self)) }
   }
 
   func unkeyedContainer() -> any UnkeyedEncodingContainer { DiscardUnkeyedContainer(encoder: self) }

@@ -59,7 +59,7 @@ final class ReplayDecoder: Decoder, SingleValueDecodingContainer {
   var userInfo: [CodingUserInfoKey: Any] { [:] }
 
   func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedDecodingContainer<Key> {
-    keyedContainers.container(for: Key.self) { KeyedDecodingContainer(ReplayKeyedContainer<Key>(decoder: self)) }
+    keyedContainers.container { KeyedDecodingContainer(ReplayKeyedContainer<Key>(decoder: self)) }
   }
 
   func unkeyedContainer() -> any UnkeyedDecodingContainer {
