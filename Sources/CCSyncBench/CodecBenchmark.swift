@@ -8,8 +8,8 @@ import Foundation
 enum CodecBenchmark {
   struct Settings {
     var rounds = 9
-    /// Operation groups to run: parse, print, decode, encode, tree.
-    var only: Set<String> = ["parse", "print", "decode", "encode", "tree"]
+    /// Operation groups to run: parse, print, decode, encode, tree, floor.
+    var only: Set<String> = ["parse", "print", "decode", "encode", "tree", "floor"]
     var documents: [(name: String, services: Int)] = [("10 KB", 7), ("1 MB", 790)]
     var python = true
     var foundation = true
@@ -20,9 +20,10 @@ enum CodecBenchmark {
   static let profileIterations = 10
 
   static let usage = """
-    USAGE: ccsync-bench codec [--rounds N] [--only parse|print|decode|encode|tree[,...]]
+    USAGE: ccsync-bench codec [--rounds N] [--only parse|print|decode|encode|tree|floor[,...]]
                               [--size small|large] [--no-python] [--no-foundation]
            ccsync-bench codec --profile parse|parse-compact|print|print-compact|decode|encode|tree-decode|tree-encode
+                              |replay-decode|discard-encode
                               [--size small|large]   (runs it \(profileIterations) times, for valgrind)
     """
 
@@ -81,10 +82,14 @@ enum CodecBenchmark {
     print("ratio = the reference's time / ours (above 1: CCSync is faster)")
     do {
       var rows: [Row] = []
+      var floors: [CodableFloor.Figures] = []
       for document in settings.documents {
-        rows += try measure(document: document.name, services: document.services, settings: settings)
+        let measured = try measure(document: document.name, services: document.services, settings: settings)
+        rows += measured.rows
+        floors += measured.floor.map { [$0] } ?? []
       }
       report(rows, settings: settings)
+      if !floors.isEmpty { CodableFloor.report(floors) }
     } catch {
       fail("codec benchmark failed: \(error)")
     }
@@ -96,8 +101,11 @@ enum CodecBenchmark {
   }
 
   /// Measures every selected operation on one generated document, after checking that
-  /// CCSync and Foundation agree on it.
-  static func measure(document name: String, services: Int, settings: Settings) throws -> [Row] {
+  /// CCSync and Foundation agree on it. The Codable floor's figures come back when the
+  /// floor was selected and Foundation measured.
+  static func measure(
+    document name: String, services: Int, settings: Settings
+  ) throws -> (rows: [Row], floor: CodableFloor.Figures?) {
     let rounds = settings.rounds
     let document = CodecDocument.generate(serviceCount: services)
     let encoder = JSONValueEncoder()
@@ -177,6 +185,37 @@ enum CodecBenchmark {
         operation: "  of which struct -> JSONValue", document: name, bytes: compact.count,
         ours: try medianSeconds(rounds: rounds) { blackHole(try encoder.encode(document)) }))
     }
+    var floor: CodableFloor.Figures?
+    if selected.contains("floor") {
+      // The least any Codable decoder and encoder can take (see ReplayDecoder, DiscardEncoder),
+      // against Foundation's decode and encode, and our text steps, measured above if they were.
+      let replay = try CodableFloor.prepare(document: document, tree: tree)
+      print("  \(name) document: the replay tape holds \(replay.valueCount) answers")
+      func measured(_ operation: String) -> Row? { rows.first { $0.operation == operation } }
+      let foundationDecode = try measured("decode text -> struct")?.foundation
+        ?? reference { blackHole(try foundationDecoder.decode(CodecDocument.self, from: prettyData)) }
+      let foundationEncode = try measured("encode struct -> text")?.foundation
+        ?? reference { blackHole(try foundationEncoder.encode(document)) }
+      let replaySeconds = try medianSeconds(rounds: rounds) { blackHole(try CodableFloor.replayDecode(replay.tape)) }
+      let discardSeconds = try medianSeconds(rounds: rounds) { blackHole(try CodableFloor.discardEncode(document)) }
+      rows.append(Row(
+        operation: "floor: any decoder (replay)", document: name, bytes: pretty.count,
+        ours: replaySeconds, foundation: foundationDecode))
+      rows.append(Row(
+        operation: "floor: any encoder (discard)", document: name, bytes: compact.count,
+        ours: discardSeconds, foundation: foundationEncode))
+      if let foundationDecode, let foundationEncode {
+        let parse = try measured("parse (pretty text)")?.ours
+          ?? medianSeconds(rounds: rounds) { blackHole(try JSONValue(parsing: pretty)) }
+        let print = measured("print compact")?.ours
+          ?? medianSeconds(rounds: rounds) { blackHole(tree.formattedBytes(.compact)) }
+        floor = CodableFloor.Figures(
+          document: name, foundationDecode: foundationDecode, foundationEncode: foundationEncode,
+          parse: parse, print: print, replay: replaySeconds, discard: discardSeconds,
+          treeDecode: measured("  of which JSONValue -> struct")?.ours,
+          treeEncode: measured("  of which struct -> JSONValue")?.ours)
+      }
+    }
     if settings.python, selected.contains("parse") || selected.contains("print"),
       let python = PythonBaseline.measure(pretty: pretty, compact: compact, rounds: rounds)
     {
@@ -190,7 +229,7 @@ enum CodecBenchmark {
         }
       }
     }
-    return rows
+    return (rows, floor)
   }
 
   /// Runs one operation a fixed number of times, so instruction counts compare across builds.
@@ -200,6 +239,8 @@ enum CodecBenchmark {
     let pretty = tree.formattedBytes(.pretty)
     let compact = tree.formattedBytes(.compact)
     let body: () throws -> Void
+    // The floors need their recording (and its check) first; only the replay is profiled.
+    let replay = operation == "replay-decode" ? try CodableFloor.prepare(document: document, tree: tree) : nil
     switch operation {
     case "parse": body = { blackHole(try JSONValue(parsing: pretty)) }
     case "parse-compact": body = { blackHole(try JSONValue(parsing: compact)) }
@@ -209,6 +250,8 @@ enum CodecBenchmark {
     case "encode": body = { blackHole(try JSONValueEncoder().encode(document).formattedBytes(.compact)) }
     case "tree-decode": body = { blackHole(try JSONValueDecoder().decode(CodecDocument.self, from: tree)) }
     case "tree-encode": body = { blackHole(try JSONValueEncoder().encode(document)) }
+    case "replay-decode": body = { blackHole(try CodableFloor.replayDecode(replay!.tape)) }
+    case "discard-encode": body = { blackHole(try CodableFloor.discardEncode(document)) }
     default: fail("Unknown operation '\(operation)'")
     }
     for _ in 0..<profileIterations { try body() }
@@ -239,6 +282,8 @@ enum CodecBenchmark {
       if row.operation.hasPrefix("parse") || row.operation.hasPrefix("print") {
         let speed = row.megabytesPerSecond(row.ours)
         goal = "\(fixed(speed, 0)) MB/s, goal 200 MB/s: " + (speed >= 200 ? "met" : "MISSED")
+      } else if row.operation.hasPrefix("floor") {
+        continue  // not our coder: the floor's ceilings are reported below
       } else if let foundation = row.foundation {
         let ratio = foundation / row.ours
         goal = "\(fixed(ratio, 2))x Foundation, goal 5x: " + (ratio >= 5 ? "met" : "MISSED")
