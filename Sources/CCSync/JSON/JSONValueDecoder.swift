@@ -191,13 +191,17 @@ final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
     return result
   }
 
+  /// Which types are `[String: Value]` dictionaries, for every decode in the process.
+  static let stringKeyedDictionaryTypes = TypeConformanceCache { $0 is any DecodableStringDictionary.Type }
+
   /// Whether `type` is a `[String: Value]`. The conformance lookup behind `is` costs about
   /// as much as decoding a small value, so the answer "no" is remembered for the few types
-  /// seen most recently (a document has a handful of object types, met again and again).
+  /// seen most recently (a document has a handful of object types, met again and again), and
+  /// every answer in ``stringKeyedDictionaryTypes``.
   private func isStringKeyedDictionary(_ type: Any.Type) -> Bool {
     let identifier = ObjectIdentifier(type)
     if state.plainObjectTypes.contains(identifier) { return false }
-    if type is any DecodableStringDictionary.Type { return true }
+    if JSONValueDecoderImpl.stringKeyedDictionaryTypes.answer(for: type) { return true }
     if state.plainObjectTypes.count == JSONValueDecoderState.plainObjectTypeLimit {
       state.plainObjectTypes.removeFirst()
     }
