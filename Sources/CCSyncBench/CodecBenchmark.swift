@@ -22,7 +22,7 @@ enum CodecBenchmark {
   static let usage = """
     USAGE: ccsync-bench codec [--rounds N] [--only parse|print|decode|encode|tree|floor[,...]]
                               [--size small|large] [--no-python] [--no-foundation]
-           ccsync-bench codec --profile parse|parse-compact|print|print-compact|decode|encode|tree-decode|tree-encode
+           ccsync-bench codec --profile parse|parse-compact|print|print-compact|decode|encode|encode-tree|tree-decode|tree-encode
                               |replay-decode|discard-encode
                               [--size small|large]   (runs it \(profileIterations) times, for valgrind)
     """
@@ -123,7 +123,8 @@ enum CodecBenchmark {
     guard reparsed == tree, reparsed.formattedBytes(.pretty) == pretty,
       try decoder.decode(CodecDocument.self, from: reparsed) == document,
       try foundationDecoder.decode(CodecDocument.self, from: prettyData) == document,
-      try JSONValue(parsing: foundationEncoder.encode(document)) == tree
+      try JSONValue(parsing: foundationEncoder.encode(document)) == tree,
+      try encoder.encodeBytes(document) == compact
     else {
       fail("round trip mismatch on the \(name) document")
     }
@@ -173,8 +174,11 @@ enum CodecBenchmark {
     if selected.contains("encode") {
       rows.append(Row(
         operation: "encode struct -> text", document: name, bytes: compact.count,
-        ours: try medianSeconds(rounds: rounds) { blackHole(try encoder.encode(document).formattedBytes(.compact)) },
+        ours: try medianSeconds(rounds: rounds) { blackHole(try encoder.encodeBytes(document)) },
         foundation: try reference { blackHole(try foundationEncoder.encode(document)) }))
+      rows.append(Row(
+        operation: "  same through JSONValue", document: name, bytes: compact.count,
+        ours: try medianSeconds(rounds: rounds) { blackHole(try encoder.encode(document).formattedBytes(.compact)) }))
     }
     if selected.contains("tree") {
       // The Codable machinery alone, without text: the floor under decode and encode.
@@ -247,7 +251,8 @@ enum CodecBenchmark {
     case "print": body = { blackHole(tree.formattedBytes(.pretty)) }
     case "print-compact": body = { blackHole(tree.formattedBytes(.compact)) }
     case "decode": body = { blackHole(try JSONValueDecoder().decode(CodecDocument.self, from: JSONValue(parsing: pretty))) }
-    case "encode": body = { blackHole(try JSONValueEncoder().encode(document).formattedBytes(.compact)) }
+    case "encode": body = { blackHole(try JSONValueEncoder().encodeBytes(document)) }
+    case "encode-tree": body = { blackHole(try JSONValueEncoder().encode(document).formattedBytes(.compact)) }
     case "tree-decode": body = { blackHole(try JSONValueDecoder().decode(CodecDocument.self, from: tree)) }
     case "tree-encode": body = { blackHole(try JSONValueEncoder().encode(document)) }
     case "replay-decode": body = { blackHole(try CodableFloor.replayDecode(replay!.tape)) }

@@ -194,8 +194,9 @@ private struct PlainText: Codable, Equatable {
   }
 }
 
-/// Encodes the given keys in order, each with its position as the value.
-private struct KeySequence: Encodable {
+/// Encodes the given keys in order, each with its position as the value (a key given twice is
+/// encoded twice).
+struct KeySequence: Encodable {
   var keys: [String]
   func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: JSONCodingKey.self)

@@ -27,9 +27,9 @@ extension JSONValue {
 struct JSONPrinter: ~Copyable {
   private var base: UnsafeMutablePointer<UInt8>
   private var capacity: Int
-  private var count = 0
+  private(set) var count = 0
   private let indentWidth: Int
-  private let pretty: Bool
+  let pretty: Bool
 
   init(style: JSONFormat, initialCapacity: Int = 1024) {
     indentWidth = style.indentWidth ?? 0
@@ -64,7 +64,7 @@ struct JSONPrinter: ~Copyable {
     }
   }
 
-  private mutating func write(_ value: JSONValue, depth: Int) {
+  mutating func write(_ value: JSONValue, depth: Int) {
     switch value {
     case .null:
       append("null")
@@ -105,7 +105,7 @@ struct JSONPrinter: ~Copyable {
     }
   }
 
-  private mutating func writeNewline(depth: Int) {
+  mutating func writeNewline(depth: Int) {
     let spaces = depth * indentWidth
     reserve(1 + spaces)
     base[count] = UInt8(ascii: "\n")
@@ -114,7 +114,7 @@ struct JSONPrinter: ~Copyable {
   }
 
   /// Writes `string` in quotes, escaping only what RFC 8259 requires.
-  private mutating func writeString(_ string: String) {
+  mutating func writeString(_ string: String) {
     let done: Void? = string.utf8.withContiguousStorageIfAvailable { writeQuoted($0) }
     if done == nil {
       var copy = string
@@ -202,7 +202,7 @@ struct JSONPrinter: ~Copyable {
     return output + 2
   }
 
-  private mutating func appendUTF8(of text: String) {
+  mutating func appendUTF8(of text: String) {
     let done: Void? = text.utf8.withContiguousStorageIfAvailable { append($0) }
     if done == nil {
       var copy = text
@@ -210,7 +210,7 @@ struct JSONPrinter: ~Copyable {
     }
   }
 
-  private mutating func append(_ text: StaticString) {
+  mutating func append(_ text: StaticString) {
     append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
   }
 
@@ -220,7 +220,7 @@ struct JSONPrinter: ~Copyable {
     count += bytes.count
   }
 
-  private mutating func append(_ byte: UInt8) {
+  mutating func append(_ byte: UInt8) {
     reserve(1)
     base[count] = byte
     count += 1

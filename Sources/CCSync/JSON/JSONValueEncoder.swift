@@ -206,13 +206,16 @@ final class JSONValueEncoderImpl: Encoder, SingleValueEncodingContainer {
     return storage.finish()
   }
 
+  /// Which types are dictionaries, for every encode in the process.
+  static let dictionaryTypes = TypeConformanceCache { $0 is any EncodableDictionaryMarker.Type }
+
   /// Whether `type` is a `Dictionary` (its members are then sorted by key). The conformance
   /// lookup behind `is` was made for every object encoded; the answers for the few types this
-  /// call met most recently are kept in a short list.
-  private func isDictionary(_ type: Any.Type) -> Bool {
+  /// call met most recently are kept in a short list, and all answers in ``dictionaryTypes``.
+  func isDictionary(_ type: Any.Type) -> Bool {
     let identifier = ObjectIdentifier(type)
     for known in state.recentTypes where known.type == identifier { return known.isDictionary }
-    let answer = type is any EncodableDictionaryMarker.Type
+    let answer = JSONValueEncoderImpl.dictionaryTypes.answer(for: type)
     if state.recentTypes.count == JSONValueEncoderState.recentTypeLimit { state.recentTypes.removeFirst() }
     state.recentTypes.append((identifier, answer))
     return answer

@@ -1,0 +1,201 @@
+/// Writes the members of one object of ``JSONTextEncoderImpl``'s output, in the order they are
+/// encoded. `position` and `token` name the object's frame; `position` -1 is a container
+/// handed out after a misuse, which abandons the single pass at its first use.
+///
+/// A class for the reason ``JSONKeyedDecodingContainer`` is one: the standard library's box
+/// copies the container for every call, and a reference is the cheapest copy.
+final class JSONTextKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+  let encoder: JSONTextEncoderImpl
+  let position: Int
+  let token: UInt32
+  let pathNode: CodingPathNode
+
+  init(encoder: JSONTextEncoderImpl, position: Int, token: UInt32, pathNode: CodingPathNode) {
+    self.encoder = encoder
+    self.position = position
+    self.token = token
+    self.pathNode = pathNode
+  }
+
+  var codingPath: [any CodingKey] { pathNode.path }
+
+  private func begin(_ key: Key) throws {
+    try encoder.beginMember(key.stringValue, in: position, token: token)
+  }
+
+  func encodeNil(forKey key: Key) throws {
+    try begin(key)
+    encoder.printer.append("null")
+  }
+  func encode(_ value: Bool, forKey key: Key) throws {
+    try begin(key)
+    encoder.printer.append(value ? "true" : "false")
+  }
+  func encode(_ value: String, forKey key: Key) throws {
+    try begin(key)
+    encoder.printer.writeString(value)
+  }
+  func encode(_ value: Double, forKey key: Key) throws {
+    try begin(key)
+    encoder.writeLeaf(try encoder.tree.box(value, parent: pathNode, step: .key(key)))
+  }
+  func encode(_ value: Float, forKey key: Key) throws {
+    try begin(key)
+    encoder.writeLeaf(try encoder.tree.box(value, parent: pathNode, step: .key(key)))
+  }
+  func encode(_ value: Int, forKey key: Key) throws { try integer(Int64(value), key) }
+  func encode(_ value: Int8, forKey key: Key) throws { try integer(Int64(value), key) }
+  func encode(_ value: Int16, forKey key: Key) throws { try integer(Int64(value), key) }
+  func encode(_ value: Int32, forKey key: Key) throws { try integer(Int64(value), key) }
+  func encode(_ value: Int64, forKey key: Key) throws { try integer(value, key) }
+  func encode(_ value: Int128, forKey key: Key) throws { try number(JSONNumber(value), key) }
+  func encode(_ value: UInt, forKey key: Key) throws { try number(JSONNumber(integer: UInt64(value)), key) }
+  func encode(_ value: UInt8, forKey key: Key) throws { try number(JSONNumber(integer: UInt64(value)), key) }
+  func encode(_ value: UInt16, forKey key: Key) throws { try number(JSONNumber(integer: UInt64(value)), key) }
+  func encode(_ value: UInt32, forKey key: Key) throws { try number(JSONNumber(integer: UInt64(value)), key) }
+  func encode(_ value: UInt64, forKey key: Key) throws { try number(JSONNumber(integer: value), key) }
+  func encode(_ value: UInt128, forKey key: Key) throws { try number(JSONNumber(value), key) }
+  func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+    try begin(key)
+    try encoder.encodeValue(value, step: .key(key))
+  }
+
+  private func integer(_ value: Int64, _ key: Key) throws {
+    try number(JSONNumber(integer: value), key)
+  }
+
+  private func number(_ number: JSONNumber, _ key: Key) throws {
+    try begin(key)
+    encoder.printer.appendUTF8(of: number.text)
+  }
+
+  func nestedContainer<NestedKey: CodingKey>(
+    keyedBy keyType: NestedKey.Type, forKey key: Key
+  ) -> KeyedEncodingContainer<NestedKey> {
+    let nested = openNested(key, isObject: true)
+    return KeyedEncodingContainer(
+      JSONTextKeyedEncodingContainer<NestedKey>(
+        encoder: encoder, position: nested.position, token: nested.token, pathNode: pathNode.appending(key)))
+  }
+
+  func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+    let nested = openNested(key, isObject: false)
+    return JSONTextUnkeyedEncodingContainer(
+      encoder: encoder, position: nested.position, token: nested.token, pathNode: pathNode.appending(key))
+  }
+
+  private func openNested(_ key: Key, isObject: Bool) -> (position: Int, token: UInt32) {
+    do {
+      try begin(key)
+    } catch {
+      encoder.abandoned = true
+      return (-1, 0)
+    }
+    let position = encoder.pushFrame(isObject: isObject)
+    return (position, encoder.frames[position].token)
+  }
+
+  /// One pass cannot write a super encoder's value where it belongs: the tree does it.
+  func superEncoder() -> any Encoder { abandonForSuperEncoder() }
+  func superEncoder(forKey key: Key) -> any Encoder { abandonForSuperEncoder() }
+
+  private func abandonForSuperEncoder() -> any Encoder {
+    encoder.abandoned = true
+    return JSONValueEncoderImpl(state: encoder.tree.state, pathNode: pathNode)
+  }
+}
+
+/// Writes the elements of one array of ``JSONTextEncoderImpl``'s output, in order.
+final class JSONTextUnkeyedEncodingContainer: UnkeyedEncodingContainer {
+  let encoder: JSONTextEncoderImpl
+  let position: Int
+  let token: UInt32
+  let pathNode: CodingPathNode
+  private(set) var count = 0
+
+  init(encoder: JSONTextEncoderImpl, position: Int, token: UInt32, pathNode: CodingPathNode) {
+    self.encoder = encoder
+    self.position = position
+    self.token = token
+    self.pathNode = pathNode
+  }
+
+  var codingPath: [any CodingKey] { pathNode.path }
+
+  /// Starts the next element; returns its index.
+  private func begin() throws -> Int {
+    let index = try encoder.beginElement(in: position, token: token)
+    count = index + 1
+    return index
+  }
+
+  func encodeNil() throws {
+    _ = try begin()
+    encoder.printer.append("null")
+  }
+  func encode(_ value: Bool) throws {
+    _ = try begin()
+    encoder.printer.append(value ? "true" : "false")
+  }
+  func encode(_ value: String) throws {
+    _ = try begin()
+    encoder.printer.writeString(value)
+  }
+  func encode(_ value: Double) throws {
+    let index = try begin()
+    encoder.writeLeaf(try encoder.tree.box(value, parent: pathNode, step: .index(index)))
+  }
+  func encode(_ value: Float) throws {
+    let index = try begin()
+    encoder.writeLeaf(try encoder.tree.box(value, parent: pathNode, step: .index(index)))
+  }
+  func encode(_ value: Int) throws { try number(JSONNumber(integer: Int64(value))) }
+  func encode(_ value: Int8) throws { try number(JSONNumber(integer: Int64(value))) }
+  func encode(_ value: Int16) throws { try number(JSONNumber(integer: Int64(value))) }
+  func encode(_ value: Int32) throws { try number(JSONNumber(integer: Int64(value))) }
+  func encode(_ value: Int64) throws { try number(JSONNumber(integer: value)) }
+  func encode(_ value: Int128) throws { try number(JSONNumber(value)) }
+  func encode(_ value: UInt) throws { try number(JSONNumber(integer: UInt64(value))) }
+  func encode(_ value: UInt8) throws { try number(JSONNumber(integer: UInt64(value))) }
+  func encode(_ value: UInt16) throws { try number(JSONNumber(integer: UInt64(value))) }
+  func encode(_ value: UInt32) throws { try number(JSONNumber(integer: UInt64(value))) }
+  func encode(_ value: UInt64) throws { try number(JSONNumber(integer: value)) }
+  func encode(_ value: UInt128) throws { try number(JSONNumber(value)) }
+  func encode<T: Encodable>(_ value: T) throws {
+    let index = try begin()
+    try encoder.encodeValue(value, step: .index(index))
+  }
+
+  private func number(_ number: JSONNumber) throws {
+    _ = try begin()
+    encoder.printer.appendUTF8(of: number.text)
+  }
+
+  func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+    let (nested, node) = openNested(isObject: true)
+    return KeyedEncodingContainer(
+      JSONTextKeyedEncodingContainer<NestedKey>(encoder: encoder, position: nested.position, token: nested.token, pathNode: node))
+  }
+
+  func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+    let (nested, node) = openNested(isObject: false)
+    return JSONTextUnkeyedEncodingContainer(encoder: encoder, position: nested.position, token: nested.token, pathNode: node)
+  }
+
+  private func openNested(isObject: Bool) -> ((position: Int, token: UInt32), CodingPathNode) {
+    let index: Int
+    do {
+      index = try begin()
+    } catch {
+      encoder.abandoned = true
+      return ((-1, 0), pathNode)
+    }
+    let position = encoder.pushFrame(isObject: isObject)
+    return ((position, encoder.frames[position].token), pathNode.appending(.index(index)))
+  }
+
+  func superEncoder() -> any Encoder {
+    encoder.abandoned = true
+    return JSONValueEncoderImpl(state: encoder.tree.state, pathNode: pathNode)
+  }
+}

@@ -1,0 +1,275 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension JSONValueEncoder {
+  /// Encodes `value` straight to UTF-8 JSON text: the same bytes as
+  /// `encode(value).formattedBytes(style)`, without building the ``JSONValue`` tree in between.
+  ///
+  /// The text is written in one pass as the value's `encode(to:)` runs. The few encodings that
+  /// do not fit one pass (writing to a container after one of its later siblings was started,
+  /// encoding a key twice, a super encoder) and every error are handed to ``encode(_:)``, the
+  /// tree encoder, so the bytes and the errors are always exactly the tree encoder's.
+  /// Dictionaries go through the tree on their own (their members are sorted by key).
+  /// - Parameters:
+  ///   - value: the value to encode.
+  ///   - style: ``JSONFormat/compact`` (the default, as Foundation's `JSONEncoder`) or
+  ///     ``JSONFormat/pretty``.
+  /// - Returns: the JSON text.
+  /// - Throws: what ``encode(_:)`` throws.
+  public func encodeBytes<T: Encodable>(_ value: T, style: JSONFormat = .compact) throws -> [UInt8] {
+    if let bytes = JSONTextEncoderImpl.encode(value, options: self, style: style) { return bytes }
+    return try encode(value).formattedBytes(style)
+  }
+}
+
+/// The one-pass text encoder behind ``JSONValueEncoder/encodeBytes(_:style:)``.
+///
+/// Containers being written are a stack of frames. A container keeps the position and token
+/// of its frame; writing through it closes the frames above (nested containers it started
+/// earlier are finished by then in any single-pass encoding), and a container whose frame is
+/// gone, or any other use that one pass cannot honour, abandons the attempt: the caller then
+/// encodes through the tree. Leaves and dictionaries are made by the tree encoder's own code
+/// (``JSONValueEncoderImpl``), so strategies and errors are its.
+///
+/// One instance serves one call on one thread; its properties skip exclusivity checks, and
+/// no access to them is held across a call out to other code.
+final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
+  /// Raised to give up the single pass; never seen outside.
+  struct Abandon: Error {}
+
+  /// An open container.
+  struct Frame {
+    let token: UInt32
+    let isObject: Bool
+    /// Members or elements written so far.
+    var count = 0
+    /// Where this object's keys start in ``JSONTextEncoderImpl/keys``.
+    let firstKey: Int
+    /// One bit per key by its first ASCII byte, as ``ObjectBuffer`` keeps: a key whose bit is
+    /// clear cannot be among the object's keys.
+    var keyBits: UInt64 = 0
+    var keyBitsIncomplete = false
+  }
+
+  let tree: JSONValueEncoderImpl
+  @exclusivity(unchecked) var printer: JSONPrinter
+  @exclusivity(unchecked) var frames: [Frame] = []
+  /// The keys written so far in the open objects, each object's after its parent's (one
+  /// array for all, so an object costs no allocation of its own), to refuse a key written twice.
+  @exclusivity(unchecked) private var keys: [String] = []
+  @exclusivity(unchecked) private var nextToken: UInt32 = 0
+  /// The coding path of the value being encoded.
+  @exclusivity(unchecked) var pathNode: CodingPathNode = .root
+  /// Where the value being encoded starts in `frames`: its container, once it asks for one,
+  /// is `frames[valueBase]`.
+  @exclusivity(unchecked) private var valueBase = 0
+  /// Whether the value being encoded has written a leaf or opened its container.
+  @exclusivity(unchecked) private var valueStarted = false
+  /// Set by a misuse found where the protocol gives no way to throw; the result is dropped.
+  @exclusivity(unchecked) var abandoned = false
+
+  private init(options: JSONValueEncoder, style: JSONFormat) {
+    tree = JSONValueEncoderImpl(state: JSONValueEncoderState(options: options), pathNode: .root)
+    printer = JSONPrinter(style: style)
+  }
+
+  /// The text of `value`, or `nil` when one pass cannot make it (or encoding threw).
+  static func encode<T: Encodable>(_ value: T, options: JSONValueEncoder, style: JSONFormat) -> [UInt8]? {
+    let encoder = JSONTextEncoderImpl(options: options, style: style)
+    do {
+      try encoder.encodeValue(value, step: .none, isTopLevel: true)
+    } catch {
+      return nil
+    }
+    guard !encoder.abandoned, encoder.printer.count > 0 else { return nil }
+    if encoder.printer.pretty { encoder.printer.append(UInt8(ascii: "\n")) }
+    return encoder.printer.makeBytes()
+  }
+
+  var codingPath: [any CodingKey] { pathNode.path }
+  var userInfo: [CodingUserInfoKey: Any] { tree.userInfo }
+
+  // MARK: Frames
+
+  /// Opens a container for the value being encoded, or finds the one it opened already.
+  /// Returns its frame position and token, or `nil` after a misuse.
+  private func openContainer(isObject: Bool) -> (position: Int, token: UInt32)? {
+    if valueStarted {
+      // Asking again for the container already open is allowed; anything else is a misuse.
+      guard frames.count > valueBase, frames[valueBase].isObject == isObject else {
+        abandoned = true
+        return nil
+      }
+      return (valueBase, frames[valueBase].token)
+    }
+    valueStarted = true
+    return (pushFrame(isObject: isObject), frames[frames.count - 1].token)
+  }
+
+  /// Writes `{` or `[` and opens a frame for it; returns its position.
+  func pushFrame(isObject: Bool) -> Int {
+    printer.append(isObject ? UInt8(ascii: "{") : UInt8(ascii: "["))
+    nextToken &+= 1
+    frames.append(Frame(token: nextToken, isObject: isObject, firstKey: keys.count))
+    return frames.count - 1
+  }
+
+  private func closeTopFrame() {
+    let frame = frames.removeLast()
+    keys.removeSubrange(frame.firstKey...)
+    if frame.count > 0, printer.pretty { printer.writeNewline(depth: frames.count) }
+    printer.append(frame.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]"))
+  }
+
+  /// Makes the frame at `position` the innermost again, closing the ones above it.
+  /// - Throws: ``Abandon`` when that frame was closed already.
+  private func resume(_ position: Int, token: UInt32) throws {
+    guard position >= 0, position < frames.count, frames[position].token == token else { throw Abandon() }
+    while frames.count > position + 1 { closeTopFrame() }
+  }
+
+  /// Starts the member `key` of the object at `position`: separator, key and colon.
+  func beginMember(_ key: String, in position: Int, token: UInt32) throws {
+    try resume(position, token: token)
+    try recordKey(key, in: position)
+    beginEntry(in: position)
+    printer.writeString(key)
+    if printer.pretty { printer.append(": ") } else { printer.append(UInt8(ascii: ":")) }
+  }
+
+  /// Starts the next element of the array at `position`; returns its index.
+  func beginElement(in position: Int, token: UInt32) throws -> Int {
+    try resume(position, token: token)
+    beginEntry(in: position)
+    return frames[position].count - 1
+  }
+
+  private func beginEntry(in position: Int) {
+    if frames[position].count > 0 { printer.append(UInt8(ascii: ",")) }
+    frames[position].count += 1
+    if printer.pretty { printer.writeNewline(depth: position + 1) }
+  }
+
+  /// Refuses a key the object has already: the tree would replace its value in place, which
+  /// text already written cannot do.
+  private func recordKey(_ key: String, in position: Int) throws {
+    let first = key.utf8.first ?? 0x80
+    let bit: UInt64 = first < 0x80 ? 1 << (first & 63) : 0
+    let frame = frames[position]
+    if frame.keyBitsIncomplete || bit == 0 || frame.keyBits & bit != 0 {
+      for index in frame.firstKey..<keys.count where keys[index] == key { throw Abandon() }
+    }
+    if bit != 0 { frames[position].keyBits |= bit } else { frames[position].keyBitsIncomplete = true }
+    keys.append(key)
+  }
+
+  // MARK: Values
+
+  /// Writes `value` at the current place, found at `step` below ``pathNode``. Leaves, arrays
+  /// of plain values and dictionaries are made by the tree encoder and printed; anything else
+  /// runs its `encode(to:)` on this encoder.
+  /// A top-level value that encodes nothing is the tree encoder's error to report.
+  func encodeValue<T: Encodable>(_ value: T, step: @autoclosure () -> CodingPathStep, isTopLevel: Bool = false) throws {
+    if T.self == String.self { return printer.writeString(value as! String) }
+    if T.self == Int.self { return printer.appendUTF8(of: JSONNumber(integer: Int64(value as! Int)).text) }
+    if T.self == Bool.self { return printer.append((value as! Bool) ? "true" : "false") }
+    if T.self == Double.self || T.self == Date.self || T.self == Data.self || T.self == URL.self
+      || T.self == [String].self || T.self == [Int].self || tree.isDictionary(T.self)
+    {
+      guard let json = try tree.wrapIfEncoded(value, parent: pathNode, step: step()) else { return printer.append("{}") }
+      return printer.write(json, depth: frames.count)
+    }
+    let savedPathNode = pathNode
+    let savedBase = valueBase
+    let savedStarted = valueStarted
+    pathNode = pathNode.appending(step())
+    valueBase = frames.count
+    valueStarted = false
+    defer {
+      pathNode = savedPathNode
+      valueBase = savedBase
+      valueStarted = savedStarted
+    }
+    try value.encode(to: self)
+    while frames.count > valueBase { closeTopFrame() }
+    if !valueStarted {
+      if isTopLevel { throw Abandon() }
+      printer.append("{}")  // encoded nothing: an empty object, as the tree has it
+    }
+  }
+
+  /// Writes a leaf the tree encoder made (a number, a string for a float strategy...).
+  func writeLeaf(_ leaf: JSONValue) {
+    printer.write(leaf, depth: frames.count)
+  }
+
+  // MARK: Encoder
+
+  func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+    let frame = openContainer(isObject: true)
+    return KeyedEncodingContainer(
+      JSONTextKeyedEncodingContainer<Key>(
+        encoder: self, position: frame?.position ?? -1, token: frame?.token ?? 0, pathNode: pathNode))
+  }
+
+  func unkeyedContainer() -> any UnkeyedEncodingContainer {
+    let frame = openContainer(isObject: false)
+    return JSONTextUnkeyedEncodingContainer(
+      encoder: self, position: frame?.position ?? -1, token: frame?.token ?? 0, pathNode: pathNode)
+  }
+
+  func singleValueContainer() -> any SingleValueEncodingContainer { self }
+
+  // MARK: Single-value container
+
+  /// Claims the value's place for one leaf.
+  private func beginSingleValue() throws {
+    guard !valueStarted else { throw Abandon() }
+    valueStarted = true
+  }
+
+  func encodeNil() throws {
+    try beginSingleValue()
+    printer.append("null")
+  }
+  func encode(_ value: Bool) throws {
+    try beginSingleValue()
+    printer.append(value ? "true" : "false")
+  }
+  func encode(_ value: String) throws {
+    try beginSingleValue()
+    printer.writeString(value)
+  }
+  func encode(_ value: Double) throws {
+    try beginSingleValue()
+    writeLeaf(try tree.box(value, parent: pathNode, step: .none))
+  }
+  func encode(_ value: Float) throws {
+    try beginSingleValue()
+    writeLeaf(try tree.box(value, parent: pathNode, step: .none))
+  }
+  func encode(_ value: Int) throws { try number(JSONNumber(integer: Int64(value))) }
+  func encode(_ value: Int8) throws { try number(JSONNumber(integer: Int64(value))) }
+  func encode(_ value: Int16) throws { try number(JSONNumber(integer: Int64(value))) }
+  func encode(_ value: Int32) throws { try number(JSONNumber(integer: Int64(value))) }
+  func encode(_ value: Int64) throws { try number(JSONNumber(integer: value)) }
+  func encode(_ value: Int128) throws { try number(JSONNumber(value)) }
+  func encode(_ value: UInt) throws { try number(JSONNumber(integer: UInt64(value))) }
+  func encode(_ value: UInt8) throws { try number(JSONNumber(integer: UInt64(value))) }
+  func encode(_ value: UInt16) throws { try number(JSONNumber(integer: UInt64(value))) }
+  func encode(_ value: UInt32) throws { try number(JSONNumber(integer: UInt64(value))) }
+  func encode(_ value: UInt64) throws { try number(JSONNumber(integer: value)) }
+  func encode(_ value: UInt128) throws { try number(JSONNumber(value)) }
+  func encode<T: Encodable>(_ value: T) throws {
+    try beginSingleValue()
+    try encodeValue(value, step: .none)
+  }
+
+  private func number(_ number: JSONNumber) throws {
+    try beginSingleValue()
+    printer.appendUTF8(of: number.text)
+  }
+}

@@ -1,0 +1,281 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Testing
+@testable import CCSync
+
+// MARK: Fixtures
+
+private struct Endpoint: Codable {
+  var host: String
+  var port: Int
+  var secure: Bool?
+}
+
+private enum Mode: String, Codable { case fast, safe }
+
+private enum Shape: Codable {
+  case circle(radius: Double)
+  case rect(width: Double, height: Float)
+  case label(String)
+  case none
+}
+
+private struct Everything: Codable {
+  var name = "svc \"one\"\n\t東京 😀"
+  var count = -42
+  var small: Int8 = -8
+  var wide: UInt64 = .max
+  var huge: Int128 = -170_141_183_460_469_231_731_687_303_715_884_105_728
+  var ratio = 0.1
+  var scale: Float = 1.5
+  var on = true
+  var missing: String? = nil
+  var mode = Mode.safe
+  var endpoints = [Endpoint(host: "a", port: 1, secure: true), Endpoint(host: "b", port: 2)]
+  var tags = ["x", "y"]
+  var numbers = [3, 1, 2]
+  var matrix = [[1.5, 2], [], [3]]
+  var labels = ["zeta": "z", "alpha": "a", "mid": "m"]
+  var byName = ["b": Endpoint(host: "h", port: 9), "a": Endpoint(host: "g", port: 8)]
+  var byNumber = [10: "ten", 2: "two"]
+  var shapes: [Shape] = [.circle(radius: 2), .rect(width: 1, height: 0.25), .label("l"), .none]
+  var when = Date(timeIntervalSince1970: 1_700_000_000.5)
+  var blob = Data([0, 1, 2, 250])
+  var link = URL(string: "https://example.com/a?b=c")!
+  var empty = Empty()
+  var emptyList: [Int] = []
+  var emptyMap: [String: Int] = [:]
+  var optionalNested: Endpoint? = Endpoint(host: "o", port: 0)
+}
+
+private struct Empty: Codable {}
+
+/// Writes nothing at all.
+private struct Silent: Encodable {
+  func encode(to encoder: any Encoder) throws {}
+}
+
+private struct HoldsSilent: Encodable {
+  var before = 1
+  var silent = Silent()
+  var after = 2
+}
+
+/// Nested containers by hand, each finished before its parent goes on: one pass can write it.
+private struct Nesting: Encodable {
+  enum Keys: String, CodingKey { case meta, list, pairs, tail }
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: Keys.self)
+    var meta = container.nestedContainer(keyedBy: JSONCodingKey.self, forKey: .meta)
+    try meta.encode(1, forKey: JSONCodingKey(stringValue: "a"))
+    var list = container.nestedUnkeyedContainer(forKey: .list)
+    try list.encode("x")
+    var inner = list.nestedContainer(keyedBy: JSONCodingKey.self)
+    try inner.encodeNil(forKey: JSONCodingKey(stringValue: "n"))
+    var pairs = container.nestedUnkeyedContainer(forKey: .pairs)
+    var pair = pairs.nestedUnkeyedContainer()
+    try pair.encode(1)
+    try pair.encode(2)
+    _ = pairs.nestedUnkeyedContainer()
+    try container.encode("end", forKey: .tail)
+  }
+}
+
+/// Goes back to a nested container after its parent moved on: the tree's job.
+private struct Revisits: Encodable {
+  enum Keys: String, CodingKey { case meta, other }
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: Keys.self)
+    var meta = container.nestedContainer(keyedBy: JSONCodingKey.self, forKey: .meta)
+    try meta.encode(1, forKey: JSONCodingKey(stringValue: "a"))
+    try container.encode(2, forKey: .other)
+    try meta.encode(3, forKey: JSONCodingKey(stringValue: "b"))
+  }
+}
+
+private class Animal: Encodable {
+  var name = "rex"
+}
+
+/// Encodes its superclass under `super`.
+private final class Dog: Animal {
+  var breed = "lab"
+  private enum CodingKeys: String, CodingKey { case breed }
+  override func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(breed, forKey: .breed)
+    try super.encode(to: container.superEncoder())
+  }
+}
+
+/// Shares its superclass's container: asks for it twice.
+private final class Cat: Animal {
+  var lives = 9
+  private enum CodingKeys: String, CodingKey { case lives }
+  override func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(lives, forKey: .lives)
+    try super.encode(to: encoder)
+  }
+}
+
+/// Asks for a keyed container after writing a single value.
+private struct Confused: Encodable {
+  func encode(to encoder: any Encoder) throws {
+    var single = encoder.singleValueContainer()
+    try single.encode(1)
+    var keyed = encoder.container(keyedBy: JSONCodingKey.self)
+    try keyed.encode(2, forKey: JSONCodingKey(stringValue: "a"))
+  }
+}
+
+/// Any JSON value, through the containers a hand-written `encode(to:)` would use.
+private struct AnyJSON: Encodable {
+  var value: JSONValue
+  func encode(to encoder: any Encoder) throws {
+    switch value {
+    case .object(let object):
+      var container = encoder.container(keyedBy: JSONCodingKey.self)
+      for member in object { try container.encode(AnyJSON(value: member.value), forKey: JSONCodingKey(stringValue: member.key)) }
+    case .array(let elements):
+      var container = encoder.unkeyedContainer()
+      for element in elements { try container.encode(AnyJSON(value: element)) }
+    case .string(let string):
+      var container = encoder.singleValueContainer()
+      try container.encode(string)
+    case .number(let number):
+      var container = encoder.singleValueContainer()
+      if let integer = Int64(number.text) { try container.encode(integer) } else { try container.encode(Double(number.text)!) }
+    case .bool(let bool):
+      var container = encoder.singleValueContainer()
+      try container.encode(bool)
+    case .null:
+      var container = encoder.singleValueContainer()
+      try container.encodeNil()
+    }
+  }
+}
+
+// MARK: Tests
+
+/// `encodeBytes` against the tree encoder and the printer: the same bytes, or the same error.
+private func expectSameAsTree<T: Encodable>(
+  _ value: T, with encoder: JSONValueEncoder = JSONValueEncoder(), sourceLocation: SourceLocation = #_sourceLocation
+) {
+  for style in [JSONFormat.compact, .pretty] {
+    let expected = Result { try encoder.encode(value).formattedBytes(style) }
+    let actual = Result { try encoder.encodeBytes(value, style: style) }
+    switch (expected, actual) {
+    case (.success(let expected), .success(let actual)):
+      #expect(String(decoding: actual, as: UTF8.self) == String(decoding: expected, as: UTF8.self), sourceLocation: sourceLocation)
+    case (.failure(let expected), .failure(let actual)):
+      #expect("\(actual)" == "\(expected)", sourceLocation: sourceLocation)
+    default:
+      Issue.record("tree \(expected), one pass \(actual)", sourceLocation: sourceLocation)
+    }
+  }
+}
+
+/// Whether the value went through the single pass (not handed to the tree).
+private func takesSinglePass<T: Encodable>(_ value: T, with encoder: JSONValueEncoder = JSONValueEncoder()) -> Bool {
+  JSONTextEncoderImpl.encode(value, options: encoder, style: .compact) != nil
+}
+
+@Suite struct JSONTextEncoderTests {
+  @Test func everyKindOfValueMatchesTheTreeInOnePass() {
+    expectSameAsTree(Everything())
+    #expect(takesSinglePass(Everything()))
+    expectSameAsTree([Everything(), Everything()])
+    expectSameAsTree(Nesting())
+    #expect(takesSinglePass(Nesting()))
+    expectSameAsTree(HoldsSilent())
+    #expect(takesSinglePass(HoldsSilent()))
+    expectSameAsTree(Cat())
+    #expect(takesSinglePass(Cat()))
+  }
+
+  @Test func topLevelLeavesAndContainers() {
+    expectSameAsTree("text")
+    expectSameAsTree(7)
+    expectSameAsTree(2.5)
+    expectSameAsTree(true)
+    expectSameAsTree(Optional<Int>.none)
+    expectSameAsTree([1, 2])
+    expectSameAsTree(["k": 1])
+    expectSameAsTree(Empty())
+    expectSameAsTree([[String]]())
+    #expect(takesSinglePass("text") && takesSinglePass(Empty()) && takesSinglePass([Endpoint]()))
+  }
+
+  @Test func whatOnePassCannotWriteGoesThroughTheTree() {
+    let cases: [any Encodable] = [
+      Revisits(), KeySequence(keys: ["a", "b", "a"]), KeySequence(keys: ["é", "x", "é"]), Dog(), Confused(), Silent(),
+    ]
+    for value in cases {
+      expectSameAsTree(value)
+      let singlePass = takesSinglePass(value)
+      #expect(!singlePass, "\(type(of: value))")
+    }
+    // Keys that differ only past their first byte, or are not ASCII, are still told apart.
+    expectSameAsTree(KeySequence(keys: ["ab", "ac", "é", "e\u{301}x", ""]))
+    #expect(takesSinglePass(KeySequence(keys: ["ab", "ac", "é", "ü", ""])))
+    expectSameAsTree(KeySequence(keys: (0..<100).map { "key\($0)" } + ["key7"]))
+  }
+
+  @Test func errorsAndStrategiesAreTheTrees() {
+    struct Floats: Encodable { var values: [Double]; var single: Float }
+    expectSameAsTree(Floats(values: [1, .infinity], single: 1))
+    expectSameAsTree(Floats(values: [1], single: .nan))
+    var converting = JSONValueEncoder()
+    converting.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+    expectSameAsTree(Floats(values: [-.infinity, .nan], single: .infinity), with: converting)
+    #expect(takesSinglePass(Floats(values: [-.infinity], single: .nan), with: converting))
+    var dates = JSONValueEncoder()
+    for strategy: JSONValueEncoder.DateEncodingStrategy in [.secondsSince1970, .millisecondsSince1970, .deferredToDate] {
+      dates.dateEncodingStrategy = strategy
+      expectSameAsTree(Everything(), with: dates)
+    }
+    expectSameAsTree(Date(timeIntervalSince1970: -1e13))  // outside ISO 8601's years: an error
+  }
+
+  @Test func codingPathsSeenByEncodeToAreTheTrees() throws {
+    struct PathRecorder: Encodable {
+      let log: PathLog
+      func encode(to encoder: any Encoder) throws {
+        log.paths.append(encoder.codingPath.map(\.stringValue).joined(separator: "."))
+        var container = encoder.singleValueContainer()
+        try container.encode(log.paths.count)
+      }
+    }
+    struct Holder: Encodable {
+      let log: PathLog
+      var list: [PathRecorder] { [PathRecorder(log: log), PathRecorder(log: log)] }
+      func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: JSONCodingKey.self)
+        try container.encode(PathRecorder(log: log), forKey: JSONCodingKey(stringValue: "one"))
+        try container.encode(list, forKey: JSONCodingKey(stringValue: "list"))
+      }
+    }
+    let treeLog = PathLog(), textLog = PathLog()
+    _ = try JSONValueEncoder().encode(Holder(log: treeLog))
+    _ = try JSONValueEncoder().encodeBytes(Holder(log: textLog))
+    #expect(textLog.paths == treeLog.paths)
+    #expect(textLog.paths.count == 3 && textLog.paths[0] == "one")
+  }
+
+  @Test func generatedDocumentsMatchTheTree() {
+    var random = SeededJSONRandom(seed: 2026)
+    for _ in 0..<300 {
+      let value = AnyJSON(value: random.value(depth: 4))
+      expectSameAsTree(value)
+    }
+  }
+}
+
+/// Collects coding paths (a class, so `encode(to:)` can append through a `let`).
+private final class PathLog: @unchecked Sendable {
+  var paths: [String] = []
+}
