@@ -53,6 +53,19 @@ private func parseError(_ text: String, options: JSONParser.Options = .init(),
     #expect(try JSONValue(parsing: " \t\r\n[ 1 , { \"a\" : 2 } ]\r\n ") == [1, ["a": 2]])
   }
 
+  /// Runs of spaces of every length around the 8-byte steps whitespace is skipped in, mixed
+  /// with the other whitespace, between every kind of token; a NUL or other control byte after
+  /// spaces is still an error at its own column.
+  @Test(arguments: 0...19)
+  func whitespaceRunsOfEveryLength(length: Int) throws {
+    let spaces = String(repeating: " ", count: length)
+    let text = "\(spaces){\(spaces)\"a\"\(spaces):\n\(spaces)[\t\(spaces)1\r\n\(spaces),\(spaces)true\(spaces)]\(spaces)}\(spaces)\n"
+    #expect(try JSONValue(parsing: text) == ["a": [1, true]])
+    let bad = parseError("[1,\(spaces)\u{1}]")
+    #expect(bad?.kind == .unexpectedCharacter)
+    #expect(bad?.column == 4 + length)
+  }
+
   @Test func acceptsEveryKindOfInput() throws {
     let bytes: [UInt8] = Array("[1]".utf8)
     #expect(try JSONValue(parsing: bytes) == [1])

@@ -210,8 +210,24 @@ struct JSONReader: ~Copyable {
     return unexpectedCharacter(at: position)
   }
 
+  /// Moves ``position`` past spaces, tabs, line feeds and carriage returns. Pretty text is
+  /// mostly indentation, so spaces are passed eight at a time.
   @inline(__always)
   mutating func skipWhitespace() {
+    guard position < input.count, input[position] <= 0x20 else { return }
+    let raw = UnsafeRawPointer(input.baseAddress!)
+    while position + 8 <= input.count {
+      let notSpaces = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+        ^ 0x2020_2020_2020_2020
+      guard notSpaces != 0 else {
+        position += 8
+        continue
+      }
+      position += notSpaces.trailingZeroBitCount >> 3
+      let byte = input[position]
+      guard byte == 0x0A || byte == 0x0D || byte == 0x09 else { return }
+      position += 1
+    }
     while position < input.count {
       let byte = input[position]
       guard byte <= 0x20, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 else { return }
