@@ -21,6 +21,11 @@ struct AtomicReplace {
   var durable: Bool
   /// Where owner, group, mode and attributes come from; the target itself by default.
   var inheritFrom: String?
+  /// The target as a read under the same lock already opened it (see ``ReadHandoff``): its
+  /// descriptor and status stand in for opening the target again. The caller closes it.
+  /// `nil`: the target is opened here, as for a write that no read preceded. Never set
+  /// together with ``inheritFrom``.
+  var openedOriginal: ReadHandoff.OpenedVersion?
   /// Called with the link count when the target has other hard links, which keep the old
   /// content once the new version is renamed over this one.
   var hardLinksNoticed: ((UInt64) -> Void)?
@@ -44,7 +49,12 @@ struct AtomicReplace {
   func write(_ bytes: [UInt8]) throws(StorageError) -> FileIdentity {
     let directory = FilePath.directory(of: target)
     let template = FilePath.join(directory, AtomicReplace.temporaryPrefix(forName: FilePath.name(of: target)))
-    let original = try originalFile()
+    let original: (file: OpenFile?, status: FileStatus)?
+    if let openedOriginal {
+      original = (openedOriginal.file, openedOriginal.status)
+    } else {
+      original = try originalFile()
+    }
     if let original, original.status.kind != .regularFile {
       throw .notRegularFile(path: displayPath, kind: original.status.kind)
     }

@@ -91,10 +91,12 @@ public final class SharedFile: Sendable {
     } catch {
       throw .system(error)
     }
-    return try read(file)
+    return try read(file).0
   }
 
-  func read(target: String) throws(StorageError) -> FileSnapshot? {
+  /// Reads the resolved file `target`; with a `handoff`, a successful read leaves the file open
+  /// in it for the write that follows under the same lock.
+  func read(target: String, handoff: ReadHandoff? = nil) throws(StorageError) -> FileSnapshot? {
     let file: OpenFile
     do {
       file = try OpenFile(path: target, options: .readOnlyNonBlocking)
@@ -103,15 +105,18 @@ public final class SharedFile: Sendable {
     } catch {
       throw .system(error)
     }
-    return try read(file)
+    let (snapshot, status) = try read(file)
+    handoff?.keep(file, status: status)
+    return snapshot
   }
 
-  /// Reads the whole of an open file, which must be a regular file.
-  private func read(_ file: OpenFile) throws(StorageError) -> FileSnapshot? {
+  /// Reads the whole of an open file, which must be a regular file, and returns it with the
+  /// status `fstat` gave before the read.
+  private func read(_ file: OpenFile) throws(StorageError) -> (FileSnapshot, FileStatus) {
     let status = try withSystemErrors { () throws(SystemError) in try file.status() }
     guard status.kind == .regularFile else { throw .notRegularFile(path: path, kind: status.kind) }
     let bytes = try withSystemErrors { () throws(SystemError) in try file.readToEnd(sizeHint: Int(status.identity.size)) }
-    return FileSnapshot(bytes: bytes, identity: status.identity)
+    return (FileSnapshot(bytes: bytes, identity: status.identity), status)
   }
 
   /// Runs `body` while holding this file's lock: exclusive for writers, shared for readers that
@@ -134,7 +139,9 @@ public final class SharedFile: Sendable {
     let target = try resolvedPath()
     let lock = try FileLock(resolvedPath: target, exclusive: exclusive, wait: wait)
     defer { lock.release() }
-    return try body(LockedFile(file: self, target: target))
+    let handoff = ReadHandoff()
+    defer { handoff.closeRemaining() }  // before the lock is released: declared after it
+    return try body(LockedFile(file: self, target: target, handoff: handoff))
   }
 
   /// Replaces the file's contents atomically (and durably unless relaxed): a temp file beside
@@ -152,8 +159,13 @@ public final class SharedFile: Sendable {
     try replaceContents(target: try resolvedPath(), with: bytes)
   }
 
-  func replaceContents(target: String, with bytes: [UInt8]) throws(StorageError) -> FileIdentity {
+  /// Replaces the resolved file `target`. `original` is the target as a read under the same
+  /// lock opened it (see ``ReadHandoff``); the caller closes it.
+  func replaceContents(
+    target: String, with bytes: [UInt8], original: ReadHandoff.OpenedVersion? = nil
+  ) throws(StorageError) -> FileIdentity {
     var replace = AtomicReplace(target: target, displayPath: path, durable: isDurable)
+    replace.openedOriginal = original
     replace.hardLinksNoticed = { [self] links in
       guard !warnedAboutHardLinks.exchange(true, ordering: .relaxed) else { return }
       logger.log(.warning, "'\(path)' has \(links) hard links: a save replaces this name with a new file, "
@@ -201,16 +213,22 @@ public struct LockedFile: Sendable {
   public let file: SharedFile
   /// The resolved file the lock protects.
   public let target: String
+  /// Where a read leaves the file open for the write after it.
+  let handoff: ReadHandoff
 
-  /// Reads the file (see ``SharedFile/read()``).
+  /// Reads the file (see ``SharedFile/read()``). The file stays open until the next
+  /// ``replaceContents(with:)`` or the end of the lock, whichever comes first.
   public func read() throws(StorageError) -> FileSnapshot? {
-    try file.read(target: target)
+    try file.read(target: target, handoff: handoff)
   }
 
-  /// Replaces the file's contents (see ``SharedFile/replaceContents(with:)``).
+  /// Replaces the file's contents (see ``SharedFile/replaceContents(with:)``), inheriting the
+  /// metadata from the file the last ``read()`` under this lock opened, if any, and closing it.
   @discardableResult
   public func replaceContents(with bytes: [UInt8]) throws(StorageError) -> FileIdentity {
-    try file.replaceContents(target: target, with: bytes)
+    let original = handoff.take()
+    defer { try? original?.file.close() }
+    return try file.replaceContents(target: target, with: bytes, original: original)
   }
 
   /// Keeps invalid bytes in `NAME.corrupt-TIMESTAMP` (see ``SharedFile/preserveCorruptCopy(of:)``).
