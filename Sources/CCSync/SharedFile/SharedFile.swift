@@ -115,7 +115,7 @@ public final class SharedFile: Sendable {
   private func read(_ file: OpenFile) throws(StorageError) -> (FileSnapshot, FileStatus) {
     let status = try withSystemErrors { () throws(SystemError) in try file.status() }
     guard status.kind == .regularFile else { throw .notRegularFile(path: path, kind: status.kind) }
-    let bytes = try withSystemErrors { () throws(SystemError) in try file.readToEnd(sizeHint: Int(status.identity.size)) }
+    let bytes = try withSystemErrors { () throws(SystemError) in try file.readRegularFile(size: Int(status.identity.size)) }
     return (FileSnapshot(bytes: bytes, identity: status.identity), status)
   }
 

@@ -71,8 +71,26 @@ final class OpenFile {
     return FileStatus(result)
   }
 
-  /// Reads until end of file. `sizeHint` sizes the buffer (the file's size from `fstat`).
+  /// Reads until end of file, that is until a `read` returns nothing. `sizeHint` sizes the
+  /// buffer.
   func readToEnd(sizeHint: Int) throws(SystemError) -> [UInt8] {
+    try read(sizeHint: sizeHint, statusSize: nil)
+  }
+
+  /// Reads a regular file whose size `fstat` gave as `size`, to its end.
+  ///
+  /// The buffer holds one byte more than `size`: a `read` that returns fewer bytes than it was
+  /// given room for, and brings the total to exactly `size`, has met the end of the file as
+  /// it was at that moment, so the `read` that would return 0 is not made. A file that grew
+  /// since the `fstat` fills the buffer and is read on until a `read` returns nothing; one that
+  /// shrank returns fewer bytes, and likewise. A file whose `fstat` size is wrong is read to
+  /// its true end (`/proc` files say 0) unless a `read` also stops short exactly at that
+  /// wrong size, which a FUSE file system in direct I/O mode could do and local ones cannot.
+  func readRegularFile(size: Int) throws(SystemError) -> [UInt8] {
+    try read(sizeHint: size, statusSize: size)
+  }
+
+  private func read(sizeHint: Int, statusSize: Int?) throws(SystemError) -> [UInt8] {
     var capacity = max(sizeHint, 0) + 1
     var buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
     defer { buffer.deallocate() }
@@ -90,6 +108,7 @@ final class OpenFile {
       let got = try systemCall("read", path: path) { Glibc.read(descriptor, start, room) }
       if got == 0 { break }
       count += got
+      if got < room && count == statusSize { break }
     }
     return [UInt8](UnsafeRawBufferPointer(start: buffer, count: count))
   }
