@@ -56,7 +56,7 @@ import Testing
     #expect(waitUntil { storage.wrappedValue.fontSize == 20 })
     #expect(storage.wrappedValue == SharedSettings(theme: "dark", fontSize: 20), "both: the local edit and the external change")
     #expect(storage.hasPendingChanges, "the local edit is still unsaved")
-    #expect(probe.changes.map(\.origin) == [.local, .external])
+    #expect(waitUntil { probe.changes.map(\.origin) == [.local, .external] }, "\(probe.changes)")
     #expect(probe.changes.last?.value == SharedSettings(theme: "dark", fontSize: 20))
     #expect(identity(of: path) != before)
     #expect(try fileJSON(path).objectValue?["theme"] == "light", "nothing written before the idle delay")
@@ -126,7 +126,8 @@ import Testing
     #expect(waitUntil { storage.wrappedValue.theme == "blue" })
     #expect(storage.wrappedValue.fontSize == 9)
     #expect(storage.fileState == .valid)
-    #expect(probe.externalValues.map(\.theme) == ["blue"])
+    // Observers hear a change just after the value takes it: wait for them too.
+    #expect(waitUntil { probe.externalValues.map(\.theme) == ["blue"] }, "\(probe.externalValues)")
     #expect(probe.errors.isEmpty)
   }
 
@@ -156,7 +157,7 @@ import Testing
     #expect(storage.fileState == .valid)
     #expect(storage.lastError == nil)
     #expect(!storage.hasPendingChanges)
-    #expect(probe.externalValues.map(\.theme) == ["fixed"])
+    #expect(waitUntil { probe.externalValues.map(\.theme) == ["fixed"] }, "\(probe.externalValues)")
   }
 
   /// 50 saves as fast as another process can make them: the observer may miss some (they
@@ -173,6 +174,7 @@ import Testing
     let written = identity(of: path)
     #expect(waitUntil { storage.wrappedValue.counter == 50 })
     #expect(!waitUntil(deadline: .milliseconds(300)) { identity(of: path) != written }, "reloading wrote the file")
+    #expect(waitUntil { probe.externalValues.last?.counter == 50 })
     let heard = probe.externalValues.map(\.counter)
     #expect(heard.last == 50)
     #expect(zip(heard, heard.dropFirst()).allSatisfy { $0 < $1 }, "out of order or repeated: \(heard)")
@@ -204,7 +206,7 @@ import Testing
     let file = try fileJSON(path).objectValue
     #expect(file?["counter"] == 200)
     #expect(file?["fontSize"] == .number(JSONNumber(size)))
-    #expect(probe.changes.last?.value == storage.wrappedValue)
+    #expect(waitUntil { probe.changes.last?.value == storage.wrappedValue }, "\(String(describing: probe.changes.last))")
     #expect(!storage.hasPendingChanges)
     #expect(probe.errors.isEmpty)
   }
