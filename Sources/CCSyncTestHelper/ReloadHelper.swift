@@ -1,6 +1,5 @@
 import CCSync
 import Foundation
-import Synchronization
 
 /// The document the propagation measurements write: a sequence number, the writer's
 /// `CLOCK_MONOTONIC` reading just before the save (the clock is shared by every process on the
@@ -73,64 +72,4 @@ func runTimedSaves(_ arguments: [String]) -> Int32 {
   }
   StandardStreams.writeLine("done")
   return 0
-}
-
-/// Propagation delays, in nanoseconds, as an observer collected them.
-struct PropagationDelays: Sendable {
-  var delays: [Int64]
-  var sent: Int
-
-  /// The `fraction` quantile (nearest rank), in milliseconds.
-  func percentile(_ fraction: Double) -> Double {
-    guard !delays.isEmpty else { return .nan }
-    let sorted = delays.sorted()
-    let rank = min(sorted.count - 1, max(0, Int((fraction * Double(sorted.count)).rounded(.up)) - 1))
-    return Double(sorted[rank]) / 1e6
-  }
-
-  /// `received=N/M p50=X ms p99=Y ms max=Z ms`.
-  var summary: String {
-    let worst = delays.max().map { Double($0) / 1e6 } ?? .nan
-    return "received=\(delays.count)/\(sent) p50=\(format(percentile(0.5))) ms p99=\(format(percentile(0.99))) ms max=\(format(worst)) ms"
-  }
-
-  private func format(_ value: Double) -> String { String(format: "%.2f", value) }
-}
-
-/// `reload-latency FILE COUNT BYTES INTERVAL_MS`: the propagation benchmark with both ends
-/// outside the test runner (run it from a release build): this process holds a
-/// `CodableStorage<TimedDocument>` on FILE and records, for every external change it hears,
-/// its receive time minus the writer's stamp; the writer is this executable's `timed-saves`
-/// in a child process. Prints one `latency BYTES received=... p50=... p99=...` line.
-func runReloadLatency(_ arguments: [String]) -> Int32 {
-  guard arguments.count == 4, let count = Int(arguments[1]), Int(arguments[2]) != nil, Int(arguments[3]) != nil else {
-    FileHandle.standardError.write(Data("usage: reload-latency FILE COUNT BYTES INTERVAL_MS\n".utf8))
-    return 64
-  }
-  let path = arguments[0]
-  let storage = CodableStorage(
-    defaultValue: TimedDocument(), path: path, updateMode: .manual,
-    options: StorageOptions(flushesAtExit: false))
-  let delays = Protected<[Int64]>([])
-  let last = Atomic<Int>(-1)
-  let observation = storage.observe { change in
-    let received = monotonicNow()
-    guard change.origin == .external else { return }
-    delays.withLock { $0.append(received - change.value.sentAt) }
-    last.store(change.value.sequence, ordering: .releasing)
-  }
-  defer { observation.cancel() }
-  let writer = Process()
-  writer.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-  writer.arguments = ["timed-saves"] + arguments
-  do { try writer.run() } catch {
-    FileHandle.standardError.write(Data("cannot start the writer: \(error)\n".utf8))
-    return 1
-  }
-  writer.waitUntilExit()
-  let deadline = monotonicNow() + 10_000_000_000
-  while last.load(ordering: .acquiring) < count - 1 && monotonicNow() < deadline { usleep(1000) }
-  let result = PropagationDelays(delays: delays.withLock { $0 }, sent: count)
-  StandardStreams.writeLine("latency \(arguments[2]) \(result.summary)")
-  return writer.terminationStatus == 0 && last.load(ordering: .acquiring) == count - 1 ? 0 : 1
 }
