@@ -122,6 +122,38 @@ private final class Cat: Animal {
   }
 }
 
+/// Keeps its keyed container and hands it to the value it encodes, which writes through it:
+/// a container used from inside a nested value's `encode(to:)`.
+private final class ContainerBox: @unchecked Sendable {
+  var container: KeyedEncodingContainer<JSONCodingKey>?
+}
+
+private struct Parent: Encodable {
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: JSONCodingKey.self)
+    let box = ContainerBox()
+    box.container = container  // a copy: the same container, reached through another variable
+    try container.encode(1, forKey: JSONCodingKey(stringValue: "first"))
+    try container.encode(Child(box: box), forKey: JSONCodingKey(stringValue: "child"))
+    try container.encode(3, forKey: JSONCodingKey(stringValue: "last"))
+  }
+}
+
+private struct Child: Encodable {
+  let box: ContainerBox
+  func encode(to encoder: any Encoder) throws {
+    var own = encoder.container(keyedBy: JSONCodingKey.self)
+    try own.encode("a", forKey: JSONCodingKey(stringValue: "a"))
+    var parent = box.container!
+    try parent.encode(2, forKey: JSONCodingKey(stringValue: "fromChild"))
+    var nested = parent.nestedContainer(keyedBy: JSONCodingKey.self, forKey: JSONCodingKey(stringValue: "nested"))
+    try nested.encode(true, forKey: JSONCodingKey(stringValue: "n"))
+    // Its own container again, after the parent opened a new one where it stood.
+    var again = encoder.container(keyedBy: JSONCodingKey.self)
+    try again.encode("b", forKey: JSONCodingKey(stringValue: "b"))
+  }
+}
+
 /// Asks for a keyed container after writing a single value.
 private struct Confused: Encodable {
   func encode(to encoder: any Encoder) throws {
@@ -213,6 +245,7 @@ private func takesSinglePass<T: Encodable>(_ value: T, with encoder: JSONValueEn
   @Test func whatOnePassCannotWriteGoesThroughTheTree() {
     let cases: [any Encodable] = [
       Revisits(), KeySequence(keys: ["a", "b", "a"]), KeySequence(keys: ["é", "x", "é"]), Dog(), Confused(), Silent(),
+      Parent(),
     ]
     for value in cases {
       expectSameAsTree(value)

@@ -68,6 +68,8 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
   @exclusivity(unchecked) private var valueBase = 0
   /// Whether the value being encoded has written a leaf or opened its container.
   @exclusivity(unchecked) private var valueStarted = false
+  /// The token of the container the value being encoded opened, to know it again.
+  @exclusivity(unchecked) private var valueToken: UInt32 = 0
   /// Set by a misuse found where the protocol gives no way to throw; the result is dropped.
   @exclusivity(unchecked) var abandoned = false
 
@@ -99,14 +101,16 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
   private func openContainer(isObject: Bool) -> (position: Int, token: UInt32)? {
     if valueStarted {
       // Asking again for the container already open is allowed; anything else is a misuse.
-      guard frames.count > valueBase, frames[valueBase].isObject == isObject else {
+      guard frames.count > valueBase, frames[valueBase].token == valueToken, frames[valueBase].isObject == isObject else {
         abandoned = true
         return nil
       }
-      return (valueBase, frames[valueBase].token)
+      return (valueBase, valueToken)
     }
     valueStarted = true
-    return (pushFrame(isObject: isObject), frames[frames.count - 1].token)
+    let position = pushFrame(isObject: isObject)
+    valueToken = frames[position].token
+    return (position, valueToken)
   }
 
   /// Writes `{` or `[` and opens a frame for it; returns its position.
@@ -185,6 +189,7 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
     let savedPathNode = pathNode
     let savedBase = valueBase
     let savedStarted = valueStarted
+    let savedToken = valueToken
     pathNode = pathNode.appending(step())
     valueBase = frames.count
     valueStarted = false
@@ -192,8 +197,12 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
       pathNode = savedPathNode
       valueBase = savedBase
       valueStarted = savedStarted
+      valueToken = savedToken
     }
     try value.encode(to: self)
+    // Fewer frames than the value started with: it wrote through a container of an enclosing
+    // value (kept from earlier), which closed containers still being written.
+    guard frames.count >= valueBase else { throw Abandon() }
     while frames.count > valueBase { closeTopFrame() }
     if !valueStarted {
       if isTopLevel { throw Abandon() }
