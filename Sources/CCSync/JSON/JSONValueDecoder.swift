@@ -57,10 +57,9 @@ public struct JSONValueDecoder: Sendable {
 final class JSONValueDecoderState {
   let options: JSONValueDecoder
   let userInfo: [CodingUserInfoKey: Any]
-  /// Types decoded from objects that are not `[String: Value]` dictionaries, most recent
-  /// last (see ``JSONValueDecoderImpl/isStringKeyedDictionary(_:)``).
-  @exclusivity(unchecked) var plainObjectTypes: [ObjectIdentifier] = []
-  static let plainObjectTypeLimit = 16
+  /// Whether the types this call decoded from objects most recently are `[String: Value]`
+  /// dictionaries (see ``JSONValueDecoderImpl/isStringKeyedDictionary(_:)``).
+  @exclusivity(unchecked) var recentTypes = RecentTypeAnswers()
 
   init(options: JSONValueDecoder) {
     self.options = options
@@ -195,18 +194,10 @@ final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
   static let stringKeyedDictionaryTypes = TypeConformanceCache { $0 is any DecodableStringDictionary.Type }
 
   /// Whether `type` is a `[String: Value]`. The conformance lookup behind `is` costs about
-  /// as much as decoding a small value, so the answer "no" is remembered for the few types
-  /// seen most recently (a document has a handful of object types, met again and again), and
-  /// every answer in ``stringKeyedDictionaryTypes``.
+  /// as much as decoding a small value, so answers are remembered: for this call in a short
+  /// list, for the process in ``stringKeyedDictionaryTypes``.
   private func isStringKeyedDictionary(_ type: Any.Type) -> Bool {
-    let identifier = ObjectIdentifier(type)
-    if state.plainObjectTypes.contains(identifier) { return false }
-    if JSONValueDecoderImpl.stringKeyedDictionaryTypes.answer(for: type) { return true }
-    if state.plainObjectTypes.count == JSONValueDecoderState.plainObjectTypeLimit {
-      state.plainObjectTypes.removeFirst()
-    }
-    state.plainObjectTypes.append(identifier)
-    return false
+    state.recentTypes.answer(for: type, from: JSONValueDecoderImpl.stringKeyedDictionaryTypes)
   }
 
   /// The position of `key` in `object`: the member at ``keyHint`` when it is the one, else

@@ -72,8 +72,7 @@ final class JSONValueEncoderState {
   var misuse: EncodingError?
   /// Whether each of the types this call encoded most recently is a dictionary (see
   /// ``JSONValueEncoderImpl/isDictionary(_:)``).
-  @exclusivity(unchecked) var recentTypes: [(type: ObjectIdentifier, isDictionary: Bool)] = []
-  static let recentTypeLimit = 16
+  @exclusivity(unchecked) var recentTypes = RecentTypeAnswers()
 
   init(options: JSONValueEncoder) {
     self.options = options
@@ -213,12 +212,7 @@ final class JSONValueEncoderImpl: Encoder, SingleValueEncodingContainer {
   /// lookup behind `is` was made for every object encoded; the answers for the few types this
   /// call met most recently are kept in a short list, and all answers in ``dictionaryTypes``.
   func isDictionary(_ type: Any.Type) -> Bool {
-    let identifier = ObjectIdentifier(type)
-    for known in state.recentTypes where known.type == identifier { return known.isDictionary }
-    let answer = JSONValueEncoderImpl.dictionaryTypes.answer(for: type)
-    if state.recentTypes.count == JSONValueEncoderState.recentTypeLimit { state.recentTypes.removeFirst() }
-    state.recentTypes.append((identifier, answer))
-    return answer
+    state.recentTypes.answer(for: type, from: JSONValueEncoderImpl.dictionaryTypes)
   }
 
   /// `[String: String]` without the standard library's `Dictionary.encode(to:)` (a keyed

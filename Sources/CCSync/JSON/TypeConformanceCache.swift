@@ -24,3 +24,21 @@ final class TypeConformanceCache: Sendable {
     return answer
   }
 }
+
+/// The answers one coding call met most recently, in front of a ``TypeConformanceCache``: a
+/// document has a handful of object types, met again and again, and a short scan needs no
+/// lock. Belongs to one call on one thread.
+struct RecentTypeAnswers {
+  static let limit = 16
+  private var answers: [(type: ObjectIdentifier, conforms: Bool)] = []
+
+  /// Whether `type` conforms: from this list, else from `cache` (then remembered here).
+  mutating func answer(for type: Any.Type, from cache: TypeConformanceCache) -> Bool {
+    let identifier = ObjectIdentifier(type)
+    for known in answers where known.type == identifier { return known.conforms }
+    let conforms = cache.answer(for: type)
+    if answers.count == RecentTypeAnswers.limit { answers.removeFirst() }
+    answers.append((identifier, conforms))
+    return conforms
+  }
+}

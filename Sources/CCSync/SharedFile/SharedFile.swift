@@ -81,25 +81,21 @@ public final class SharedFile: Sendable {
     // The common case, a path that is no symlink, opens at once (without O_NOFOLLOW it could
     // follow a link unchecked); only a symlink goes through `resolvedPath()` and its checks.
     try withSystemErrors { () throws(SystemError) in try FileSystem.checkPath(path) }
-    let file: OpenFile
     do {
-      file = try OpenFile(path: path, options: .readOnlyNonBlockingNoFollow)
-    } catch where error.isNoSuchFile {
-      return nil
-    } catch where error.code == FileSystem.symlinkRefusedErrorCode {
+      return try read(target: path, options: .readOnlyNonBlockingNoFollow)
+    } catch .system(let error) where error.code == FileSystem.symlinkRefusedErrorCode {
       return try read(target: try resolvedPath())
-    } catch {
-      throw .system(error)
     }
-    return try read(file).0
   }
 
   /// Reads the resolved file `target`; with a `handoff`, a successful read leaves the file open
   /// in it for the write that follows under the same lock.
-  func read(target: String, handoff: ReadHandoff? = nil) throws(StorageError) -> FileSnapshot? {
+  func read(
+    target: String, options: OpenFile.Options = .readOnlyNonBlocking, handoff: ReadHandoff? = nil
+  ) throws(StorageError) -> FileSnapshot? {
     let file: OpenFile
     do {
-      file = try OpenFile(path: target, options: .readOnlyNonBlocking)
+      file = try OpenFile(path: target, options: options)
     } catch where error.isNoSuchFile {
       return nil
     } catch {
