@@ -45,6 +45,11 @@ struct JSONPrinter: ~Copyable {
   /// Writes a whole document: the value, and in pretty style a final newline.
   mutating func write(_ value: JSONValue) {
     write(value, depth: 0)
+    finishDocument()
+  }
+
+  /// Ends a document: in pretty style, the final newline.
+  mutating func finishDocument() {
     if pretty { append(UInt8(ascii: "\n")) }
   }
 
@@ -95,8 +100,7 @@ struct JSONPrinter: ~Copyable {
         for index in members.indices {
           if index > 0 { append(UInt8(ascii: ",")) }
           if pretty { writeNewline(depth: depth + 1) }
-          writeString(members[index].key)
-          if pretty { append(": ") } else { append(UInt8(ascii: ":")) }
+          writeKey(members[index].key)
           write(members[index].value, depth: depth + 1)
         }
       }
@@ -111,6 +115,12 @@ struct JSONPrinter: ~Copyable {
     base[count] = UInt8(ascii: "\n")
     (base + count + 1).initialize(repeating: UInt8(ascii: " "), count: spaces)
     count += 1 + spaces
+  }
+
+  /// Writes a member's key in quotes and the colon after it (and a space in pretty style).
+  mutating func writeKey(_ key: String) {
+    writeString(key)
+    if pretty { append(": ") } else { append(UInt8(ascii: ":")) }
   }
 
   /// Writes `string` in quotes, escaping only what RFC 8259 requires.

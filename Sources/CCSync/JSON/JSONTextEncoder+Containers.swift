@@ -43,11 +43,11 @@ final class JSONTextKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContain
     try begin(key)
     encoder.writeLeaf(try encoder.tree.box(value, parent: pathNode, step: .key(key)))
   }
-  func encode(_ value: Int, forKey key: Key) throws { try integer(Int64(value), key) }
-  func encode(_ value: Int8, forKey key: Key) throws { try integer(Int64(value), key) }
-  func encode(_ value: Int16, forKey key: Key) throws { try integer(Int64(value), key) }
-  func encode(_ value: Int32, forKey key: Key) throws { try integer(Int64(value), key) }
-  func encode(_ value: Int64, forKey key: Key) throws { try integer(value, key) }
+  func encode(_ value: Int, forKey key: Key) throws { try number(JSONNumber(integer: Int64(value)), key) }
+  func encode(_ value: Int8, forKey key: Key) throws { try number(JSONNumber(integer: Int64(value)), key) }
+  func encode(_ value: Int16, forKey key: Key) throws { try number(JSONNumber(integer: Int64(value)), key) }
+  func encode(_ value: Int32, forKey key: Key) throws { try number(JSONNumber(integer: Int64(value)), key) }
+  func encode(_ value: Int64, forKey key: Key) throws { try number(JSONNumber(integer: value), key) }
   func encode(_ value: Int128, forKey key: Key) throws { try number(JSONNumber(value), key) }
   func encode(_ value: UInt, forKey key: Key) throws { try number(JSONNumber(integer: UInt64(value)), key) }
   func encode(_ value: UInt8, forKey key: Key) throws { try number(JSONNumber(integer: UInt64(value)), key) }
@@ -58,10 +58,6 @@ final class JSONTextKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContain
   func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
     try begin(key)
     try encoder.encodeValue(value, step: .key(key))
-  }
-
-  private func integer(_ value: Int64, _ key: Key) throws {
-    try number(JSONNumber(integer: value), key)
   }
 
   private func number(_ number: JSONNumber, _ key: Key) throws {

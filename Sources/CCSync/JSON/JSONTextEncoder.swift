@@ -87,7 +87,7 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
       return nil
     }
     guard !encoder.abandoned, encoder.printer.count > 0 else { return nil }
-    if encoder.printer.pretty { encoder.printer.append(UInt8(ascii: "\n")) }
+    encoder.printer.finishDocument()
     return encoder.printer.makeBytes()
   }
 
@@ -140,8 +140,7 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
     try resume(position, token: token)
     try recordKey(key, in: position)
     beginEntry(in: position)
-    printer.writeString(key)
-    if printer.pretty { printer.append(": ") } else { printer.append(UInt8(ascii: ":")) }
+    printer.writeKey(key)
   }
 
   /// Starts the next element of the array at `position`; returns its index.
@@ -180,11 +179,10 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
     if T.self == String.self { return printer.writeString(value as! String) }
     if T.self == Int.self { return printer.appendUTF8(of: JSONNumber(integer: Int64(value as! Int)).text) }
     if T.self == Bool.self { return printer.append((value as! Bool) ? "true" : "false") }
-    if T.self == Double.self || T.self == Date.self || T.self == Data.self || T.self == URL.self
-      || T.self == [String].self || T.self == [Int].self || tree.isDictionary(T.self)
-    {
+    if let leaf = try tree.leaf(value, parent: pathNode, step: step()) { return writeLeaf(leaf) }
+    if tree.isDictionary(T.self) {
       guard let json = try tree.wrapIfEncoded(value, parent: pathNode, step: step()) else { return printer.append("{}") }
-      return printer.write(json, depth: frames.count)
+      return writeLeaf(json)
     }
     let savedPathNode = pathNode
     let savedBase = valueBase
@@ -210,7 +208,8 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
     }
   }
 
-  /// Writes a leaf the tree encoder made (a number, a string for a float strategy...).
+  /// Writes a value the tree encoder made (a number, a string for a float strategy, a
+  /// dictionary...) at the current place.
   func writeLeaf(_ leaf: JSONValue) {
     printer.write(leaf, depth: frames.count)
   }

@@ -63,9 +63,7 @@ final class JSONValueDecoderState {
 
   init(options: JSONValueDecoder) {
     self.options = options
-    var userInfo: [CodingUserInfoKey: Any] = [:]
-    for (key, value) in options.userInfo { userInfo[key] = value }
-    self.userInfo = userInfo
+    userInfo = options.userInfo
   }
 }
 

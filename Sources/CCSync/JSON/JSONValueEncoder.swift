@@ -76,9 +76,7 @@ final class JSONValueEncoderState {
 
   init(options: JSONValueEncoder) {
     self.options = options
-    var userInfo: [CodingUserInfoKey: Any] = [:]
-    for (key, value) in options.userInfo { userInfo[key] = value }
-    self.userInfo = userInfo
+    userInfo = options.userInfo
   }
 
   func recordMisuse(at path: [any CodingKey], _ message: String) {
@@ -186,6 +184,20 @@ final class JSONValueEncoderImpl: Encoder, SingleValueEncodingContainer {
   /// `encode(to:)` encodes nothing. The common leaf types go straight to a `JSONValue`;
   /// everything else runs its `encode(to:)` on this encoder.
   func wrapIfEncoded<T: Encodable>(_ value: T, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep) throws -> JSONValue? {
+    if let leaf = try leaf(value, parent: parent, step: step()) { return leaf }
+    guard let storage = try encodeNested(at: parent.appending(step()), { try value.encode(to: $0) }) else {
+      return nil
+    }
+    if case .object(let buffer) = storage, isDictionary(T.self) {
+      buffer.sortMembersByKey()
+    }
+    return storage.finish()
+  }
+
+  /// The value of one of the types this encoder writes without running `encode(to:)`
+  /// (strings, numbers, Booleans, dates, data, URLs, arrays of strings or integers,
+  /// `[String: String]`), or `nil` for any other type.
+  func leaf<T: Encodable>(_ value: T, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep) throws -> JSONValue? {
     if T.self == String.self { return .string(value as! String) }
     if T.self == Int.self { return .number(JSONNumber(integer: Int64(value as! Int))) }
     if T.self == Double.self { return try box(value as! Double, parent: parent, step: step()) }
@@ -196,13 +208,7 @@ final class JSONValueEncoderImpl: Encoder, SingleValueEncodingContainer {
     if T.self == [String].self { return .array((value as! [String]).map { .string($0) }) }
     if T.self == [Int].self { return .array((value as! [Int]).map { .number(JSONNumber(integer: Int64($0))) }) }
     if T.self == [String: String].self { return encodeStringDictionary(value as! [String: String]) }
-    guard let storage = try encodeNested(at: parent.appending(step()), { try value.encode(to: $0) }) else {
-      return nil
-    }
-    if case .object(let buffer) = storage, isDictionary(T.self) {
-      buffer.sortMembersByKey()
-    }
-    return storage.finish()
+    return nil
   }
 
   /// Which types are dictionaries, for every encode in the process.
