@@ -100,10 +100,11 @@ import Testing
     let child = try InteractiveChild(Self.helper(), ["session", path, "manual"])
     #expect(child.nextLine(startingWith: "ready") != nil)
     child.request("set theme dark")
-    // Another process's write comes and goes; the manual process writes nothing meanwhile.
-    try SharedDocument(path: path).update { $0 = ["theme": "light", "fontSize": 30] }
-    #expect(child.request("get", reply: "value")?.contains(#""fontSize":30"#) == true || true)
-    #expect(try fileJSON(path).objectValue?["theme"] == "light")
+    #expect(try fileJSON(path).objectValue?["theme"] == "light", "written before save")
+    // Another process's write comes and is reloaded; the manual process writes nothing meanwhile.
+    try SharedDocument(path: path).update { try $0.setValue(30, at: JSONPath(tokens: ["fontSize"])) }
+    #expect(waitUntil { child.request("get", reply: "value")?.contains(#""fontSize":30"#) == true })
+    #expect(try fileJSON(path).objectValue?["theme"] == "light", "the reload wrote the pending edit")
     #expect(child.request("save") == "ok")
     #expect(try fileJSON(path).objectValue?["theme"] == "dark")
     #expect(try fileJSON(path).objectValue?["fontSize"] == 30)
