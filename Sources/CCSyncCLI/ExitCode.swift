@@ -79,9 +79,7 @@ struct CommandFailure: Error {
     // Name FILE when the failing call was on another path (the lock or temp file).
     let named = file.map { file in error.path == file ? error.description : "'\(file)': \(error)" } ?? error.description
     switch error.errorNumber {
-    case .noSuchFileOrDirectory, .notDirectory:
-      self.init(ExitCode.noInput, named)
-    case .tooManySymbolicLinkLevels:
+    case .noSuchFileOrDirectory, .notDirectory, .tooManySymbolicLinkLevels:
       self.init(ExitCode.noInput, named)
     case .isDirectory:
       self.init(ExitCode.dataError, named)

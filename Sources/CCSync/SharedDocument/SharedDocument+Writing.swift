@@ -69,9 +69,9 @@ extension SharedDocument {
         }
       }
       let committed = batch.filter(\.succeeded)
-      guard !committed.isEmpty, needsWrite(document, over: current, for: committed) else { return }
+      guard !committed.isEmpty, let bytes = bytesToWrite(document, over: current, for: committed) else { return }
       do {
-        let generation = try write(document, to: locked, replacing: current.identity, sizeHint: current.bytes?.count ?? 0)
+        let generation = try write(document, printedAs: bytes, to: locked, replacing: current.identity)
         for (position, request) in batch.enumerated() {
           request.writtenRank = Rank(generation: generation, position: position)
         }
@@ -92,13 +92,15 @@ extension SharedDocument {
     var isMissing: Bool { bytes == nil }
   }
 
-  fileprivate func needsWrite(_ document: JSONValue, over current: CurrentVersion, for requests: [GroupCommit.Request]) -> Bool {
-    guard let original = current.document else { return true }  // created, or replacing an invalid file
-    if document != original { return true }
-    if requests.contains(where: { $0.writes == .whenTextDiffers }) {
-      return current.bytes.map { !SharedDocument.documentBytes(document).hasSameBytes(as: $0) } ?? true
-    }
-    return false
+  /// The text to write for `document`, or `nil` when nothing needs writing: the document means
+  /// what the file already holds and no request asked for a write when only the text differs.
+  /// The text is printed once, whether it decides or not.
+  fileprivate func bytesToWrite(_ document: JSONValue, over current: CurrentVersion, for requests: [GroupCommit.Request]) -> [UInt8]? {
+    let printed = { SharedDocument.documentBytes(document, sizeHint: current.bytes?.count ?? 0) }
+    guard let original = current.document, document == original else { return printed() }  // changed, created, or replacing an invalid file
+    guard requests.contains(where: { $0.writes == .whenTextDiffers }) else { return nil }
+    let text = printed()
+    return current.bytes.map(text.hasSameBytes(as:)) == true ? nil : text
   }
 
   /// Reads the file for a write, under the lock. An invalid file is kept in a corrupt copy
@@ -125,9 +127,9 @@ extension SharedDocument {
   /// ignores the lock renamed its file over this one) and overwritten when it is `replacing`,
   /// the version this write read and replaced.
   fileprivate func write(
-    _ value: JSONValue, to locked: LockedFile, replacing: FileIdentity? = nil, sizeHint: Int = 0
+    _ value: JSONValue, printedAs bytes: [UInt8]? = nil, to locked: LockedFile, replacing: FileIdentity? = nil
   ) throws(StorageError) -> UInt64 {
-    let bytes = SharedDocument.documentBytes(value, sizeHint: sizeHint)
+    let bytes = bytes ?? SharedDocument.documentBytes(value)
     let started = tracking.withLock { state in
       state.generation += 1
       state.writing = bytes

@@ -59,15 +59,13 @@ extension CodableStorage {
   ///   discarded).
   @discardableResult
   public func update<Result>(_ body: (inout Value) throws -> Result) throws -> Result {
-    let (changes, version, seed, encodedDefault) = state.withLock {
-      ($0.pendingChanges, $0.version, $0.synced, $0.encodedDefault)
-    }
+    let (changes, version, seed) = state.withLock { ($0.pendingChanges, $0.version, $0.synced) }
     var result: Result?
     do {
       let (written, rank) = try document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
         if CodableStorage.isEmptyDocument(document) && !CodableStorage.isEmptyDocument(seed) { document = seed }
         document = changes.applied(to: document)
-        var value = try decode(document, encodedDefault: encodedDefault)
+        var value = try decode(document)
         let before = try options.encoder.encode(value)
         result = try body(&value)
         let after = try options.encoder.encode(value)
@@ -127,7 +125,7 @@ extension CodableStorage {
       var encoded = encoded
       if let base, state.encodedValue != base {
         let rebased = JSONChangeSet(from: base, to: encoded).applied(to: state.encodedValue)
-        if let value = try? decode(rebased, encodedDefault: state.encodedDefault),
+        if let value = try? decode(rebased),
            let reencoded = try? options.encoder.encode(value) {
           newValue = value
           encoded = reencoded
@@ -172,8 +170,7 @@ extension CodableStorage {
   func adoptChecked(
     _ json: JSONValue, origin: ChangeOrigin, savedVersion: UInt64?, rank: SharedDocument.Rank?, notify: Bool = true
   ) throws {
-    let encodedDefault = state.withLock { $0.encodedDefault }
-    let fileValue = try decode(json, encodedDefault: encodedDefault)
+    let fileValue = try decode(json)
     let fileEncoded = try options.encoder.encode(fileValue)
     // Decode outside the lock; re-check the version under it. Observers are queued under it
     // too, so they hear changes in the order the value took them, whichever threads made them.
@@ -188,7 +185,7 @@ extension CodableStorage {
         state.encodedValue = fileEncoded
       } else {
         let merged = state.pendingChanges.applied(to: json)
-        let value = try decode(merged, encodedDefault: state.encodedDefault)
+        let value = try decode(merged)
         state.value = value
         state.encodedValue = try options.encoder.encode(value)
       }
@@ -204,7 +201,7 @@ extension CodableStorage {
   }
 
   /// Decodes the file's JSON laid over the default's, so keys the file lacks take the default.
-  func decode(_ json: JSONValue, encodedDefault: JSONValue) throws(StorageError) -> Value {
+  func decode(_ json: JSONValue) throws(StorageError) -> Value {
     let source: JSONValue
     if case .object = json, case .object = encodedDefault, CodableStorage.lacksMembers(json, of: encodedDefault) {
       source = CodableStorage.overlay(json, on: encodedDefault)

@@ -34,6 +34,9 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
   /// The document underneath (the JSON layer of the same file).
   public let document: SharedDocument
 
+  /// The default value encoded (the initial value's for `initialValue:`): the base for keys
+  /// a file lacks. Fixed at initialisation.
+  let encodedDefault: JSONValue
   let state: Protected<StorageState<Value>>
   let observers = ObserverList<Value>()
   let errorHandlers = Protected<[@Sendable (StorageError) -> Void]>([])
@@ -74,7 +77,8 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
     let (document, pathError) = CodableStorage.makeDocument(location, options: options)
     self.document = document
     let encoded = (try? options.encoder.encode(value)) ?? .null
-    state = Protected(StorageState(value: value, encodedValue: encoded, synced: readsFile ? encoded : .null, encodedDefault: encoded))
+    encodedDefault = encoded
+    state = Protected(StorageState(value: value, encodedValue: encoded, synced: readsFile ? encoded : .null))
     start()
     if let pathError { report(pathError) }
     if readsFile { loadAtStart() } else { localValueChanged() }

@@ -40,11 +40,6 @@ final class ObserverList<Value: Sendable>: Sendable {
     }
   }
 
-  /// Queues `change` for every observer and delivers the queue unless another thread is.
-  func notify(_ change: StorageChange<Value>) {
-    if enqueue(change) { deliver() }
-  }
-
   /// Queues `change` for every observer without calling anyone, so a caller can queue while
   /// holding the lock that ordered the change. Returns whether the caller must ``deliver()``
   /// (after releasing that lock): `false` when there is no observer or another thread is

@@ -7,9 +7,6 @@ struct StorageState<Value> {
   /// The encoded value as last synced with the file: what the file held (as this process's
   /// type sees it) after the last read or write. Local changes are `synced` -> `encodedValue`.
   var synced: JSONValue
-  /// The default value encoded: the base for keys a file lacks, and what a missing file is
-  /// taken to hold.
-  var encodedDefault: JSONValue
   /// Bumped by every local change, to tell whether one happened during a write.
   var version: UInt64 = 0
   /// The rank of the file version last taken (see `CodableStorage.adopt`).
@@ -17,11 +14,10 @@ struct StorageState<Value> {
   var fileState: FileState = .valid
   var lastError: StorageError?
 
-  init(value: Value, encodedValue: JSONValue, synced: JSONValue, encodedDefault: JSONValue) {
+  init(value: Value, encodedValue: JSONValue, synced: JSONValue) {
     self.value = value
     self.encodedValue = encodedValue
     self.synced = synced
-    self.encodedDefault = encodedDefault
   }
 
   /// The field-level change set of this process's unsaved edits.

@@ -17,7 +17,4 @@ enum Environment {
     }
     return "/"
   }
-
-  /// This process's id.
-  static var processID: Int32 { getpid() }
 }

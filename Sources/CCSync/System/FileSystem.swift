@@ -115,10 +115,6 @@ enum FileSystem {
     return 0o022
   }()
 
-  /// The effective user and group ids of this process.
-  static var effectiveUser: UInt32 { geteuid() }
-  static var effectiveGroup: UInt32 { getegid() }
-
   /// Random letters and digits for temp file names.
   ///
   /// One 64-bit draw gives ten characters (62^10 < 2^64): `SystemRandomNumberGenerator` makes

@@ -44,10 +44,6 @@ final class OpenFile {
     }
   }
 
-  private init(descriptor: Int32, path: String) {
-    self.descriptor = descriptor
-    self.path = path
-  }
 
   deinit {
     if !isClosed { Glibc.close(descriptor) }

@@ -91,8 +91,9 @@ extension WatcherState {
   /// Adds (or shares) the inotify watch on `directory` for registration `id`.
   mutating func addWatch(_ directory: String, identity: DirectoryIdentity, for id: RegistrationID) -> AddWatchResult {
     guard let inotify else { return .vanished }
-    let alreadyWatched = directories.values.contains { $0.identity == identity }
-    if let limit = faults.watchLimit, directories.count >= limit, !alreadyWatched {
+    if let limit = faults.watchLimit, directories.count >= limit,
+      !directories.values.contains(where: { $0.identity == identity })
+    {
       return .limitReached(.inotifyWatchLimit(path: directory))
     }
     let watch: Int32
