@@ -20,17 +20,17 @@ private func fail(_ error: any Error) -> Int32 {
   return 1
 }
 
-/// `save-once FILE JSON [--go PATH] [--relaxed]`: one `SharedDocument.replace(with:)` of the
+/// `save-once FILE JSON [--go PATH]`: one durable `SharedDocument.replace(with:)` of the
 /// document JSON; prints `saved` after it returned, or `failed DESCRIPTION` (exit 1).
 /// With `--go`, prints `ready` first and waits for PATH to exist.
 func runSaveOnce(_ arguments: [String]) -> Int32 {
   guard arguments.count >= 2 else {
-    FileHandle.standardError.write(Data("usage: save-once FILE JSON [--go PATH] [--relaxed]\n".utf8))
+    FileHandle.standardError.write(Data("usage: save-once FILE JSON [--go PATH]\n".utf8))
     return 64
   }
   let value: JSONValue
   do { value = try JSONValue(parsing: Array(arguments[1].utf8)) } catch { return fail(error) }
-  let document = SharedDocument(path: arguments[0], durable: !arguments.contains("--relaxed"))
+  let document = SharedDocument(path: arguments[0])
   waitForGoFile(arguments)
   do {
     try document.replace(with: value)

@@ -43,23 +43,21 @@ func runCountUp(_ arguments: [String]) -> Int32 {
 
 /// `timed-saves FILE COUNT BYTES INTERVAL_MS`: COUNT saves of a `TimedDocument` of about BYTES
 /// through a `.immediate` `CodableStorage`, each stamped with `CLOCK_MONOTONIC` just before the
-/// save, INTERVAL_MS apart (a steady writer, not a flood that only measures queueing). Waits
-/// for a line on standard input before starting when `--wait` is given, so the observer can
-/// arm its watch first. Prints `done` at the end.
+/// save, INTERVAL_MS apart (a steady writer, not a flood that only measures queueing). Prints
+/// `ready` and waits for a line on standard input before starting, so the observer can arm
+/// its watch first. Prints `done` at the end.
 func runTimedSaves(_ arguments: [String]) -> Int32 {
-  guard arguments.count >= 4, let count = Int(arguments[1]), let bytes = Int(arguments[2]),
+  guard arguments.count == 4, let count = Int(arguments[1]), let bytes = Int(arguments[2]),
         let interval = Int(arguments[3]) else {
-    FileHandle.standardError.write(Data("usage: timed-saves FILE COUNT BYTES INTERVAL_MS [--wait]\n".utf8))
+    FileHandle.standardError.write(Data("usage: timed-saves FILE COUNT BYTES INTERVAL_MS\n".utf8))
     return 64
   }
   let storage = CodableStorage(
     defaultValue: TimedDocument(), path: arguments[0], updateMode: .manual,
     options: StorageOptions(watchesForChanges: false))
   let payload = timedPayload(bytes: bytes)
-  if arguments.contains("--wait") {
-    StandardStreams.writeLine("ready")
-    _ = readLine()
-  }
+  StandardStreams.writeLine("ready")
+  _ = readLine()
   for sequence in 0..<count {
     storage.wrappedValue = TimedDocument(sequence: sequence, sentAt: monotonicNow(), payload: payload)
     do {

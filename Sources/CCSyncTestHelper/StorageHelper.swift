@@ -44,8 +44,7 @@ func runIncrement(_ arguments: [String]) -> Int32 {
 /// `session FILE MODE`: a long-lived process driven by lines on stdin, answering each with a
 /// line on stdout, so tests can act at exact points:
 /// `set FIELD VALUE` (theme, fontSize, counter), `get` (prints the value as compact JSON),
-/// `save`, `flush`, `load`, `pending` (prints true/false), `state`, `error`, `exit`.
-/// Every change observed is also printed as `change ORIGIN JSON`.
+/// `save`, `flush`, `pending` (prints true/false), `exit`.
 func runSession(_ arguments: [String]) -> Int32 {
   guard arguments.count >= 2, let mode = parseUpdateMode(arguments[1]) else {
     FileHandle.standardError.write(Data("usage: session FILE MODE\n".utf8))
@@ -56,10 +55,6 @@ func runSession(_ arguments: [String]) -> Int32 {
   @Sendable func render(_ value: HelperSettings) -> String {
     (try? encoder.encode(value).formatted(.compact)) ?? "?"
   }
-  let observation = storage.observe { change in
-    StandardStreams.writeLine("change \(change.origin == .local ? "local" : "external") \(render(change.value))")
-  }
-  defer { observation.cancel() }
   StandardStreams.writeLine("ready \(render(storage.wrappedValue))")
   while let line = readLine() {
     let words = line.split(separator: " ", maxSplits: 2).map(String.init)
@@ -77,10 +72,7 @@ func runSession(_ arguments: [String]) -> Int32 {
       case "get": StandardStreams.writeLine("value \(render(storage.wrappedValue))")
       case "save": try storage.save(); StandardStreams.writeLine("ok")
       case "flush": try storage.flush(); StandardStreams.writeLine("ok")
-      case "load": try storage.load(); StandardStreams.writeLine("ok")
       case "pending": StandardStreams.writeLine("pending \(storage.hasPendingChanges)")
-      case "state": StandardStreams.writeLine("state \(storage.fileState)")
-      case "error": StandardStreams.writeLine("error \(storage.lastError.map { "\($0)" } ?? "none")")
       case "exit": return 0
       default: StandardStreams.writeLine("error unknown command")
       }

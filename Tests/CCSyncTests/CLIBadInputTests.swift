@@ -114,10 +114,7 @@ import Testing
 /// Permissions and full disks, which need a non-root user (setpriv) or a mount.
 @Suite(.serialized) struct CLIPermissionTests {
   @Test func unreadableFileIsPermissionDenied() throws {
-    guard commandExists("setpriv") else {
-      Issue.record("setpriv is not installed; skipping")
-      return
-    }
+    _ = try FaultTools.tool("setpriv")
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     #expect(chmod(directory.path, 0o755) == 0)
@@ -130,10 +127,7 @@ import Testing
   }
 
   @Test func unwritableDirectoryCannotCreate() throws {
-    guard commandExists("setpriv") else {
-      Issue.record("setpriv is not installed; skipping")
-      return
-    }
+    _ = try FaultTools.tool("setpriv")
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     #expect(chmod(directory.path, 0o755) == 0)
@@ -161,12 +155,8 @@ import Testing
     defer { directory.remove() }
     let mountPoint = directory.file("small")
     try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: false)
-    let mount = try ChildProcess.run("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint])
-    guard mount.succeeded else {
-      Issue.record("cannot mount a tmpfs here (\(mount.standardError.trimmingCharacters(in: .whitespacesAndNewlines))); skipping")
-      return
-    }
-    defer { _ = try? ChildProcess.run("umount", [mountPoint]) }
+    try mountTemporaryFileSystem(on: mountPoint, size: "64k")
+    defer { unmount(mountPoint) }
     let file = mountPoint + "/config.json"
     try CLI.write("{\"a\": 1}\n", to: file)
     // Fill the file system: a file of 64 KiB cannot be written, so write what fits.

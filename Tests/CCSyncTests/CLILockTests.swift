@@ -24,10 +24,7 @@ import Testing
   }
 
   @Test func conflictExitsOneOrTheChosenCode() throws {
-    guard commandExists("flock") else {
-      Issue.record("flock(1) is not installed; skipping")
-      return
-    }
+    _ = try FaultTools.tool("flock")
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let file = directory.file("c.json")
@@ -64,10 +61,7 @@ import Testing
   }
 
   @Test func lockIsReleasedWhenTheCommandExitsEvenWithChildrenLeft() throws {
-    guard commandExists("flock") else {
-      Issue.record("flock(1) is not installed; skipping")
-      return
-    }
+    _ = try FaultTools.tool("flock")
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let file = directory.file("c.json")

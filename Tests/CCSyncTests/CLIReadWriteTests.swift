@@ -176,10 +176,7 @@ import Testing
   }
 
   @Test func writesWaitForOrGiveUpOnTheLock() throws {
-    guard commandExists("flock") else {
-      Issue.record("flock(1) is not installed; skipping")
-      return
-    }
+    _ = try FaultTools.tool("flock")
     let fixture = try Fixture()
     let holder = try FlockHolder(lockFile: fixture.file + ".lock", in: fixture.directory)
     defer { holder.stop() }

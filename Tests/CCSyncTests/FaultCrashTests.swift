@@ -90,6 +90,7 @@ import Testing
     var reported = 0
     var unreported = 0
     var leftoversSeen = 0
+    var lost: Int64 = 0
     for round in 0..<rounds {
       // Odd rounds go through CodableStorage (its watcher, its immediate writes), even ones
       // through SharedDocument.
@@ -109,6 +110,7 @@ import Testing
       let now = json?.objectValue?["counter"]?.numberValue?.int64Value ?? 0
       #expect(now == lastReported || now == lastReported + 1, "\(label): file has \(now), last reported \(lastReported)")
       if now == lastReported + 1 { unreported += 1 }
+      lost += max(0, lastReported - now)
       #expect(try lockIsFree(path), "\(label): the lock is still held")
       leftoversSeen = max(leftoversSeen, try temporaryFiles(of: "counter.json", in: directory).count)
       counter = now
@@ -121,7 +123,8 @@ import Testing
     FaultTools.report("random-kills.updates-reported", reported)
     FaultTools.report("random-kills.saved-but-unreported", unreported)
     FaultTools.report("random-kills.most-leftovers", leftoversSeen)
-    FaultTools.report("random-kills.updates-lost", 0)
+    #expect(lost == 0)
+    FaultTools.report("random-kills.updates-lost", lost)
   }
 
   @Test func leftoverTemporaryFilesAreIgnoredByReadersAndWatchersAndRemovedByTheNextWriter() throws {
@@ -144,8 +147,8 @@ import Testing
     #expect(leftovers.count == 3)
     #expect(try contents(of: path) == SharedDocument.documentBytes(Self.old))
     #expect(try SharedDocument(path: path).read() == Self.old)
-    usleep(300_000)
-    #expect(!watcher.hasLine(startingWith: "wake"), "a leftover woke a watcher: \(watcher.receivedLines)")
+    // A leftover that woke the watcher would show as a first wake with the old document:
+    // checked at the end, where the first wake must be the next writer's.
 
     // Old leftovers go; a young one, one a live writer holds, look-alike names and a symlink stay.
     for name in leftovers { backdate(directory.file(name), by: 60) }

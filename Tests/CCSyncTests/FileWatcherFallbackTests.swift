@@ -16,7 +16,7 @@ extension FileWatcherTests {
 
       // Stop the child so its queue fills (fs.inotify.max_queued_events is 16384 by default).
       kill(helper.processIdentifier, SIGSTOP)
-      #expect(eventually { helper.isStopped })
+      #expect(waitUntil(deadline: .seconds(5)) { helper.isStopped })
       for index in 0..<7000 {  // create, close-write, delete: 21000 events.
         let path = directory("d/side-\(index)")
         close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600))
@@ -195,14 +195,14 @@ final class HelperProcess: Sendable {
 
   /// Waits until a line after the first `after` ones matches.
   func waitForLine(after: Int = 0, timeout: Duration = .seconds(10), _ predicate: (String) -> Bool) -> Bool {
-    eventually(timeout: timeout) { lines.dropFirst(after).contains(where: predicate) }
+    waitUntil(deadline: timeout) { lines.dropFirst(after).contains(where: predicate) }
   }
 
   /// Closes the child's standard input (it exits) and waits for it; kills it if it lingers.
   func stop() {
     kill(processIdentifier, SIGCONT)
     try? input.fileHandleForWriting.close()
-    if !eventually(timeout: .seconds(5), { !process.isRunning }) { process.terminate() }
+    if !waitUntil(deadline: .seconds(5), { !process.isRunning }) { process.terminate() }
     process.waitUntilExit()
   }
 }

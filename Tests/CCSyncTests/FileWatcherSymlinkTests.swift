@@ -35,7 +35,7 @@ extension FileWatcherTests {
       #expect(log.waitForContent("three\n", after: before))
       try scenario.expectAlive(log)
       // The old timestamped directories' watches were dropped, not leaked.
-      #expect(eventually { scenario.watcher.watchedDirectoryCount == 2 })
+      #expect(waitUntil(deadline: .seconds(5)) { scenario.watcher.watchedDirectoryCount == 2 })
     }
 
     @Test func symlinkRetargetedToAnotherDirectory() throws {
@@ -118,13 +118,13 @@ extension FileWatcherTests {
         box.set(watcher.watch(directory("app.json")) { _ in
           box.cancelAndRelease()  // Releases the last reference to the watcher, on its thread.
         })
-        #expect(eventually { watcher.threadID != nil })
+        #expect(waitUntil(deadline: .seconds(5)) { watcher.threadID != nil })
         threadID = watcher.threadID
       }
       try shell("echo x > app.json", in: directory.path)
-      #expect(eventually { box.released })
+      #expect(waitUntil(deadline: .seconds(5)) { box.released })
       // The watcher's thread ends by itself.
-      #expect(eventually { !processThreads().contains { $0.id == threadID } })
+      #expect(waitUntil(deadline: .seconds(5)) { !processThreads().contains { $0.id == threadID } })
     }
 
     @Test func recheckAfterDelayWakesOnce() throws {
@@ -135,7 +135,7 @@ extension FileWatcherTests {
       #expect(log.waitForReason { $0 == .requested })
       #expect(ContinuousClock.now - start >= .milliseconds(100))
       scenario.watches[0].recheck(after: .milliseconds(20))
-      #expect(eventually { log.reasons.filter { $0 == .requested }.count == 2 })
+      #expect(waitUntil(deadline: .seconds(5)) { log.reasons.filter { $0 == .requested }.count == 2 })
       try scenario.expectAlive(log)
       #expect(log.reasons.filter { $0 == .requested }.count == 2)
     }
@@ -143,7 +143,7 @@ extension FileWatcherTests {
     @Test func safetyRecheckWakesPeriodically() throws {
       let scenario = try WatchScenario(watcher: FileWatcher(safetyRecheckInterval: .milliseconds(50)))
       let log = scenario.watch("app.json")
-      #expect(eventually { log.reasons.filter { $0 == .safetyRecheck }.count >= 3 })
+      #expect(waitUntil(deadline: .seconds(5)) { log.reasons.filter { $0 == .safetyRecheck }.count >= 3 })
     }
   }
 }

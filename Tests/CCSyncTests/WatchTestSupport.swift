@@ -20,23 +20,6 @@ func shell(_ script: String, in directory: String, sourceLocation: SourceLocatio
   return String(decoding: data, as: UTF8.self)
 }
 
-/// Whether `command` is on the PATH.
-func commandExists(_ command: String) -> Bool {
-  let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-  return path.split(separator: ":").contains {
-    FileManager.default.isExecutableFile(atPath: "\($0)/\(command)")
-  }
-}
-
-/// Polls `condition` every 5 ms until it holds or `timeout` passes; returns whether it held.
-func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) -> Bool {
-  let deadline = ContinuousClock.now + timeout
-  while ContinuousClock.now < deadline {
-    if condition() { return true }
-    usleep(5_000)
-  }
-  return condition()
-}
 
 /// The file's content now, or `nil` when it cannot be read.
 func contents(_ path: String) -> String? {
@@ -70,13 +53,13 @@ final class WakeLog: Sendable {
 
   /// Waits until a wake-up after the first `after` ones saw `content`.
   func waitForContent(_ content: String?, after: Int = 0, timeout: Duration = .seconds(5)) -> Bool {
-    eventually(timeout: timeout) { all.dropFirst(after).contains { $0.content == content } }
+    waitUntil(deadline: timeout) { all.dropFirst(after).contains { $0.content == content } }
   }
 
   /// Waits until a wake-up after the first `after` ones had a reason matching `predicate`.
   func waitForReason(after: Int = 0, timeout: Duration = .seconds(5),
                      _ predicate: (FileWatchReason) -> Bool) -> Bool {
-    eventually(timeout: timeout) { all.dropFirst(after).contains { predicate($0.reason) } }
+    waitUntil(deadline: timeout) { all.dropFirst(after).contains { predicate($0.reason) } }
   }
 }
 

@@ -53,7 +53,7 @@ func measurePropagation(
   }
   defer { observation.cancel() }
   let milliseconds = Int(interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)
-  let writer = try InteractiveChild(try testHelper(), ["timed-saves", path, "\(saves)", "\(bytes)", "\(milliseconds)", "--wait"])
+  let writer = try InteractiveChild(try testHelper(), ["timed-saves", path, "\(saves)", "\(bytes)", "\(milliseconds)"])
   guard writer.nextLine(startingWith: "ready") != nil else { return nil }
   writer.send("go")
   guard writer.nextLine(startingWith: "done", deadline: .seconds(120)) != nil,

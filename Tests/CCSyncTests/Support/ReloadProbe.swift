@@ -53,16 +53,6 @@ func identity(of path: String) -> FileIdentity? {
   (try? fileIdentity(atPath: path)) ?? nil
 }
 
-/// Writes `text` to `path` atomically, the way a careful foreign program does: a temp file
-/// in the same directory, then `rename`.
-func replaceAtomically(_ path: String, _ text: String) throws {
-  let temporary = FilePath.directory(of: path) + "/.replace-" + UUID().uuidString
-  guard FileManager.default.createFile(atPath: temporary, contents: Data(text.utf8)) else {
-    throw POSIXError(.EIO)
-  }
-  guard rename(temporary, path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-}
-
 /// `waitUntil` for async tests: suspends between checks instead of blocking a thread of the
 /// cooperative pool (which the code under test may need to make progress).
 @discardableResult
