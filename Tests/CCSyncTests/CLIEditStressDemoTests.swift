@@ -111,16 +111,6 @@ import Testing
     #expect(outcome.standardOutput.contains("all 4 changes are in the file"))
     #expect(outcome.standardError == "")
   }
-
-  @Test func embeddedDemoDocumentIsConfigExample() throws {
-    let source = try String(
-      contentsOf: CLI.exampleURL.deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Sources/CCSyncCLI/DemoDocument.swift"), encoding: .utf8)
-    let example = try String(contentsOf: CLI.exampleURL, encoding: .utf8)
-    let start = try #require(source.range(of: "#\"\"\"\n"))
-    let end = try #require(source.range(of: "\n\"\"\"#", range: start.upperBound..<source.endIndex))
-    #expect(String(source[start.upperBound..<end.lowerBound]) == example)
-  }
 }
 
 @testable import CCSyncCLI

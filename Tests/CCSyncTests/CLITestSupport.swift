@@ -24,8 +24,7 @@ enum CLI {
   /// Runs `ccsync ARGUMENTS` as user and group `nobody` (65534) through setpriv, so that file
   /// permissions apply (the tests run as root, which bypasses them).
   static func runAsNobody(_ arguments: [String], input: String? = nil) throws -> ChildProcess.Outcome {
-    try ChildProcess.run(
-      "setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", executable()] + arguments, input: input)
+    try CCSyncTests.runAsNobody(executable(), arguments, input: input)
   }
 
   /// This environment with `changes` applied.

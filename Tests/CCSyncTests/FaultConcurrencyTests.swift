@@ -15,7 +15,7 @@ import Testing
     defer { directory.remove() }
     let path = directory.file("settings.json")
     let children = try (0..<8).map { index in
-      try InteractiveChild(FaultTools.helper(), ["mixed", path, String(seconds), String(seed &+ UInt64(index))])
+      try InteractiveChild(testHelper(), ["mixed", path, String(seconds), String(seed &+ UInt64(index))])
     }
     for child in children { #expect(child.nextLine(startingWith: "ready", deadline: .seconds(20)) != nil) }
 
@@ -28,7 +28,7 @@ import Testing
     let final = try fileJSON(path)
     #expect(final.objectValue?["counter"] == .number(JSONNumber(increments)), "updates lost: \(final) vs \(increments) (seed \(seed))")
     let expected = try JSONValueEncoder().encode(
-      try JSONValueDecoder().decode(ConcurrencySettings.self, from: final)).formatted(.compact)
+      try JSONValueDecoder().decode(SharedSettings.self, from: final)).formatted(.compact)
     for (index, child) in children.enumerated() {
       let answer = child.request("expect \(expected)", reply: "", deadline: .seconds(15))
       #expect(answer == "converged", "process \(index): \(answer ?? "no answer") (file \(expected), seed \(seed))")
@@ -49,10 +49,10 @@ import Testing
     let path = directory.file("settings.json")
     writeFile(path, #"{"counter": 1}"#)
     let storage = CodableStorage(
-      defaultValue: ConcurrencySettings(), path: path, updateMode: .manual,
+      defaultValue: SharedSettings(), path: path, updateMode: .manual,
       options: StorageOptions(watchesForChanges: false, flushesAtExit: false, logger: .silent))
 
-    func edit(_ value: inout ConcurrencySettings, _ meanwhile: () throws -> Void) rethrows {
+    func edit(_ value: inout SharedSettings, _ meanwhile: () throws -> Void) rethrows {
       try meanwhile()
       value.theme = "dark"
     }
@@ -69,10 +69,10 @@ import Testing
 
     // The same through the property wrapper (`app.settings.theme = ...`).
     final class App {
-      @CodableStorage var settings: ConcurrencySettings
+      @CodableStorage var settings: SharedSettings
       init(path: String) {
         _settings = CodableStorage(
-          defaultValue: ConcurrencySettings(), path: path, updateMode: .manual,
+          defaultValue: SharedSettings(), path: path, updateMode: .manual,
           options: StorageOptions(watchesForChanges: false, flushesAtExit: false, logger: .silent))
       }
     }
@@ -83,12 +83,4 @@ import Testing
     }
     #expect(app.settings.counter == 3, "the wrapper's edit reverted a reload")
   }
-}
-
-/// The helper's settings type, as the test decodes the final file.
-struct ConcurrencySettings: Codable, Equatable {
-  var theme = "light"
-  var fontSize = 13
-  var counter = 0
-  var tags: [String] = []
 }

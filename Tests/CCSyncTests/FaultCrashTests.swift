@@ -65,7 +65,7 @@ import Testing
 
     // Leftover temp files of the killed saves: once old enough, the next writer removes them.
     for name in try temporaryFiles(of: "settings.json", in: directory) { backdate(directory.file(name), by: 60) }
-    let next = try ChildProcess.run(FaultTools.helper(), ["update-once", path])
+    let next = try ChildProcess.run(testHelper(), ["update-once", path])
     #expect(next.succeeded, "\(next.standardOutput) \(next.standardError)")
     #expect(try temporaryFiles(of: "settings.json", in: directory) == [])
   }
@@ -94,7 +94,7 @@ import Testing
     for round in 0..<rounds {
       // Odd rounds go through CodableStorage (its watcher, its immediate writes), even ones
       // through SharedDocument.
-      let child = try ChildProcess.start(FaultTools.helper(), ["update-loop", path] + (round % 2 == 1 ? ["--storage"] : []))
+      let child = try ChildProcess.start(testHelper(), ["update-loop", path] + (round % 2 == 1 ? ["--storage"] : []))
       #expect(waitUntil(deadline: .seconds(20)) { child.standardOutput.contains("ready") })
       usleep(UInt32.random(in: 0...15_000, using: &random))
       kill(child.process.processIdentifier, SIGKILL)
@@ -116,7 +116,7 @@ import Testing
       counter = now
     }
     for name in try temporaryFiles(of: "counter.json", in: directory) { backdate(directory.file(name), by: 60) }
-    let next = try ChildProcess.run(FaultTools.helper(), ["update-once", path])
+    let next = try ChildProcess.run(testHelper(), ["update-once", path])
     #expect(next.standardOutput == "updated \(counter + 1)\n", "\(next.standardOutput) \(next.standardError)")
     #expect(try temporaryFiles(of: "counter.json", in: directory) == [])
     FaultTools.report("random-kills", rounds)
@@ -134,7 +134,7 @@ import Testing
     defer { elsewhere.remove() }
     let path = directory.file("settings.json")
     try Self.resetOldDocument(path)
-    let watcher = try InteractiveChild(FaultTools.helper(), ["watch", path, "--safety-ms", "0"])
+    let watcher = try InteractiveChild(testHelper(), ["watch", path, "--safety-ms", "0"])
     #expect(watcher.nextLine(startingWith: "ready") != nil)
 
     // Three saves killed after writing their temp file, before its fsync (so before the rename).
@@ -171,7 +171,7 @@ import Testing
       backdate(directory.file(name), by: 60)
     }
 
-    let next = try ChildProcess.run(FaultTools.helper(), ["update-once", path])
+    let next = try ChildProcess.run(testHelper(), ["update-once", path])
     #expect(next.succeeded, "\(next.standardOutput) \(next.standardError)")
 
     let remaining = Set(try directory.names())

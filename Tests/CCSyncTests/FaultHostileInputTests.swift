@@ -61,7 +61,7 @@ import Testing
     let path = directory.file("settings.json")
     try Data(input.bytes).write(to: URL(fileURLWithPath: path))
 
-    let run = try ChildProcess.run(FaultTools.helper(), ["read-document", path], deadline: .seconds(30))
+    let run = try ChildProcess.run(testHelper(), ["read-document", path], deadline: .seconds(30))
 
     #expect(!run.signaled && !run.timedOut, "crashed or hung: \(run.status) \(run.standardError)")
     let result = run.standardOutput.split(separator: "\n").first.map(String.init) ?? ""
@@ -72,7 +72,7 @@ import Testing
     if input.outcome == "invalid" { #expect(result.contains("'\(path)'"), "does not name the file: \(result)") }
     // A write refuses a file that is not JSON (the CLI's policy) and leaves it as it was.
     if input.outcome == "invalid" {
-      let write = try ChildProcess.run(FaultTools.helper(), ["update-once", path], deadline: .seconds(30))
+      let write = try ChildProcess.run(testHelper(), ["update-once", path], deadline: .seconds(30))
       #expect(!write.signaled && write.standardOutput.hasPrefix("failed '\(path)' is not valid JSON"), "\(write.standardOutput)")
     }
     #expect(try contents(of: path) == input.bytes, "the file changed")
@@ -105,7 +105,7 @@ import Testing
     let size = text.utf8.count
 
     let start = ContinuousClock.now
-    let run = try ChildProcess.run(FaultTools.helper(), ["read-document", path], deadline: .seconds(120))
+    let run = try ChildProcess.run(testHelper(), ["read-document", path], deadline: .seconds(120))
     let elapsed = ContinuousClock.now - start
 
     #expect(!run.signaled && !run.timedOut, "\(run.standardError)")

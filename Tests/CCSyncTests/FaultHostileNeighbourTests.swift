@@ -55,7 +55,7 @@ import Testing
       try scene.plantSymlink(".settings.json.tmp-" + FileSystem.randomSuffix(length: AtomicReplace.suffixLength), to: scene.victim)
     }
 
-    let run = try ChildProcess.run(FaultTools.helper(), ["update-once", scene.path])
+    let run = try ChildProcess.run(testHelper(), ["update-once", scene.path])
 
     #expect(run.standardOutput == "failed '\(scene.path).lock' is a symbolic link, not a regular file\n", "\(run.standardError)")
     try scene.expectUnharmed("planted lock")
@@ -70,7 +70,7 @@ import Testing
     #expect(mkfifo(scene.path + ".lock", 0o666) == 0)
     #expect(chown(scene.path + ".lock", 65534, 65534) == 0)
 
-    let run = try ChildProcess.run(FaultTools.helper(), ["update-once", scene.path], deadline: .seconds(10))
+    let run = try ChildProcess.run(testHelper(), ["update-once", scene.path], deadline: .seconds(10))
 
     #expect(!run.timedOut, "the lock open blocked on a FIFO")
     #expect(run.standardOutput == "failed '\(scene.path).lock' is a FIFO, not a regular file\n", "\(run.standardError)")
@@ -116,14 +116,14 @@ import Testing
     #expect(unlink(scene.path) == 0)
     try scene.plantSymlink("settings.json", to: scene.victim)
 
-    let run = try ChildProcess.run(FaultTools.helper(), ["update-once", scene.path])
+    let run = try ChildProcess.run(testHelper(), ["update-once", scene.path])
 
     #expect(run.standardOutput == "failed follow another user's symbolic link in a world-writable sticky directory '\(scene.path)': Permission denied (errno 13)\n", "\(run.standardError)")
     // CodableStorage would keep an invalid file's bytes and write over it: through the link,
     // that would be the victim.
-    let storage = try ChildProcess.run(FaultTools.helper(), ["increment", scene.path, "1"])
+    let storage = try ChildProcess.run(testHelper(), ["increment", scene.path, "1"])
     #expect(storage.standardError.contains("follow another user's symbolic link"), "\(storage.standardError)")
-    let read = try ChildProcess.run(FaultTools.helper(), ["read-document", scene.path])
+    let read = try ChildProcess.run(testHelper(), ["read-document", scene.path])
     #expect(read.standardOutput.hasPrefix("invalid follow another user's symbolic link"), "\(read.standardOutput)")
     #expect(try String(contentsOfFile: scene.victim, encoding: .utf8) == "victim: root's file\n")
     #expect(try linkStatusOf(scene.path).st_mode & S_IFMT == S_IFLNK, "the planted link itself is left alone")
@@ -131,7 +131,7 @@ import Testing
 
     // The same link made by the writer itself is followed, as any symlinked file is.
     #expect(lchown(scene.path, 0, 0) == 0)
-    let own = try ChildProcess.run(FaultTools.helper(), ["update-once", scene.path])
+    let own = try ChildProcess.run(testHelper(), ["update-once", scene.path])
     #expect(own.standardOutput.hasPrefix("failed") && own.standardOutput.contains("is not valid JSON"), "\(own.standardOutput)")
   }
 

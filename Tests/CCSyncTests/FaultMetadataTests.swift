@@ -54,7 +54,7 @@ import Testing
     let link = directory.file("settings.json")
     try symlink(link, to: "real/settings.json")
 
-    let run = try ChildProcess.run(FaultTools.helper(), ["update-once", link])
+    let run = try ChildProcess.run(testHelper(), ["update-once", link])
 
     #expect(run.standardOutput == "updated 2\n", "\(run.standardError)")
     #expect(try linkStatusOf(link).st_mode & S_IFMT == S_IFLNK)
@@ -116,7 +116,7 @@ import Testing
     #expect(try String(contentsOfFile: path, encoding: .utf8) == #"{"counter": 1}"#)
     #expect(try directory.names() == ["settings.json", "settings.json.lock"])
 
-    let asRoot = try ChildProcess.run(FaultTools.helper(), ["update-once", path])
+    let asRoot = try ChildProcess.run(testHelper(), ["update-once", path])
     #expect(asRoot.standardOutput == "updated 2\n", "\(asRoot.standardError)")
     let status = try statusOf(path)
     #expect(status.st_mode & 0o7777 == 0o444)
@@ -160,7 +160,7 @@ import Testing
     guard mount.succeeded else { try Test.cancel("mount --bind is not permitted here: \(mount.standardError)") }
     defer { unmount(path) }
 
-    let run = try ChildProcess.run(FaultTools.helper(), ["update-once", path])
+    let run = try ChildProcess.run(testHelper(), ["update-once", path])
 
     let message = run.standardOutput
     #expect(message.hasPrefix("failed rename '\(directory.file("app/.settings.json.tmp-"))"), "\(message)")
@@ -174,11 +174,8 @@ import Testing
 /// Runs the test helper as user and group 65534 with no supplementary groups (util-linux
 /// `setpriv`), a real ordinary user rather than a thread with changed file-system ids.
 func runHelperAsNobody(_ arguments: [String]) throws -> ChildProcess.Outcome {
-  try FaultTools.requireRoot("setpriv to another user")
-  let setpriv = try FaultTools.tool("setpriv")
-  let outcome = try ChildProcess.run(
-    setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", FaultTools.helper()] + arguments)
-  if outcome.status == 126 || outcome.status == 127 || outcome.standardError.contains("Permission denied") {
+  let outcome = try runAsNobody(testHelper(), arguments)
+  if outcome.standardError.contains("Permission denied") {
     try Test.cancel("user 65534 cannot run the test helper here: \(outcome.standardError)")
   }
   return outcome

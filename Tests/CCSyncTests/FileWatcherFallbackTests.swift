@@ -10,12 +10,15 @@ extension FileWatcherTests {
       let directory = try TemporaryDirectory()
       defer { directory.remove() }
       try shell("mkdir d && echo one > d/app.json", in: directory.path)
-      let helper = try HelperProcess(["watch", directory("d/app.json"), "--safety-ms", "0"])
-      defer { helper.stop() }
+      let helper = try InteractiveChild(testHelper(), ["watch", directory("d/app.json"), "--safety-ms", "0"])
+      defer {
+        kill(helper.process.processIdentifier, SIGCONT)  // a failed step may have left it stopped
+        _ = helper.finish()
+      }
       #expect(helper.waitForLine { $0 == "ready polling=false" })
 
       // Stop the child so its queue fills (fs.inotify.max_queued_events is 16384 by default).
-      kill(helper.processIdentifier, SIGSTOP)
+      kill(helper.process.processIdentifier, SIGSTOP)
       #expect(waitUntil(deadline: .seconds(5)) { helper.isStopped })
       for index in 0..<7000 {  // create, close-write, delete: 21000 events.
         let path = directory("d/side-\(index)")
@@ -25,25 +28,25 @@ extension FileWatcherTests {
       // With the queue full, the events saying the directory was replaced are lost: only
       // the re-validation after the overflow can find the new directory.
       try shell("mv d d-old && mkdir d && echo final > d/app.json", in: directory.path)
-      kill(helper.processIdentifier, SIGCONT)
+      kill(helper.process.processIdentifier, SIGCONT)
 
-      #expect(helper.waitForLine { $0.hasPrefix("wake overflow ") }, "lines: \(helper.lines.suffix(5))")
+      #expect(helper.waitForLine { $0.hasPrefix("wake overflow ") }, "lines: \(helper.receivedLines.suffix(5))")
       #expect(helper.waitForLine { $0.hasPrefix("wake ") && $0.hasSuffix(" final\\n") })
-      let before = helper.lines.count
+      let before = helper.receivedLines.count
       try shell("echo after > d/app.json", in: directory.path)
       #expect(helper.waitForLine(after: before) { $0.hasSuffix(" after\\n") },
-              "not re-armed on the new directory after the overflow: \(helper.lines.suffix(5))")
+              "not re-armed on the new directory after the overflow: \(helper.receivedLines.suffix(5))")
     }
 
     @Test func environmentVariableForcesPolling() throws {
       let directory = try TemporaryDirectory()
       defer { directory.remove() }
       try shell("echo one > app.json", in: directory.path)
-      let helper = try HelperProcess(["watch", directory("app.json")], environment: ["CCSYNC_WATCH_MODE": "poll"])
-      defer { helper.stop() }
+      let helper = try InteractiveChild(testHelper(), ["watch", directory("app.json")], environment: ["CCSYNC_WATCH_MODE": "poll"])
+      defer { _ = helper.finish() }
       #expect(helper.waitForLine { $0 == "ready polling=true" })
       try shell("echo two > .app.json.tmp && mv .app.json.tmp app.json", in: directory.path)
-      #expect(helper.waitForLine { $0 == "wake poll two\\n" }, "lines: \(helper.lines)")
+      #expect(helper.waitForLine { $0 == "wake poll two\\n" }, "lines: \(helper.receivedLines)")
     }
 
     @Test func pollingModeNoticesChanges() throws {
@@ -149,60 +152,3 @@ final class Lines: Sendable {
   var append: @Sendable (String) -> Void { { [self] line in lines.withLock { $0.append(line) } } }
 }
 
-/// The built `CCSyncTestHelper` run as a child, its standard output collected line by line.
-final class HelperProcess: Sendable {
-  private let process: Process
-  private let input: Pipe
-  private let collected = Lines()
-
-  init(_ arguments: [String], environment: [String: String] = [:]) throws {
-    let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-      .deletingLastPathComponent().appendingPathComponent("CCSyncTestHelper")
-    process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    input = Pipe()
-    let output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    try process.run()
-    let append = collected.append
-    let reader = output.fileHandleForReading
-    Thread.detachNewThread {
-      var pending = ""
-      while true {
-        let data = reader.availableData
-        if data.isEmpty { break }
-        pending += String(decoding: data, as: UTF8.self)
-        while let newline = pending.firstIndex(of: "\n") {
-          append(String(pending[..<newline]))
-          pending = String(pending[pending.index(after: newline)...])
-        }
-      }
-    }
-  }
-
-  var processIdentifier: Int32 { process.processIdentifier }
-  var lines: [String] { collected.all }
-
-  /// Whether the child is stopped (state `T` in `/proc/PID/stat`).
-  var isStopped: Bool {
-    guard let stat = contents("/proc/\(processIdentifier)/stat"),
-          let close = stat.lastIndex(of: ")") else { return false }
-    return stat[stat.index(close, offsetBy: 2)] == "T"
-  }
-
-  /// Waits until a line after the first `after` ones matches.
-  func waitForLine(after: Int = 0, timeout: Duration = .seconds(10), _ predicate: (String) -> Bool) -> Bool {
-    waitUntil(deadline: timeout) { lines.dropFirst(after).contains(where: predicate) }
-  }
-
-  /// Closes the child's standard input (it exits) and waits for it; kills it if it lingers.
-  func stop() {
-    kill(processIdentifier, SIGCONT)
-    try? input.fileHandleForWriting.close()
-    if !waitUntil(deadline: .seconds(5), { !process.isRunning }) { process.terminate() }
-    process.waitUntilExit()
-  }
-}

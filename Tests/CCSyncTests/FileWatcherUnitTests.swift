@@ -180,8 +180,10 @@ extension FileWatcherTests {
       }
       #expect(scenario.watcher.watchedDirectoryCount == 1)
       // Cancelling frees the handler, the last owner of the inner watch, whose deinit cancels
-      // it: that must happen outside the watcher's lock.
-      outer.cancel()
+      // it: that must happen outside the watcher's lock. On another thread, so that a deadlock
+      // fails the test instead of hanging the run.
+      let cancelled = BackgroundThread { outer.cancel() }
+      #expect(throws: Never.self) { try cancelled.value(deadline: .seconds(10)) }
       #expect(scenario.watcher.watchedDirectoryCount == 0)
     }
   }

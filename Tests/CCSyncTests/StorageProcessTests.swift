@@ -4,13 +4,11 @@ import Testing
 
 /// CodableStorage across real processes: the test helper's `increment`, `session` and `churn`.
 @Suite struct StorageProcessTests {
-  static func helper() throws -> String { try ChildProcess.builtExecutable("CCSyncTestHelper") }
-
   @Test func eightProcessesIncrementExactlyWithDurableWrites() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let path = directory.file("counter.json")
-    let children = try (0..<8).map { _ in try ChildProcess.start(Self.helper(), ["increment", path, "200"]) }
+    let children = try (0..<8).map { _ in try ChildProcess.start(testHelper(), ["increment", path, "200"]) }
     for child in children {
       let outcome = child.wait(deadline: .seconds(240))
       #expect(outcome.succeeded, "\(outcome.standardError)")
@@ -22,12 +20,12 @@ import Testing
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let path = directory.file("settings.json")
-    let first = try InteractiveChild(Self.helper(), ["session", path, "idle:60"])
+    let first = try InteractiveChild(testHelper(), ["session", path, "idle:60"])
     #expect(first.nextLine(startingWith: "ready") != nil)
     first.request("set theme dark")
     #expect(first.request("pending", reply: "pending") == "pending true")
 
-    let second = try InteractiveChild(Self.helper(), ["session", path, "manual"])
+    let second = try InteractiveChild(testHelper(), ["session", path, "manual"])
     #expect(second.nextLine(startingWith: "ready") != nil)
     second.request("set fontSize 21")
     #expect(second.request("save") == "ok")
@@ -46,7 +44,7 @@ import Testing
     defer { directory.remove() }
     let path = directory.file("settings.json")
     writeFile(path, ##"{"theme": "light", "fontSize": 13, "counter": 0, "tags": [], "v2": {"accent": "#ff0000", "ratio": 1.50}}"##)
-    let child = try InteractiveChild(Self.helper(), ["session", path, "manual"])
+    let child = try InteractiveChild(testHelper(), ["session", path, "manual"])
     #expect(child.nextLine(startingWith: "ready") != nil)
     child.request("set counter 5")
     #expect(child.request("save") == "ok")
@@ -62,7 +60,7 @@ import Testing
     defer { directory.remove() }
     let path = directory.file("churn.json")
     for round in 0..<15 {
-      let child = try ChildProcess.start(Self.helper(), ["churn", path])
+      let child = try ChildProcess.start(testHelper(), ["churn", path])
       #expect(waitUntil { child.standardOutput.contains("started") })
       usleep(UInt32(1_000 * (round % 5) * 3))  // kill at a different point of the loop each round
       kill(child.process.processIdentifier, SIGKILL)
@@ -83,7 +81,7 @@ import Testing
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let path = directory.file("settings.json")
-    let child = try InteractiveChild(Self.helper(), ["session", path, "immediate"])
+    let child = try InteractiveChild(testHelper(), ["session", path, "immediate"])
     #expect(child.nextLine(startingWith: "ready") != nil)
     child.request("set theme dark")
     #expect(try fileJSON(path).objectValue?["theme"] == "dark")
@@ -97,7 +95,7 @@ import Testing
     defer { directory.remove() }
     let path = directory.file("settings.json")
     writeFile(path, #"{"theme": "light"}"#)
-    let child = try InteractiveChild(Self.helper(), ["session", path, "manual"])
+    let child = try InteractiveChild(testHelper(), ["session", path, "manual"])
     #expect(child.nextLine(startingWith: "ready") != nil)
     child.request("set theme dark")
     #expect(try fileJSON(path).objectValue?["theme"] == "light", "written before save")
@@ -116,7 +114,7 @@ import Testing
     defer { directory.remove() }
     let path = directory.file("settings.json")
     writeFile(path, #"{"counter": 0}"#)
-    let child = try InteractiveChild(Self.helper(), ["session", path, "idle:0.5"])
+    let child = try InteractiveChild(testHelper(), ["session", path, "idle:0.5"])
     #expect(child.nextLine(startingWith: "ready") != nil)
     let start = ContinuousClock.now
     child.request("set counter 1")
@@ -140,7 +138,7 @@ import Testing
     let path = directory.file("settings.json")
     writeFile(path, #"{"counter": 0}"#)
     // idle 0.4 s: the maximum delay is 10 s; changing every 0.1 s for up to 15 s must still be saved.
-    let child = try InteractiveChild(Self.helper(), ["session", path, "idle:0.4"])
+    let child = try InteractiveChild(testHelper(), ["session", path, "idle:0.4"])
     #expect(child.nextLine(startingWith: "ready") != nil)
     var value = 0
     let saved = waitUntil(deadline: .seconds(15)) {
@@ -159,7 +157,7 @@ import Testing
     defer { directory.remove() }
     let path = directory.file("settings.json")
     writeFile(path, #"{"counter": 0}"#)
-    let child = try InteractiveChild(Self.helper(), ["session", path, "throttled:1.0"])
+    let child = try InteractiveChild(testHelper(), ["session", path, "throttled:1.0"])
     #expect(child.nextLine(startingWith: "ready") != nil)
     child.request("set counter 1")
     #expect(waitUntil(deadline: .seconds(5)) { (try? fileJSON(path).objectValue?["counter"]) == 1 })
@@ -179,7 +177,7 @@ import Testing
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let path = directory.file("settings.json")
-    let child = try InteractiveChild(Self.helper(), ["session", path, "idle:60"])
+    let child = try InteractiveChild(testHelper(), ["session", path, "idle:60"])
     #expect(child.nextLine(startingWith: "ready") != nil)
     child.request("set theme signalled")
     #expect(!FileManager.default.fileExists(atPath: path))
@@ -192,7 +190,7 @@ import Testing
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let path = directory.file("settings.json")
-    let child = try InteractiveChild(Self.helper(), ["session", path, "idle:60"])
+    let child = try InteractiveChild(testHelper(), ["session", path, "idle:60"])
     #expect(child.nextLine(startingWith: "ready") != nil)
     child.request("set theme atexit")
     #expect(child.finish() == 0)

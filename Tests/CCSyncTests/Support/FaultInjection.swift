@@ -24,9 +24,6 @@ enum FaultTools {
     return path
   }
 
-  /// The test helper executable.
-  static func helper() throws -> String { try ChildProcess.builtExecutable("CCSyncTestHelper") }
-
   /// How many of something a test does by default, unless the environment variable `name`
   /// asks for another number (the suite's knobs: `CCSYNC_FAULT_KILLS`, `CCSYNC_FAULT_SECONDS`).
   static func count(_ name: String, default value: Int) -> Int {
@@ -64,7 +61,7 @@ func runHelperTraced(_ arguments: [String], strace straceArguments: [String], ke
   defer { control.remove() }
   let go = control.file("go")
   let traceFile = keepTrace ? control.file("trace") : "/dev/null"
-  let helper = try ChildProcess.start(FaultTools.helper(), arguments + ["--go", go])
+  let helper = try ChildProcess.start(testHelper(), arguments + ["--go", go])
   guard waitUntil(deadline: .seconds(20), { helper.standardOutput.contains("ready") || !helper.isRunning }),
         helper.isRunning else {
     let outcome = helper.stop()
@@ -135,4 +132,17 @@ func mountTemporaryFileSystem(on directory: String, size: String) throws {
 /// Unmounts `directory` (lazily, so that a test that failed with files open still cleans up).
 func unmount(_ directory: String) {
   _ = try? ChildProcess.run("umount", ["-l", directory])
+}
+
+/// Runs `executable` as user and group 65534 (nobody) with `setpriv`; cancels the test when
+/// this process cannot switch users or that user cannot run the executable.
+func runAsNobody(_ executable: String, _ arguments: [String], input: String? = nil) throws -> ChildProcess.Outcome {
+  try FaultTools.requireRoot("setpriv to another user")
+  let setpriv = try FaultTools.tool("setpriv")
+  let outcome = try ChildProcess.run(
+    setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", executable] + arguments, input: input)
+  if outcome.status == 126 || outcome.status == 127 {
+    try Test.cancel("user 65534 cannot run \(executable) here: \(outcome.standardError)")
+  }
+  return outcome
 }

@@ -23,10 +23,13 @@ final class InteractiveChild: @unchecked Sendable {
   private let buffers = Output()
   private var consumed = 0
 
-  /// Starts `executable` with `arguments`.
-  init(_ executable: String, _ arguments: [String]) throws {
+  /// Starts `executable` with `arguments`, and `environment` over this process's.
+  init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
+    if !environment.isEmpty {
+      process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     process.standardInput = input
     process.standardOutput = output
     process.standardError = errors
@@ -92,6 +95,18 @@ final class InteractiveChild: @unchecked Sendable {
   func request(_ command: String, reply: String = "ok", deadline: Duration = .seconds(10)) -> String? {
     send(command)
     return nextLine(startingWith: reply, deadline: deadline)
+  }
+
+  /// Waits until a received line after the first `after` ones matches `predicate`.
+  func waitForLine(after: Int = 0, deadline: Duration = .seconds(10), _ predicate: (String) -> Bool) -> Bool {
+    waitUntil(deadline: deadline) { receivedLines.dropFirst(after).contains(where: predicate) }
+  }
+
+  /// Whether the child is stopped (state `T` in `/proc/PID/stat`).
+  var isStopped: Bool {
+    guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+          let close = stat.lastIndex(of: ")") else { return false }
+    return stat[stat.index(close, offsetBy: 2)] == "T"
   }
 
   /// Whether any received line (consumed or not) starts with `prefix`.
