@@ -8,14 +8,10 @@ extension CodableStorage {
     let (changes, version, seed) = state.withLock { ($0.pendingChanges, $0.version, $0.synced) }
     do {
       let (written, rank) = try document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
-        if CodableStorage.isEmptyDocument(document) && !CodableStorage.isEmptyDocument(seed) {
-          document = seed  // a new file holds the whole value, not only the changed fields
-        }
-        document = changes.applied(to: document)
+        document = CodableStorage.applying(changes, seed: seed, to: document)
         return document
       }
-      adopt(written, origin: .local, savedVersion: version, rank: rank)
-      scheduler.withLock { $0 }?.didSave()
+      didWrite(written, version: version, rank: rank)
     } catch {
       let storageError = CodableStorage.storageError(error, path: path)
       report(storageError)
@@ -36,18 +32,7 @@ extension CodableStorage {
   /// - Throws: ``StorageError/invalidJSON(path:_:)`` or ``StorageError/decodingFailed(path:message:)``
   ///   (the value in memory is then kept), or I/O errors.
   public func load() throws {
-    do {
-      let (json, rank) = try document.readTracked()
-      guard let json else {
-        state.withLock { $0.fileState = .missing }
-        return
-      }
-      try adoptChecked(json, origin: .external, savedVersion: nil, rank: rank)
-    } catch let error as StorageError {
-      state.withLock { $0.fileState = .invalid(error.description) }
-      report(error)
-      throw error
-    }
+    try readAndAdopt(notify: true)
   }
 
   /// The exact read-modify-write: takes the file's exclusive lock, reads the latest file, applies
@@ -63,8 +48,7 @@ extension CodableStorage {
     var result: Result?
     do {
       let (written, rank) = try document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
-        if CodableStorage.isEmptyDocument(document) && !CodableStorage.isEmptyDocument(seed) { document = seed }
-        document = changes.applied(to: document)
+        document = CodableStorage.applying(changes, seed: seed, to: document)
         var value = try decode(document)
         let before = try options.encoder.encode(value)
         result = try body(&value)
@@ -72,8 +56,7 @@ extension CodableStorage {
         document = JSONChangeSet(from: before, to: after).applied(to: document)
         return document
       }
-      adopt(written, origin: .local, savedVersion: version, rank: rank)
-      scheduler.withLock { $0 }?.didSave()
+      didWrite(written, version: version, rank: rank)
     } catch let error as StorageError {
       report(error)
       throw error
@@ -86,18 +69,42 @@ extension CodableStorage {
   /// Reads the file at initialisation: its JSON (over the default's) becomes the value.
   func loadAtStart() {
     do {
+      try readAndAdopt(notify: false)
+    } catch is StorageError {
+      // Recorded and reported by readAndAdopt.
+    } catch {
+      report(.decodingFailed(path: path, message: "\(error)"))
+    }
+  }
+
+  /// Reads the file and takes its JSON as the synced version (pending changes on top). A
+  /// missing file is noted; an invalid or undecodable one is recorded, reported and thrown.
+  private func readAndAdopt(notify: Bool) throws {
+    do {
       let (json, rank) = try document.readTracked()
       guard let json else {
         state.withLock { $0.fileState = .missing }
         return
       }
-      try adoptChecked(json, origin: .external, savedVersion: nil, rank: rank, notify: false)
+      try adoptChecked(json, origin: .external, savedVersion: nil, rank: rank, notify: notify)
     } catch let error as StorageError {
       state.withLock { $0.fileState = .invalid(error.description) }
       report(error)
-    } catch {
-      report(.decodingFailed(path: path, message: "\(error)"))
+      throw error
     }
+  }
+
+  /// The document a write of this process's pending `changes` makes of the file's `document`.
+  /// A new (or empty) file gets the whole synced value `seed`, not only the changed fields.
+  static func applying(_ changes: JSONChangeSet, seed: JSONValue, to document: JSONValue) -> JSONValue {
+    let base = isEmptyDocument(document) && !isEmptyDocument(seed) ? seed : document
+    return changes.applied(to: base)
+  }
+
+  /// Takes a write's result (`written`, recorded under `rank`) and tells the scheduler.
+  private func didWrite(_ written: JSONValue, version: UInt64, rank: SharedDocument.Rank?) {
+    adopt(written, origin: .local, savedVersion: version, rank: rank)
+    scheduler.withLock { $0 }?.didSave()
   }
 
   /// A local change: keep it encoded, tell observers, schedule the write.
