@@ -121,7 +121,7 @@ struct AtomicReplace {
       let candidate = template + makeSuffix()
       do {
         return (try OpenFile(path: candidate, options: .createExclusive(mode: 0o600)), candidate)
-      } catch where error.code == FileSystem.alreadyExistsErrorCode {
+      } catch where error.errorNumber == .fileExists {
         continue  // a leftover or someone else's name (even a symlink): pick another
       } catch where error.isNoSuchFile {
         throw .missingDirectory(path: directory)
@@ -129,7 +129,7 @@ struct AtomicReplace {
         throw .system(SystemError(code: error.code, operation: "create temporary file", path: candidate))
       }
     }
-    throw .system(SystemError(code: FileSystem.alreadyExistsErrorCode, operation: "create temporary file", path: template + "XXXXXXXX"))
+    throw .system(SystemError(code: ErrorNumber.fileExists.rawValue, operation: "create temporary file", path: template + "XXXXXXXX"))
   }
 
   /// Owner and group first (`chown` clears set-id bits), then mode, then extended attributes.

@@ -32,7 +32,7 @@ final class FileLock {
       status = try file.status()
     } catch where error.isNoSuchFile {
       throw .missingDirectory(path: FilePath.directory(of: resolvedPath))
-    } catch where error.code == FileSystem.symlinkRefusedErrorCode {
+    } catch where error.errorNumber == .tooManySymbolicLinkLevels {
       // O_NOFOLLOW refused a symlink planted at the lock's name: name it as what it is.
       throw .notRegularFile(path: lockPath, kind: (try? FileSystem.linkStatus(lockPath))?.kind ?? .symbolicLink)
     } catch {

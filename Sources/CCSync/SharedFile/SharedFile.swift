@@ -83,7 +83,7 @@ public final class SharedFile: Sendable {
     try withSystemErrors { () throws(SystemError) in try FileSystem.checkPath(path) }
     do {
       return try read(target: path, options: .readOnlyNonBlockingNoFollow)
-    } catch .system(let error) where error.code == FileSystem.symlinkRefusedErrorCode {
+    } catch .system(let error) where error.errorNumber == .tooManySymbolicLinkLevels {
       return try read(target: try resolvedPath())
     }
   }

@@ -95,7 +95,7 @@ public struct StorageLocation: Sendable, Equatable, CustomStringConvertible {
       prefix += "/" + component
       do {
         try FileSystem.makeDirectory(prefix, mode: 0o700)
-      } catch where error.code == FileSystem.alreadyExistsErrorCode {
+      } catch where error.errorNumber == .fileExists {
         continue
       } catch {
         throw .system(error)

@@ -16,24 +16,12 @@ enum FileSystem {
   /// The status of `path` itself (a symlink is not followed), or `nil` when nothing is there.
   /// The corresponding C function is `lstat`.
   static func linkStatus(_ path: String) throws(SystemError) -> FileStatus? {
-    var result = stat()
-    do {
-      _ = try systemCall("stat", path: path) { lstat(path, &result) }
-    } catch where error.code == ENOENT || error.code == ENOTDIR {
-      return nil
-    }
-    return FileStatus(result)
+    try fileStatus(atPath: path, followingSymbolicLinks: false, operation: "stat").map(FileStatus.init)
   }
 
   /// The status of what `path` leads to (symlinks followed), or `nil` when nothing is there.
   static func status(_ path: String) throws(SystemError) -> FileStatus? {
-    var result = stat()
-    do {
-      _ = try systemCall("stat", path: path) { stat(path, &result) }
-    } catch where error.code == ENOENT || error.code == ENOTDIR {
-      return nil
-    }
-    return FileStatus(result)
+    try fileStatus(atPath: path, followingSymbolicLinks: true).map(FileStatus.init)
   }
 
   /// Refuses a path no file can have: empty (`ENOENT`, as `open("")` gives) or containing a
@@ -65,6 +53,12 @@ enum FileSystem {
       throw SystemError(code: errno, operation: "list directory", path: path)
     }
     defer { closedir(stream) }
+    return names(in: stream)
+  }
+
+  /// The names an open directory stream lists, without `.` and `..`. The corresponding C
+  /// function is `readdir`.
+  static func names(in stream: OpaquePointer) -> [String] {
     var names: [String] = []
     while let entry = readdir(stream) {
       let name = withUnsafePointer(to: &entry.pointee.d_name) { field in
@@ -149,8 +143,6 @@ enum FileSystem {
     return FileIdentity.Timestamp(now)
   }
 
-  /// `ELOOP`, which `O_NOFOLLOW` gives for a symlink, for callers that must not import Glibc.
-  static var symlinkRefusedErrorCode: Int32 { ELOOP }
 
   /// A monotonic clock reading in nanoseconds.
   static func monotonicNanoseconds() -> Int64 {
@@ -179,6 +171,4 @@ extension FileSystem {
 }
 
 extension FileSystem {
-  /// `EEXIST`, for callers that must not import Glibc.
-  static var alreadyExistsErrorCode: Int32 { EEXIST }
 }

@@ -104,15 +104,6 @@ package enum FileTree {
       throw SystemError(code: code, operation: "list directory", path: path)
     }
     defer { closedir(stream) }
-    var names: [String] = []
-    while let entry = readdir(stream) {
-      let name = withUnsafePointer(to: &entry.pointee.d_name) { field in
-        field.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: field.pointee)) {
-          String(cString: $0)
-        }
-      }
-      if name != "." && name != ".." { names.append(name) }
-    }
-    return names
+    return FileSystem.names(in: stream)
   }
 }

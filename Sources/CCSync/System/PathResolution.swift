@@ -2,14 +2,16 @@ import Glibc
 
 /// The status of the file at `path`, or `nil` when it does not exist (`ENOENT`, `ENOTDIR`).
 ///
-/// - Parameter followingSymbolicLinks: `true` for `stat(2)`, `false` for `lstat(2)`, which
-///   describes a link itself.
+/// - Parameters:
+///   - followingSymbolicLinks: `true` for `stat(2)`, `false` for `lstat(2)`, which describes
+///     a link itself.
+///   - operation: how an error names the call; the C function's name by default.
 /// - Throws: `SystemError` for any other failure.
 /// The corresponding C functions are `stat` and `lstat`.
-func fileStatus(atPath path: String, followingSymbolicLinks: Bool) throws(SystemError) -> stat? {
+func fileStatus(atPath path: String, followingSymbolicLinks: Bool, operation: String? = nil) throws(SystemError) -> stat? {
   var status = stat()
   do {
-    _ = try systemCall(followingSymbolicLinks ? "stat" : "lstat", path: path) {
+    _ = try systemCall(operation ?? (followingSymbolicLinks ? "stat" : "lstat"), path: path) {
       followingSymbolicLinks ? stat(path, &status) : lstat(path, &status)
     }
   } catch where error.code == ENOENT || error.code == ENOTDIR {
