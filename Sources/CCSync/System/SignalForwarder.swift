@@ -51,10 +51,7 @@ enum SignalForwarder {
       // A process may start with these signals blocked (Foundation's `Process` spawns
       // children that way); a signal blocked in every thread would stay pending forever.
       // Unblocked here, the kernel delivers it to this thread, which runs the handler.
-      var unblocked = sigset_t()
-      sigemptyset(&unblocked)
-      for signal in SignalForwarder.terminationSignals { sigaddset(&unblocked, signal) }
-      pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
+      try? Signal.unblock(SignalForwarder.terminationSignals.map(Signal.init(rawValue:)))
       while true {
         var byte: UInt8 = 0
         let got = Glibc.read(readEnd, &byte, 1)

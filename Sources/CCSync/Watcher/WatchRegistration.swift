@@ -156,7 +156,7 @@ extension WatcherState {
     }
     nextPoll = nil
     scheduleTimers(now: .now)
-    wakeUp?.signal()
+    wakeUp?.wakeUp()
   }
 
   static func limitDescription(_ error: SystemError) -> String {

@@ -21,7 +21,7 @@ final class WatcherCore: Sendable {
   private func startIfNeeded(_ state: inout WatcherState) {
     guard state.thread == nil, !state.stopping else { return }
     do {
-      let wakeUp = try WakeUpPipe()
+      let wakeUp = try WakeUpChannel()
       state.wakeUp = wakeUp
       if !requestedPolling {
         do throws(SystemError) {
@@ -44,14 +44,14 @@ final class WatcherCore: Sendable {
     state.withLock { state in
       startIfNeeded(&state)
       let id = state.register(path: path, handler: handler)
-      state.wakeUp?.signal()  // The thread's next deadline may have moved.
+      state.wakeUp?.wakeUp()  // The thread's next deadline may have moved.
       return id
     }
   }
 
   func unregister(_ id: RegistrationID) {
     let handler = state.withLock { state in
-      defer { state.wakeUp?.signal() }
+      defer { state.wakeUp?.wakeUp() }
       return state.unregister(id)
     }
     _ = handler  // Released here, outside the lock.
@@ -60,7 +60,7 @@ final class WatcherCore: Sendable {
   func recheck(_ id: RegistrationID, after delay: Duration) {
     state.withLock { state in
       state.registrations[id]?.recheckDeadlines.append(.now + delay)
-      state.wakeUp?.signal()
+      state.wakeUp?.wakeUp()
     }
   }
 
@@ -69,7 +69,7 @@ final class WatcherCore: Sendable {
   func stop() {
     let thread = state.withLock { state in
       state.stopping = true
-      state.wakeUp?.signal()
+      state.wakeUp?.wakeUp()
       return state.thread
     }
     guard let thread else { return }
@@ -78,7 +78,7 @@ final class WatcherCore: Sendable {
 
   /// The thread's loop: wait in `poll` on the wake-up pipe and the inotify descriptor until
   /// the next timer, handle what came, then call the handlers outside the lock.
-  private func run(_ wakeUp: WakeUpPipe) {
+  private func run(_ wakeUp: WakeUpChannel) {
     state.withLock { $0.threadID = BackgroundThread.currentThreadID() }
     var noise = NoiseGate()
     var pauseFirst = false
@@ -89,7 +89,7 @@ final class WatcherCore: Sendable {
         return (state.inotify?.descriptor ?? -1, state.nextDeadline().map { $0 - .now })
       }
       guard let plan else { break }
-      let descriptors = [wakeUp.readDescriptor, plan.inotify]
+      let descriptors = [wakeUp.descriptorToPoll, plan.inotify]
       // Under a noisy neighbour: sleep, then take whatever queued meanwhile without waiting,
       // one context switch per pause instead of one per event (see `NoiseGate`).
       if pauseFirst { FileSystem.sleep(nanoseconds: NoiseGate.pause) }

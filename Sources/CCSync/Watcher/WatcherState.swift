@@ -56,7 +56,7 @@ struct WatcherState {
   var inotify: InotifyInstance?
   /// Instances given up after a fallback, closed by the thread once `poll` has returned.
   var retiredInotify: [InotifyInstance] = []
-  var wakeUp: WakeUpPipe?
+  var wakeUp: WakeUpChannel?
   var thread: BackgroundThread?
   var threadID: Int32?
   var stopping = false
