@@ -688,7 +688,7 @@ struct KeySequence: Encodable {
   @Test func readableDescriptionQuotesAmbiguousKeys() {
     let error = DecodingError.dataCorrupted(
       DecodingError.Context(
-        codingPath: [JSONCodingKey(stringValue: "labels"), JSONCodingKey(stringValue: "app.kubernetes.io/name"), JSONCodingKey(index: 2)],
+        codingPath: [JSONCodingKey(stringValue: "labels"), JSONCodingKey(stringValue: "app.kubernetes.io/name"), JSONCodingKey(intValue: 2)],
         debugDescription: "bad"))
     #expect(error.readableDescription == #"labels."app.kubernetes.io/name".2: bad"#)
   }

@@ -16,13 +16,13 @@ extension JSONChangeSet {
       }
       var edits = KeyedEdits()
       for member in baseObject where targetObject.position(of: member.key) == nil {
-        edits[member.key] = .remove
+        edits.set(.remove, forKey: member.key)
       }
       for member in targetObject {
         if let old = baseObject[member.key] {
-          if let edit = difference(from: old, to: member.value) { edits[member.key] = edit }
+          if let edit = difference(from: old, to: member.value) { edits.set(edit, forKey: member.key) }
         } else {
-          edits[member.key] = .set(member.value)
+          edits.set(.set(member.value), forKey: member.key)
         }
       }
       return edits.isEmpty ? nil : .members(edits)
@@ -95,7 +95,7 @@ extension JSONChangeSet {
         // remove all that was set, but the object stays.
         let createsObject = earlier.createsValue || later.createsValue
         for (key, edit) in laterEdits {
-          edits[key] = edits[key].map { compose($0, then: edit) } ?? edit
+          edits.set(edits[key].map { compose($0, then: edit) } ?? edit, forKey: key)
         }
         edits.createsObject = createsObject
         return .members(edits)
@@ -171,17 +171,13 @@ extension JSONChangeSet {
 
     var isEmpty: Bool { keys.isEmpty }
 
-    /// The edit for `key`; setting one for a new key adds it at the end, for a known key
-    /// replaces it where it stands.
-    subscript(key: String) -> Edit? {
-      get { edits[key] }
-      set {
-        guard let newValue else {
-          if edits.removeValue(forKey: key) != nil { keys.removeAll { $0 == key } }
-          return
-        }
-        if edits.updateValue(newValue, forKey: key) == nil { keys.append(key) }
-      }
+    /// The edit for `key`, if any.
+    subscript(key: String) -> Edit? { edits[key] }
+
+    /// Sets the edit for `key`: for a new key it goes at the end, for a known key it replaces
+    /// the old one where it stands.
+    mutating func set(_ edit: Edit, forKey key: String) {
+      if edits.updateValue(edit, forKey: key) == nil { keys.append(key) }
     }
 
     func makeIterator() -> AnyIterator<(key: String, edit: Edit)> {

@@ -71,7 +71,7 @@ public struct JSONChangeSet: Sendable, Equatable {
       }
       for key in change.path.reversed() {
         var members = KeyedEdits()
-        members[key] = edit
+        members.set(edit, forKey: key)
         edit = .members(members)
       }
       root = root.map { Edit.compose($0, then: edit) } ?? edit

@@ -14,10 +14,6 @@ struct JSONCodingKey: CodingKey, Sendable {
     self.intValue = intValue
   }
 
-  init(index: Int) {
-    self.init(intValue: index)
-  }
-
   /// The key `superEncoder()` and `superDecoder()` use.
   static let superKey = JSONCodingKey(stringValue: "super")
 }
@@ -63,7 +59,7 @@ indirect enum CodingPathNode {
         keys.append(key)
         node = parent
       case .index(let index, let parent):
-        keys.append(JSONCodingKey(index: index))
+        keys.append(JSONCodingKey(intValue: index))
         node = parent
       }
     }
@@ -142,11 +138,8 @@ extension DecodingError {
   private static func line(_ path: [any CodingKey], _ context: Context?, fallback: String)
     -> String
   {
-    var message = context?.debugDescription ?? ""
-    if message.isEmpty { message = fallback }
-    if let underlying = context?.underlyingError { message += " (\(underlying))" }
-    let location = readableCodingPath(path)
-    return location.isEmpty ? message : location + ": " + message
+    let message = context?.debugDescription ?? ""
+    return readableLine(path, message.isEmpty ? fallback : message, underlying: context?.underlyingError)
   }
 }
 
@@ -156,12 +149,16 @@ extension EncodingError {
   public var readableDescription: String {
     switch self {
     case .invalidValue(_, let context):
-      var message = context.debugDescription
-      if let underlying = context.underlyingError { message += " (\(underlying))" }
-      let location = readableCodingPath(context.codingPath)
-      return location.isEmpty ? message : location + ": " + message
+      return readableLine(context.codingPath, context.debugDescription, underlying: context.underlyingError)
     @unknown default:
       return String(describing: self)
     }
   }
+}
+
+/// `path: message (underlying)`, or the message alone at the top level.
+private func readableLine(_ path: [any CodingKey], _ message: String, underlying: (any Error)?) -> String {
+  let text = underlying.map { message + " (\($0))" } ?? message
+  let location = readableCodingPath(path)
+  return location.isEmpty ? text : location + ": " + text
 }

@@ -77,7 +77,9 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
     } else if value == value.rounded(), abs(value) < 1e15 {
       self.text = String(Int64(value))
     } else {
-      self.text = JSONNumber.canonicalDoubleText(value)
+      // Swift's shortest round-trip spelling ("0.1", "1e-07", "1.2345e+20") is valid JSON;
+      // callers exclude infinity and NaN.
+      self.text = value.description
     }
   }
 
@@ -229,14 +231,6 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
       while digit(index) { bytes.formIndex(after: &index) }
     }
     return index == bytes.endIndex
-  }
-
-  /// Swift's shortest round-trip spelling, adjusted to JSON: no `inf`/`nan` (callers exclude
-  /// them) and an exponent always written with a sign-free `e`.
-  private static func canonicalDoubleText(_ value: Double) -> String {
-    // `description` gives the shortest digits that read back exactly, e.g. "0.1", "1e-07",
-    // "1.2345e+20"; all are valid JSON numbers.
-    return value.description
   }
 }
 

@@ -263,12 +263,16 @@ final class JSONValueEncoderImpl: Encoder, SingleValueEncodingContainer {
     case .millisecondsSince1970:
       return try box(date.timeIntervalSince1970 * 1000, parent: parent, step: step())
     case .deferredToDate:
-      return try encodeNested(at: parent.appending(step())) { try date.encode(to: $0) }?.finish()
-        ?? .object(JSONObject())
+      return try encodeNestedValue(at: parent.appending(step())) { try date.encode(to: $0) }
     case .custom(let closure):
-      return try encodeNested(at: parent.appending(step())) { try closure(date, $0) }?.finish()
-        ?? .object(JSONObject())
+      return try encodeNestedValue(at: parent.appending(step())) { try closure(date, $0) }
     }
+  }
+
+  /// What `body` encodes on this encoder moved to `node`; an empty object if nothing, as
+  /// Foundation's encoder writes it.
+  private func encodeNestedValue(at node: CodingPathNode, _ body: (JSONValueEncoderImpl) throws -> Void) throws -> JSONValue {
+    try encodeNested(at: node, body)?.finish() ?? .object(JSONObject())
   }
 
   private func wrap(data: Data, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep) throws -> JSONValue {
@@ -276,11 +280,9 @@ final class JSONValueEncoderImpl: Encoder, SingleValueEncodingContainer {
     case .base64:
       return .string(data.base64EncodedString())
     case .deferredToData:
-      return try encodeNested(at: parent.appending(step())) { try data.encode(to: $0) }?.finish()
-        ?? .object(JSONObject())
+      return try encodeNestedValue(at: parent.appending(step())) { try data.encode(to: $0) }
     case .custom(let closure):
-      return try encodeNested(at: parent.appending(step())) { try closure(data, $0) }?.finish()
-        ?? .object(JSONObject())
+      return try encodeNestedValue(at: parent.appending(step())) { try closure(data, $0) }
     }
   }
 
