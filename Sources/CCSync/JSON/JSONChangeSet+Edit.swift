@@ -68,11 +68,8 @@ extension JSONChangeSet {
             if let old = object[key], old == value { continue }
             object[key] = value
           case .members:
-            if object.position(of: key) != nil {
-              var child = object[key]!
-              object[key] = .null
-              edit.apply(to: &child)
-              object[key] = child
+            if let position = object.position(of: key) {
+              object.modifyValue(at: position) { edit.apply(to: &$0) }
             } else if edit.createsValue {
               var child = JSONValue.null
               edit.apply(to: &child)

@@ -30,11 +30,8 @@ extension JSONValue {
     for member in patchObject {
       if member.value.isNull {
         object.removeValue(forKey: member.key)
-      } else if object.position(of: member.key) != nil {
-        var child = object[member.key]!
-        object[member.key] = .null
-        child.mergePatch(with: member.value)
-        object[member.key] = child
+      } else if let position = object.position(of: member.key) {
+        object.modifyValue(at: position) { $0.mergePatch(with: member.value) }
       } else {
         var child = JSONValue.null
         child.mergePatch(with: member.value)

@@ -81,6 +81,14 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
     }
   }
 
+  /// Runs `body` on the value of the member at `position`, changing it in place (a value taken
+  /// out and put back would be copied: the object would still hold a reference to it).
+  mutating func modifyValue<Result, Failure: Error>(
+    at position: Int, _ body: (inout JSONValue) throws(Failure) -> Result
+  ) throws(Failure) -> Result {
+    try body(&members[position].value)
+  }
+
   /// Removes the member for `key` and returns its value, or `nil` when there was none.
   @discardableResult
   public mutating func removeValue(forKey key: String) -> JSONValue? {

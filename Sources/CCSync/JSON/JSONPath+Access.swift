@@ -87,19 +87,16 @@ extension JSONValue {
       target = .null
       defer { target = .object(object) }
       let key = component.token
-      var child = JSONValue.null
-      let existed = object.position(of: key) != nil
-      if existed {
-        child = object[key]!
-        object[key] = .null
-      }
-      do {
+      if let position = object.position(of: key) {
+        // On failure the callee has restored the member.
+        try object.modifyValue(at: position) { (child) throws(JSONPathError) in
+          try set(newValue, in: &child, path: path, depth: depth + 1)
+        }
+      } else {
+        var child = JSONValue.null
         try set(newValue, in: &child, path: path, depth: depth + 1)
-      } catch {
-        if existed { object[key] = child }  // unchanged: the callee restored it
-        throw error
+        object[key] = child
       }
-      object[key] = child
     case .array(var elements):
       guard let position = component.arrayPosition else {
         throw .notAnIndex(path: path, at: path.prefix(depth), token: component.token)
@@ -146,14 +143,13 @@ extension JSONValue {
     case .object(var object):
       if component.isIndexOnly { throw .notAnArray(path: path, at: path.prefix(depth)) }
       let key = component.token
-      guard object.position(of: key) != nil else { return nil }
+      guard let position = object.position(of: key) else { return nil }
       target = .null
       defer { target = .object(object) }
       if isLast { return object.removeValue(forKey: key) }
-      var child = object[key]!
-      object[key] = .null
-      defer { object[key] = child }
-      return try remove(in: &child, path: path, depth: depth + 1)
+      return try object.modifyValue(at: position) { (child) throws(JSONPathError) in
+        try remove(in: &child, path: path, depth: depth + 1)
+      }
     case .array(var elements):
       guard let position = component.arrayPosition else {
         throw .notAnIndex(path: path, at: path.prefix(depth), token: component.token)
