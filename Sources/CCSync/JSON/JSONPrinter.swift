@@ -118,6 +118,7 @@ struct JSONPrinter: ~Copyable {
   }
 
   /// Writes a member's key in quotes and the colon after it (and a space in pretty style).
+  @inline(__always)
   mutating func writeKey(_ key: String) {
     writeString(key)
     if pretty { append(": ") } else { append(UInt8(ascii: ":")) }
@@ -168,14 +169,9 @@ struct JSONPrinter: ~Copyable {
     var index = start
     if let base = bytes.baseAddress {
       let raw = UnsafeRawPointer(base)
-      let ones: UInt64 = 0x0101_0101_0101_0101
       while index + 8 <= bytes.count {
         let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-        let quote = word ^ (ones &* 0x22)
-        let backslash = word ^ (ones &* 0x5C)
-        let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
-          | ((word &- ones &* 0x20) & ~word)
-        let found = special & (ones &* 0x80)
+        let found = JSONReader.specialBytes(in: word)
         if found != 0 { return index + found.trailingZeroBitCount >> 3 }
         index += 8
       }

@@ -62,15 +62,10 @@ extension JSONReader {
     var index = start
     var highBits: UInt64 = 0
     var hash = JSONReader.fingerprintSeed
-    let ones: UInt64 = 0x0101_0101_0101_0101
     let raw = UnsafeRawPointer(input.baseAddress!)
     while index + 8 <= input.count {
       let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-      let quote = word ^ (ones &* 0x22)
-      let backslash = word ^ (ones &* 0x5C)
-      let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
-        | ((word &- ones &* 0x20) & ~word)
-      let found = special & (ones &* 0x80)
+      let found = JSONReader.specialBytes(in: word)
       if found != 0 {
         let passed = found.trailingZeroBitCount & ~7
         let tail = passed == 0 ? 0 : word & (UInt64.max >> (64 - passed))

@@ -31,18 +31,9 @@ extension JSONReader {
     var index = start
     if input.count >= 8 {
       let raw = UnsafeRawPointer(input.baseAddress!)
-      let ones: UInt64 = 0x0101_0101_0101_0101
-      let high: UInt64 = 0x8080_8080_8080_8080
       while index + 8 <= input.count {
         let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-        // Bit 7 of a byte of `special` is set for a quote, a backslash or a byte below 0x20.
-        // Borrows can set it in bytes after such a byte, never before, so the lowest set bit
-        // is exact.
-        let quote = word ^ (ones &* 0x22)
-        let backslash = word ^ (ones &* 0x5C)
-        let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
-          | ((word &- ones &* 0x20) & ~word)
-        let found = special & high
+        let found = JSONReader.specialBytes(in: word)
         if found != 0 {
           let passed = found.trailingZeroBitCount & ~7
           if passed > 0 { highBits |= word & (UInt64.max >> (64 - passed)) }
@@ -59,6 +50,18 @@ extension JSONReader {
       index += 1
     }
     return index
+  }
+
+  /// Bit 7 set in each byte of `word` (eight input bytes, little-endian) that is a quote, a
+  /// backslash or below 0x20, the bytes a JSON string cannot hold as they are. Borrows can set
+  /// it in bytes after such a byte, never before, so the lowest set bit is exact.
+  @inline(__always)
+  static func specialBytes(in word: UInt64) -> UInt64 {
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let quote = word ^ (ones &* 0x22)
+    let backslash = word ^ (ones &* 0x5C)
+    let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
+    return special & (ones &* 0x80)
   }
 
   /// A `String` of `content`, which has no quote, backslash or control character; `highBits`
