@@ -15,7 +15,8 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
 
   /// Creates a number from its text, or `nil` when the text is not a JSON number.
   public init?(text: String) {
-    guard JSONNumber.isValidSyntax(text.utf8) else { return nil }
+    var copy = text
+    guard copy.withUTF8({ JSONNumber.numberEnd(in: $0, from: 0) == $0.count }) else { return nil }
     self.text = text
   }
 
@@ -203,34 +204,35 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
     hasher.combine(DecimalParts(text))
   }
 
-  /// Whether `bytes` is exactly one number in RFC 8259 syntax:
-  /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
-  static func isValidSyntax<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
-    var index = bytes.startIndex
-    func digit(_ i: Bytes.Index) -> Bool {
-      i < bytes.endIndex && bytes[i] >= UInt8(ascii: "0") && bytes[i] <= UInt8(ascii: "9")
+  /// Where the number that starts at `start` in `bytes` ends, or `nil` when none does: RFC
+  /// 8259's `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, and a zero followed by
+  /// a digit is no number (not a `0` followed by something else). The parser's grammar, and
+  /// ``init(text:)``'s.
+  static func numberEnd(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+    var index = start
+    @inline(__always) func isDigit(_ offset: Int) -> Bool {
+      offset < bytes.count && bytes[offset] &- UInt8(ascii: "0") < 10
     }
-    if index < bytes.endIndex, bytes[index] == UInt8(ascii: "-") { bytes.formIndex(after: &index) }
-    guard digit(index) else { return false }
+    if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+    guard isDigit(index) else { return nil }
     if bytes[index] == UInt8(ascii: "0") {
-      bytes.formIndex(after: &index)
+      index += 1
+      if isDigit(index) { return nil }
     } else {
-      while digit(index) { bytes.formIndex(after: &index) }
+      while isDigit(index) { index += 1 }
     }
-    if index < bytes.endIndex, bytes[index] == UInt8(ascii: ".") {
-      bytes.formIndex(after: &index)
-      guard digit(index) else { return false }
-      while digit(index) { bytes.formIndex(after: &index) }
+    if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+      index += 1
+      guard isDigit(index) else { return nil }
+      while isDigit(index) { index += 1 }
     }
-    if index < bytes.endIndex, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
-      bytes.formIndex(after: &index)
-      if index < bytes.endIndex, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
-        bytes.formIndex(after: &index)
-      }
-      guard digit(index) else { return false }
-      while digit(index) { bytes.formIndex(after: &index) }
+    if index < bytes.count, bytes[index] | 0x20 == UInt8(ascii: "e") {
+      index += 1
+      if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+      guard isDigit(index) else { return nil }
+      while isDigit(index) { index += 1 }
     }
-    return index == bytes.endIndex
+    return index
   }
 }
 

@@ -190,31 +190,7 @@ extension JSONReader {
   /// Reads a number at ``position``, checking the RFC 8259 grammar, and keeps its text.
   mutating func readNumber() throws(JSONParseError) -> JSONNumber {
     let start = position
-    var index = start
-    @inline(__always) func isDigit(_ offset: Int) -> Bool {
-      offset < input.count && input[offset] &- UInt8(ascii: "0") < 10
-    }
-    if input[index] == UInt8(ascii: "-") { index += 1 }
-    guard isDigit(index) else { throw invalidNumber(at: start) }
-    if input[index] == UInt8(ascii: "0") {
-      index += 1
-      if isDigit(index) { throw invalidNumber(at: start) }
-    } else {
-      while isDigit(index) { index += 1 }
-    }
-    if index < input.count, input[index] == UInt8(ascii: ".") {
-      index += 1
-      guard isDigit(index) else { throw invalidNumber(at: start) }
-      while isDigit(index) { index += 1 }
-    }
-    if index < input.count, input[index] | 0x20 == UInt8(ascii: "e") {
-      index += 1
-      if index < input.count, input[index] == UInt8(ascii: "+") || input[index] == UInt8(ascii: "-") {
-        index += 1
-      }
-      guard isDigit(index) else { throw invalidNumber(at: start) }
-      while isDigit(index) { index += 1 }
-    }
+    guard let index = JSONNumber.numberEnd(in: input, from: start) else { throw invalidNumber(at: start) }
     position = index
     return JSONNumber(uncheckedText: JSONReader.asciiString(UnsafeBufferPointer(rebasing: input[start..<index])))
   }
