@@ -48,10 +48,8 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
     var count = 0
     /// Where this object's keys start in ``JSONTextEncoderImpl/keys``.
     let firstKey: Int
-    /// One bit per key by its first ASCII byte, as ``ObjectBuffer`` keeps: a key whose bit is
-    /// clear cannot be among the object's keys.
-    var keyBits: UInt64 = 0
-    var keyBitsIncomplete = false
+    /// Rules out, for most new keys, that the object has them already.
+    var keyFilter = JSONKeyFilter()
   }
 
   let tree: JSONValueEncoderImpl
@@ -159,13 +157,12 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
   /// Refuses a key the object has already: the tree would replace its value in place, which
   /// text already written cannot do.
   private func recordKey(_ key: String, in position: Int) throws {
-    let first = key.utf8.first ?? 0x80
-    let bit: UInt64 = first < 0x80 ? 1 << (first & 63) : 0
+    let bit = JSONKeyFilter.bit(of: key)
     let frame = frames[position]
-    if frame.keyBitsIncomplete || bit == 0 || frame.keyBits & bit != 0 {
+    if frame.keyFilter.mayContain(bit: bit) {
       for index in frame.firstKey..<keys.count where keys[index] == key { throw Abandon() }
     }
-    if bit != 0 { frames[position].keyBits |= bit } else { frames[position].keyBitsIncomplete = true }
+    frames[position].keyFilter.insert(bit: bit)
     keys.append(key)
   }
 

@@ -50,39 +50,22 @@ final class ObjectBuffer {
     members.reserveCapacity(16)
   }
 
-  /// One bit per key set so far, chosen by its first byte (see ``signatureBit(of:)``):
-  /// a new key whose bit is clear is certainly not there, which spares most keys the scan.
-  @exclusivity(unchecked) private var keyBits: UInt64 = 0
-  /// Whether some key has no signature, so ``keyBits`` cannot rule anything out.
-  @exclusivity(unchecked) private var keyBitsIncomplete = false
-
-  /// A bit for `key` that two equal keys always share, or `nil` when it has none.
-  ///
-  /// Keys are equal under `String ==`, that is when canonically equivalent, which can hold
-  /// between different bytes. But an ASCII character is a starter that decomposes to itself,
-  /// so the canonical decomposition of a string that begins with an ASCII byte begins with
-  /// that byte: two equal keys whose first bytes are ASCII have the same first byte. Keys
-  /// that are empty or begin with a non-ASCII byte get no bit. (The last byte would sharpen
-  /// the filter by the same argument, but `utf8.last` costs more than it saves.)
-  @inline(__always)
-  private static func signatureBit(of key: String) -> UInt64? {
-    guard let first = key.utf8.first, first < 0x80 else { return nil }
-    return 1 << (first & 63)
-  }
+  /// Rules out, for most new keys, that the object has them already.
+  @exclusivity(unchecked) private var keyFilter = JSONKeyFilter()
 
   private func position(of key: String, bit: UInt64?) -> Int? {
     if let index { return index[key] }
-    if !keyBitsIncomplete, let bit, keyBits & bit == 0 { return nil }
+    if !keyFilter.mayContain(bit: bit) { return nil }
     for position in members.indices where members[position].key == key { return position }
     return nil
   }
 
   private func position(of key: String) -> Int? {
-    position(of: key, bit: ObjectBuffer.signatureBit(of: key))
+    position(of: key, bit: JSONKeyFilter.bit(of: key))
   }
 
   private func append(_ key: String, _ value: JSONValue, bit: UInt64?) {
-    if let bit { keyBits |= bit } else { keyBitsIncomplete = true }
+    keyFilter.insert(bit: bit)
     members.append(JSONObject.Member(key: key, value: value))
     if index != nil {
       index![key] = members.count - 1
@@ -95,7 +78,7 @@ final class ObjectBuffer {
 
   /// Sets the member for `key`, replacing an earlier value where it stands.
   func set(_ key: String, _ value: JSONValue) {
-    let bit = ObjectBuffer.signatureBit(of: key)
+    let bit = JSONKeyFilter.bit(of: key)
     if let position = position(of: key, bit: bit) {
       members[position].value = value
       if !pending.isEmpty { pending.removeAll { $0.position == position } }
@@ -106,7 +89,7 @@ final class ObjectBuffer {
 
   /// Sets the member for `key` to a value that is finished later.
   func setPending(_ key: String, _ value: PendingValue) {
-    let bit = ObjectBuffer.signatureBit(of: key)
+    let bit = JSONKeyFilter.bit(of: key)
     if let position = position(of: key, bit: bit) {
       members[position].value = .null
       pending.removeAll { $0.position == position }
@@ -130,8 +113,7 @@ final class ObjectBuffer {
     let finished = members
     members = []
     index = nil
-    keyBits = 0
-    keyBitsIncomplete = false
+    keyFilter = JSONKeyFilter()
     return JSONObject(uniqueMembers: finished)
   }
 
