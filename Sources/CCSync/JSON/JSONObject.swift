@@ -38,8 +38,15 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
   /// Creates an object from members the caller guarantees to have unique keys (the parser
   /// does). Builds the index when the object is large.
   init(uniqueMembers: [Member]) {
+    self.init(uniqueMembers: uniqueMembers, index: nil)
+  }
+
+  /// Creates an object from members with unique keys and, for a large one, the key-to-position
+  /// `index` when the caller already built it (``ObjectBuffer`` does).
+  init(uniqueMembers: [Member], index: [String: Int]?) {
     members = uniqueMembers
-    if members.count > JSONObject.indexThreshold { rebuildIndex() }
+    guard members.count > JSONObject.indexThreshold else { return }
+    if let index { self.index = index } else { rebuildIndex() }
   }
 
   public var startIndex: Int { members.startIndex }

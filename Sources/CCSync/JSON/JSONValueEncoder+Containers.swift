@@ -110,11 +110,11 @@ final class ObjectBuffer {
   func finish() -> JSONObject {
     for (position, value) in pending { members[position].value = value.finish() }
     pending = []
-    let finished = members
+    let finished = JSONObject(uniqueMembers: members, index: index)
     members = []
     index = nil
     keyFilter = JSONKeyFilter()
-    return JSONObject(uniqueMembers: finished)
+    return finished
   }
 
   /// Sorts the members numerically when every key is an integer, otherwise by key.
