@@ -123,7 +123,7 @@ func watchPoints(resolving path: String) -> [WatchPoint] {
       resolvedIdentity = DirectoryIdentity(status)
       continue
     }
-    let candidate = resolved == "/" ? "/" + component : resolved + "/" + component
+    let candidate = FilePath.join(resolved, component)
     let point = WatchPoint(directory: resolved, directoryIdentity: resolvedIdentity,
                            name: component, isTarget: pending.isEmpty)
     let status: stat?

@@ -83,7 +83,7 @@ extension WatcherState {
 /// Whether `name` in `directory` is a symbolic link now; `true` too when it cannot be
 /// examined, so that the caller resolves the path again rather than trust a guess.
 private func isSymbolicLinkOrUnknown(_ directory: String, _ name: String) -> Bool {
-  let path = directory == "/" ? "/" + name : directory + "/" + name
+  let path = FilePath.join(directory, name)
   do {
     return try fileStatus(atPath: path, followingSymbolicLinks: false)?.isSymbolicLink ?? false
   } catch {
