@@ -35,24 +35,16 @@ package final class FileDescriptor: InputSource {
   package func close() throws(SystemError) {
     guard !isClosed else { return }
     isClosed = true
-    if Glibc.close(rawValue) == -1 {
-      let code = errno
-      if code != EINTR { throw SystemError(code: code, operation: "close", path: path) }
-    }
+    try closeDescriptor(rawValue, path: path)
   }
 
   /// Writes every byte, looping over short writes.
   /// - Throws: `SystemError` (`ENOSPC`, `EPIPE`...); some bytes may have been written.
   /// The corresponding C function is `write`.
   package func writeAll(_ bytes: [UInt8]) throws(SystemError) {
-    var offset = 0
-    while offset < bytes.count {
-      let written = try systemCall("write", path: path) {
-        bytes.withUnsafeBytes { Glibc.write(rawValue, $0.baseAddress! + offset, $0.count - offset) }
-      }
-      if written == 0 { throw SystemError(code: EIO, operation: "write", path: path) }
-      offset += written
-    }
+    try bytes.withUnsafeBytes { buffer in
+      Result { () throws(SystemError) in try writeFully(rawValue, buffer, path: path) }
+    }.get()
   }
 
   /// Reads what can be read without waiting: on a non-blocking descriptor, until it has
@@ -164,5 +156,28 @@ extension FileDescriptor {
   private func setNonBlocking() throws(SystemError) {
     let flags = try systemCall("fcntl", path: path) { fcntl(rawValue, F_GETFL) }
     _ = try systemCall("fcntl", path: path) { fcntl(rawValue, F_SETFL, flags | O_NONBLOCK) }
+  }
+}
+
+/// Closes `descriptor`, reporting an error (a delayed write error on some file systems) naming
+/// `path`. Never retried: on Linux the descriptor is gone even when `close` fails.
+func closeDescriptor(_ descriptor: Int32, path: String?) throws(SystemError) {
+  if Glibc.close(descriptor) == -1 {
+    let code = errno
+    if code != EINTR { throw SystemError(code: code, operation: "close", path: path) }
+  }
+}
+
+/// Writes every byte of `bytes` to `descriptor`, looping over short writes.
+/// - Throws: `SystemError` naming `path` (`ENOSPC`, `EPIPE`...); some bytes may have been written.
+/// The corresponding C function is `write`.
+func writeFully(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String?) throws(SystemError) {
+  var offset = 0
+  while offset < bytes.count {
+    let written = try systemCall("write", path: path) {
+      Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+    }
+    if written == 0 { throw SystemError(code: EIO, operation: "write", path: path) }
+    offset += written
   }
 }

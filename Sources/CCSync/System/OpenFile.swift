@@ -54,10 +54,7 @@ final class OpenFile {
   func close() throws(SystemError) {
     guard !isClosed else { return }
     isClosed = true
-    if Glibc.close(descriptor) == -1 {
-      let code = errno
-      if code != EINTR { throw SystemError(code: code, operation: "close", path: path) }
-    }
+    try closeDescriptor(descriptor, path: path)
   }
 
   /// The file's status. The corresponding C function is `fstat`.
@@ -111,14 +108,7 @@ final class OpenFile {
 
   /// Writes every byte, looping over short writes. The corresponding C function is `write`.
   func writeAll(_ bytes: UnsafeRawBufferPointer) throws(SystemError) {
-    var offset = 0
-    while offset < bytes.count {
-      let written = try systemCall("write", path: path) {
-        Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-      }
-      if written == 0 { throw SystemError(code: EIO, operation: "write", path: path) }
-      offset += written
-    }
+    try writeFully(descriptor, bytes, path: path)
   }
 
   /// Writes every byte of `bytes`.
