@@ -102,6 +102,18 @@ final class WatchScenario {
             sourceLocation: sourceLocation)
   }
 
+  /// Runs `script` and checks that it woke `log` no more: `probe` (a watch registered after
+  /// `log`'s) is woken after whatever the script's events caused, see ``settle(probe:)``.
+  func expectNoWake(
+    _ log: WakeLog, probe: WakeLog, during script: String, _ comment: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) throws {
+    let before = log.count
+    try sh(script, sourceLocation: sourceLocation)
+    try settle(probe: probe, sourceLocation: sourceLocation)
+    #expect(log.count == before, "\(comment): \(log.reasons)", sourceLocation: sourceLocation)
+  }
+
   /// Checks the watch still works after a scenario: a later in-place write wakes it.
   func expectAlive(_ log: WakeLog, sourceLocation: SourceLocation = #_sourceLocation) throws {
     aliveCount += 1
