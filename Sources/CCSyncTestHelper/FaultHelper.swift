@@ -7,12 +7,20 @@ import Foundation
 
 /// Waits until the file at `path` exists, polling with `stat`: the test attaches strace to
 /// this process meanwhile, and polling (unlike a blocked `read`) leaves no traced system call
-/// half done at the moment strace attaches.
+/// half done at the moment strace attaches. A helper whose test went away without creating
+/// the file gives up after two minutes (exit 75) instead of polling forever.
 private func waitForGoFile(_ arguments: [String]) {
   guard let index = arguments.firstIndex(of: "--go"), index + 1 < arguments.count else { return }
   StandardStreams.writeLine("ready")
   let path = arguments[index + 1]
-  while !FileManager.default.fileExists(atPath: path) { usleep(1_000) }
+  let deadline = ContinuousClock.now + .seconds(120)
+  while !FileManager.default.fileExists(atPath: path) {
+    if ContinuousClock.now > deadline {
+      StandardStreams.writeLine("failed no go file at \(path)", toStandardError: true)
+      exit(75)
+    }
+    usleep(1_000)
+  }
 }
 
 private func fail(_ error: any Error) -> Int32 {

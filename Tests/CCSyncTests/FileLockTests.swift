@@ -76,7 +76,9 @@ import Testing
     let waiter = BackgroundThread { () throws -> ContinuousClock.Instant in
       try SharedFile(path: path).withLock(wait: .forever) { clock.now }
     }
-    #expect(!waitUntil(deadline: .milliseconds(300)) { waiter.isFinished }, "the waiter got a held lock")
+    let key = try lockKey(path + ".lock")
+    #expect(waitUntil { ProcessLockTable.shared.userCount(of: key) == 2 }, "the waiter never queued")
+    #expect(!waiter.isFinished, "the waiter got a held lock")
 
     letGo.signal()
     let released = try holder.value()
@@ -208,7 +210,7 @@ import Testing
     let file = SharedFile(path: path)
     // -F: no fork, so the one process we kill is the one holding the lock.
     let holder = try ChildProcess.start(
-      try flockPath(), ["-F", path + ".lock", "sh", "-c", "echo locked; exec sleep 30"])
+      try FaultTools.tool("flock"), ["-F", path + ".lock", "sh", "-c", "echo locked; exec sleep 30"])
     defer { holder.stop() }
     #expect(waitUntil { holder.standardOutput.contains("locked") }, "flock(1) never took the lock")
 
@@ -350,12 +352,7 @@ private func lockKey(_ lockPath: String) throws -> ProcessLockTable.Key {
   return ProcessLockTable.Key(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
 }
 
-private func flockPath() throws -> String {
-  guard let path = ChildProcess.find("flock") else { try Test.cancel("flock(1) (util-linux) is not installed") }
-  return path
-}
-
 /// Runs flock(1) with `arguments` to completion.
 private func flockCommand(_ arguments: [String]) throws -> ChildProcess.Outcome {
-  try ChildProcess.run(try flockPath(), arguments, deadline: .seconds(30))
+  try ChildProcess.run(try FaultTools.tool("flock"), arguments, deadline: .seconds(30))
 }
