@@ -30,9 +30,9 @@ struct DocumentWriter {
     _ change: (inout JSONValue) throws -> Result
   ) throws -> Result {
     let file = document.file
-    if !createIfMissing, !FileChecks.exists(file.path) {
+    if !createIfMissing, !FileTree.exists(file.path) {
       // Checked first so that a missing directory reads as the missing file it implies.
-      if !FileChecks.isDirectory(FileChecks.directory(of: try file.resolvedPath())) {
+      if !FileTree.isDirectory(FilePath.directory(of: try file.resolvedPath())) {
         throw StorageError.missingFile(path: file.path)
       }
     }

@@ -16,7 +16,7 @@ enum EditCommand {
     let shared = SharedFile(path: file)
     guard let snapshot = try shared.read() else { throw StorageError.missingFile(path: file) }
     let original = try DocumentReader.parse(snapshot.bytes, path: file)
-    let copy = try EditCopy(name: FileChecks.name(of: try shared.resolvedPath()), bytes: snapshot.bytes)
+    let copy = try EditCopy(name: FilePath.name(of: try shared.resolvedPath()), bytes: snapshot.bytes)
 
     let status = runEditor(on: copy.path)
     guard status == 0 else {
@@ -105,7 +105,7 @@ struct EditCopy {
 
   init(name: String, bytes: [UInt8]) throws(SystemError) {
     directory = try FileTree.makeTemporaryDirectory(prefix: "ccsync-edit")
-    path = directory + "/" + name
+    path = FilePath.join(directory, name)
     try FileDescriptor.createNew(path, permissions: 0o600).writeAll(bytes)
   }
 

@@ -91,7 +91,7 @@ struct CommandFailure: Error {
       // Refused to create a file that is not there (the temp file, a new lock file or data
       // file): "cannot create". Refused access to an existing file: "permission denied".
       let creating = error.operation == "open" || error.operation == "create temporary file"
-      if creating, let path = error.path, !FileChecks.exists(path) {
+      if creating, let path = error.path, !FileTree.exists(path) {
         let reason = "cannot create '\(path)': \(error.reason) (errno \(error.code))"
         self.init(ExitCode.cannotCreate, file.map { "'\($0)': " + reason } ?? reason)
       } else {
@@ -107,31 +107,5 @@ struct CommandFailure: Error {
   /// Writes `ccsync: MESSAGE` to standard error.
   func report() {
     StandardStreams.writeLine("ccsync: " + message, toStandardError: true)
-  }
-}
-
-/// File-system checks the CLI makes before acting, without Foundation.
-enum FileChecks {
-  /// Whether anything (a dangling symlink included) is at `path`.
-  static func exists(_ path: String) -> Bool {
-    FileTree.exists(path)
-  }
-
-  /// Whether `path` is a directory (symlinks followed).
-  static func isDirectory(_ path: String) -> Bool {
-    FileTree.isDirectory(path)
-  }
-
-  /// Everything before the last slash: `.` for a bare name, `/` for `/name`.
-  static func directory(of path: String) -> String {
-    guard let slash = path.lastIndex(of: "/") else { return "." }
-    if slash == path.startIndex { return "/" }
-    return String(path[..<slash])
-  }
-
-  /// Everything after the last slash.
-  static func name(of path: String) -> String {
-    guard let slash = path.lastIndex(of: "/") else { return path }
-    return String(path[path.index(after: slash)...])
   }
 }

@@ -19,8 +19,8 @@ enum LockCommand {
     let wait = try LockWait(arguments, spec: spec)
     let path = arguments.operands[0]
     let file = SharedFile(path: path)
-    let directory = FileChecks.directory(of: try file.resolvedPath())
-    guard FileChecks.isDirectory(directory) else { throw StorageError.missingDirectory(path: directory) }
+    let directory = FilePath.directory(of: try file.resolvedPath())
+    guard FileTree.isDirectory(directory) else { throw StorageError.missingDirectory(path: directory) }
 
     do {
       return try file.withLock(exclusive: !arguments.has("shared"), wait: wait) {
