@@ -2,14 +2,16 @@ import Foundation
 import Testing
 @testable import CCSync
 
-/// The JSONTestSuite corpus (github.com/nst/JSONTestSuite), read from
+/// The JSONTestSuite corpus (github.com/nst/JSONTestSuite), read from `$CCSYNC_JSONTESTSUITE`
+/// when set (`.ci/run` sets it for a clone made away from the corpus), else from
 /// `../shared/JSONTestSuite` beside the package root. It is not part of the package: on a
 /// clone without it these tests are skipped, and CI sets `CCSYNC_REQUIRE_CONFORMANCE=1` so
 /// that its absence fails the run instead.
 enum ConformanceCorpus {
   static let packageRoot = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-  static let directory = packageRoot.appendingPathComponent("../shared/JSONTestSuite").standardized
+  static let directory = ProcessInfo.processInfo.environment["CCSYNC_JSONTESTSUITE"].map { URL(fileURLWithPath: $0) }
+    ?? packageRoot.appendingPathComponent("../shared/JSONTestSuite").standardized
   static let parsingDirectory = directory.appendingPathComponent("test_parsing")
   static let transformDirectory = directory.appendingPathComponent("test_transform")
 
@@ -24,7 +26,7 @@ enum ConformanceCorpus {
   }
 
   static let absentMessage: Comment =
-    "JSONTestSuite not found at ../shared/JSONTestSuite; conformance tests skipped (CI sets CCSYNC_REQUIRE_CONFORMANCE=1 to require it)"
+    "JSONTestSuite not found at ../shared/JSONTestSuite (or $CCSYNC_JSONTESTSUITE); conformance tests skipped (CI sets CCSYNC_REQUIRE_CONFORMANCE=1 to require it)"
 
   /// The names of the parsing cases starting with `prefix`, sorted; empty when absent.
   static func parsingFiles(_ prefix: String) -> [String] {
