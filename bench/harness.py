@@ -141,7 +141,7 @@ def main():
     parser.add_argument("--cli-calls", type=int, default=100)
     parser.add_argument("--churn-seconds", type=float, default=3)
     parser.add_argument("--watcher-rounds", type=int, default=3)
-    parser.add_argument("--static-ccsync", help="ccsync built with --static-swift-stdlib, for the CLI rows")
+    parser.add_argument("--installed-ccsync", help="ccsync as scripts/install-cli installs it (static Swift runtime): the CLI goals are judged on it")
     parser.add_argument("--note", action="append", default=[], help="a line for the notes (a skipped peer)")
     parser.add_argument("--build-seconds", type=float, default=0)
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory and results.json")
