@@ -17,12 +17,12 @@ import subprocess
 import sys
 import time
 
-from lib import cli, contention, propagation, sizes, watching
+from lib import cli, codec, contention, propagation, sizes, watching
 
 BEGIN_MARK = "<!-- bench:begin -->"
 END_MARK = "<!-- bench:end -->"
 STEPS = {"contention": contention.measure, "propagation": propagation.measure, "cli": cli.measure,
-         "sizes": sizes.measure, "watcher": watching.measure}
+         "sizes": sizes.measure, "watcher": watching.measure, "codec": codec.measure}
 
 
 class Bench:
@@ -141,6 +141,7 @@ def main():
     parser.add_argument("--cli-calls", type=int, default=100)
     parser.add_argument("--churn-seconds", type=float, default=3)
     parser.add_argument("--watcher-rounds", type=int, default=3)
+    parser.add_argument("--codec-rounds", type=int, default=9, help="rounds of the codec figures")
     parser.add_argument("--installed-ccsync", help="ccsync as scripts/install-cli installs it (static Swift runtime): the CLI goals are judged on it")
     parser.add_argument("--note", action="append", default=[], help="a line for the notes (a skipped peer)")
     parser.add_argument("--build-seconds", type=float, default=0)

@@ -25,6 +25,46 @@ func medianSeconds(rounds: Int, batchSeconds: Double = 0.05, _ body: () throws -
   return median(samples)
 }
 
+/// Times `first` and `second` in alternating batches of about `batchSeconds` (which goes
+/// first alternates too), so that both see the same load in each round. Returns each one's
+/// median time per iteration and the median of the rounds' `second / first` ratios.
+func pairedMedianSeconds(
+  rounds: Int, batchSeconds: Double = 0.05, _ first: () throws -> Void, _ second: () throws -> Void
+) rethrows -> (first: Double, second: Double, secondOverFirst: Double) {
+  let clock = ContinuousClock()
+  func calibrated(_ body: () throws -> Void) rethrows -> Int {
+    try body()
+    let start = clock.now
+    try body()
+    return max(1, Int(batchSeconds / max(seconds(clock.now - start), 1e-7)))
+  }
+  func batch(_ iterations: Int, _ body: () throws -> Void) rethrows -> Double {
+    let start = clock.now
+    for _ in 0..<iterations { try body() }
+    return seconds(clock.now - start) / Double(iterations)
+  }
+  let firstIterations = try calibrated(first)
+  let secondIterations = try calibrated(second)
+  var firstSamples: [Double] = []
+  var secondSamples: [Double] = []
+  var ratios: [Double] = []
+  for round in 0..<max(1, rounds) {
+    let a: Double
+    let b: Double
+    if round % 2 == 0 {
+      a = try batch(firstIterations, first)
+      b = try batch(secondIterations, second)
+    } else {
+      b = try batch(secondIterations, second)
+      a = try batch(firstIterations, first)
+    }
+    firstSamples.append(a)
+    secondSamples.append(b)
+    ratios.append(b / a)
+  }
+  return (median(firstSamples), median(secondSamples), median(ratios))
+}
+
 func median(_ samples: [Double]) -> Double {
   let sorted = samples.sorted()
   if sorted.count % 2 == 1 { return sorted[sorted.count / 2] }

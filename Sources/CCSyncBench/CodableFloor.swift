@@ -54,7 +54,7 @@ enum CodableFloor {
   }
 
   /// What one document's floor leaves of the goal, seconds per call.
-  struct Figures {
+  struct Figures: Encodable {
     var document: String
     var foundationDecode: Double
     var foundationEncode: Double

@@ -15,25 +15,30 @@ enum CodecBenchmark {
     var foundation = true
     /// An operation to run exactly ``profileIterations`` times, untimed, for callgrind.
     var profile: String?
+    /// Where to write the rows and floor figures as JSON (for bench/run), besides the report.
+    var jsonPath: String?
   }
 
   static let profileIterations = 10
 
   static let usage = """
     USAGE: ccsync-bench codec [--rounds N] [--only parse|print|decode|encode|tree|floor[,...]]
-                              [--size small|large] [--no-python] [--no-foundation]
+                              [--size small|large] [--no-python] [--no-foundation] [--json PATH]
            ccsync-bench codec --profile parse|parse-compact|print|print-compact|decode|encode|encode-tree|tree-decode|tree-encode
                               |replay-decode|discard-encode
                               [--size small|large]   (runs it \(profileIterations) times, for valgrind)
     """
 
   /// One measured operation: our time and the references' times, seconds per call.
-  struct Row {
+  struct Row: Encodable {
     var operation: String
     var document: String
     var bytes: Int
     var ours: Double
     var foundation: Double?
+    /// Foundation's time over ours, taken round by round (each round times both back to
+    /// back), then the median: steadier on a loaded machine than a ratio of two medians.
+    var ratio: Double?
     var python: Double?
 
     func megabytesPerSecond(_ seconds: Double) -> Double { Double(bytes) / seconds / 1_000_000 }
@@ -60,6 +65,9 @@ enum CodecBenchmark {
         settings.python = false
       case "--no-foundation":
         settings.foundation = false
+      case "--json":
+        guard let value = remaining.popFirst() else { fail("--json needs a path") }
+        settings.jsonPath = value
       case "--profile":
         guard let value = remaining.popFirst() else { fail("--profile needs an operation") }
         settings.profile = value
@@ -79,7 +87,7 @@ enum CodecBenchmark {
       return
     }
     print("codec benchmark: median of \(settings.rounds) rounds; MB/s = document bytes / time (1 MB = 10^6 bytes)")
-    print("ratio = the reference's time / ours (above 1: CCSync is faster)")
+    print("ratio = the reference's time / ours (above 1: CCSync is faster); Foundation's taken round by round")
     do {
       var rows: [Row] = []
       var floors: [CodableFloor.Figures] = []
@@ -90,6 +98,7 @@ enum CodecBenchmark {
       }
       report(rows, settings: settings)
       if !floors.isEmpty { CodableFloor.report(floors) }
+      if let path = settings.jsonPath { try writeJSON(rows: rows, floors: floors, to: path) }
     } catch {
       fail("codec benchmark failed: \(error)")
     }
@@ -131,51 +140,56 @@ enum CodecBenchmark {
     let foundationObject = try JSONSerialization.jsonObject(with: prettyData)
     print("  \(name) document: \(services) services, \(pretty.count) bytes pretty, \(compact.count) bytes compact")
 
-    /// Foundation's time, unless it is switched off (to profile CCSync alone).
+    /// Our operation and Foundation's, timed round by round (Foundation's left out when it
+    /// is switched off, to profile CCSync alone).
+    func compared(
+      _ operation: String, bytes: Int, ours: () throws -> Void, foundation: () throws -> Void
+    ) throws -> Row {
+      guard settings.foundation else {
+        return Row(operation: operation, document: name, bytes: bytes, ours: try medianSeconds(rounds: rounds, ours))
+      }
+      let timing = try pairedMedianSeconds(rounds: rounds, ours, foundation)
+      return Row(
+        operation: operation, document: name, bytes: bytes, ours: timing.first, foundation: timing.second,
+        ratio: timing.secondOverFirst)
+    }
+    /// Foundation's time alone, unless it is switched off.
     func reference(_ body: () throws -> Void) rethrows -> Double? {
       settings.foundation ? try medianSeconds(rounds: rounds, body) : nil
     }
     let selected = settings.only
     var rows: [Row] = []
     if selected.contains("parse") {
-      rows.append(Row(
-        operation: "parse (pretty text)", document: name, bytes: pretty.count,
-        ours: try medianSeconds(rounds: rounds) { blackHole(try JSONValue(parsing: pretty)) },
-        foundation: try reference { blackHole(try JSONSerialization.jsonObject(with: prettyData)) }))
-      rows.append(Row(
-        operation: "parse (compact text)", document: name, bytes: compact.count,
-        ours: try medianSeconds(rounds: rounds) { blackHole(try JSONValue(parsing: compact)) },
-        foundation: try reference { blackHole(try JSONSerialization.jsonObject(with: compactData)) }))
+      rows.append(try compared(
+        "parse (pretty text)", bytes: pretty.count,
+        ours: { blackHole(try JSONValue(parsing: pretty)) },
+        foundation: { blackHole(try JSONSerialization.jsonObject(with: prettyData)) }))
+      rows.append(try compared(
+        "parse (compact text)", bytes: compact.count,
+        ours: { blackHole(try JSONValue(parsing: compact)) },
+        foundation: { blackHole(try JSONSerialization.jsonObject(with: compactData)) }))
     }
     if selected.contains("print") {
-      rows.append(Row(
-        operation: "print pretty", document: name, bytes: pretty.count,
-        ours: medianSeconds(rounds: rounds) { blackHole(tree.formattedBytes(.pretty)) },
-        foundation: try reference {
-          blackHole(try JSONSerialization.data(withJSONObject: foundationObject, options: [.prettyPrinted]))
-        }))
-      rows.append(Row(
-        operation: "print compact", document: name, bytes: compact.count,
-        ours: medianSeconds(rounds: rounds) { blackHole(tree.formattedBytes(.compact)) },
-        foundation: try reference {
-          blackHole(try JSONSerialization.data(withJSONObject: foundationObject))
-        }))
+      rows.append(try compared(
+        "print pretty", bytes: pretty.count,
+        ours: { blackHole(tree.formattedBytes(.pretty)) },
+        foundation: { blackHole(try JSONSerialization.data(withJSONObject: foundationObject, options: [.prettyPrinted])) }))
+      rows.append(try compared(
+        "print compact", bytes: compact.count,
+        ours: { blackHole(tree.formattedBytes(.compact)) },
+        foundation: { blackHole(try JSONSerialization.data(withJSONObject: foundationObject)) }))
     }
     if selected.contains("decode") {
-      rows.append(Row(
-        operation: "decode text -> struct", document: name, bytes: pretty.count,
-        ours: try medianSeconds(rounds: rounds) {
-          blackHole(try decoder.decode(CodecDocument.self, from: JSONValue(parsing: pretty)))
-        },
-        foundation: try reference {
-          blackHole(try foundationDecoder.decode(CodecDocument.self, from: prettyData))
-        }))
+      rows.append(try compared(
+        "decode text -> struct", bytes: pretty.count,
+        ours: { blackHole(try decoder.decode(CodecDocument.self, from: JSONValue(parsing: pretty))) },
+        foundation: { blackHole(try foundationDecoder.decode(CodecDocument.self, from: prettyData)) }))
     }
     if selected.contains("encode") {
-      rows.append(Row(
-        operation: "encode struct -> text", document: name, bytes: compact.count,
-        ours: try medianSeconds(rounds: rounds) { blackHole(try encoder.encodeBytes(document)) },
-        foundation: try reference { blackHole(try foundationEncoder.encode(document)) }))
+      rows.append(try compared(
+        "encode struct -> text", bytes: compact.count,
+        ours: { blackHole(try encoder.encodeBytes(document)) },
+        foundation: { blackHole(try foundationEncoder.encode(document)) }))
       rows.append(Row(
         operation: "  same through JSONValue", document: name, bytes: compact.count,
         ours: try medianSeconds(rounds: rounds) { blackHole(try encoder.encode(document).formattedBytes(.compact)) }))
@@ -271,7 +285,7 @@ enum CodecBenchmark {
       var line = padded(row.operation, 31, left: true) + padded(row.document, 9, left: true)
       line += fixed(row.ours * 1e6, 1, width: 11) + fixed(row.megabytesPerSecond(row.ours), 1, width: 13)
       if let foundation = row.foundation {
-        line += fixed(row.megabytesPerSecond(foundation), 1, width: 12) + fixed(foundation / row.ours, 2, width: 7) + "x"
+        line += fixed(row.megabytesPerSecond(foundation), 1, width: 12) + fixed(row.ratio ?? foundation / row.ours, 2, width: 7) + "x"
       } else {
         line += padded("", 20)
       }
@@ -289,13 +303,24 @@ enum CodecBenchmark {
         goal = "\(fixed(speed, 0)) MB/s, goal 200 MB/s: " + (speed >= 200 ? "met" : "MISSED")
       } else if row.operation.hasPrefix("floor") {
         continue  // not our coder: the floor's ceilings are reported below
-      } else if let foundation = row.foundation {
-        let ratio = foundation / row.ours
+      } else if let ratio = row.ratio {
         goal = "\(fixed(ratio, 2))x Foundation, goal 5x: " + (ratio >= 5 ? "met" : "MISSED")
       } else {
         continue
       }
       print("  " + padded(row.operation, 31, left: true) + padded(row.document, 9, left: true) + goal)
+    }
+  }
+
+  /// The rows and floor figures as JSON, seconds per call, for bench/run's report.
+  static func writeJSON(rows: [Row], floors: [CodableFloor.Figures], to path: String) throws {
+    struct Report: Encodable {
+      var rows: [Row]
+      var floors: [CodableFloor.Figures]
+    }
+    let bytes = try JSONValueEncoder().encodeBytes(Report(rows: rows, floors: floors), style: .pretty)
+    guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
+      fail("cannot write \(path)")
     }
   }
 }
