@@ -246,6 +246,10 @@ private func takesSinglePass<T: Encodable>(_ value: T, with encoder: JSONValueEn
     let cases: [any Encodable] = [
       Revisits(), KeySequence(keys: ["a", "b", "a"]), KeySequence(keys: ["é", "x", "é"]), Dog(), Confused(), Silent(),
       Parent(),
+      // Equal keys with the same first and last bytes, and equal keys whose last characters
+      // differ in bytes (U+037E GREEK QUESTION MARK is canonically `;`), in both orders.
+      KeySequence(keys: ["abc", "axc", "abc"]), KeySequence(keys: ["a;", "b", "a\u{37E}"]),
+      KeySequence(keys: ["a\u{37E}", "b", "a;"]),
     ]
     for value in cases {
       expectSameAsTree(value)
@@ -297,6 +301,90 @@ private func takesSinglePass<T: Encodable>(_ value: T, with encoder: JSONValueEn
     _ = try JSONValueEncoder().encodeBytes(Holder(log: textLog))
     #expect(textLog.paths == treeLog.paths)
     #expect(textLog.paths.count == 3 && textLog.paths[0] == "one")
+  }
+
+  @Test func codingPathsOfContainersAreTheTrees() throws {
+    /// Records the paths of its containers as it goes, nested ones asked while open.
+    struct ContainerPaths: Encodable {
+      let log: PathLog
+      func record(_ path: [any CodingKey]) {
+        log.paths.append(path.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: "."))
+      }
+      func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: JSONCodingKey.self)
+        record(container.codingPath)
+        var meta = container.nestedContainer(keyedBy: JSONCodingKey.self, forKey: JSONCodingKey(stringValue: "meta"))
+        record(meta.codingPath)
+        record(encoder.codingPath)  // the value's own path, not its nested container's
+        try meta.encode(1, forKey: JSONCodingKey(stringValue: "a"))
+        var list = meta.nestedUnkeyedContainer(forKey: JSONCodingKey(stringValue: "list"))
+        try list.encode("x")
+        var element = list.nestedContainer(keyedBy: JSONCodingKey.self)
+        record(element.codingPath)
+        var pair = element.nestedUnkeyedContainer(forKey: JSONCodingKey(stringValue: "pair"))
+        record(pair.codingPath)
+        try pair.encode(true)
+        record(list.codingPath)
+        try container.encode(Leaf(log: log), forKey: JSONCodingKey(stringValue: "leaf"))
+        record(container.codingPath)
+      }
+    }
+    struct Leaf: Encodable {
+      let log: PathLog
+      func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        log.paths.append(container.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: "."))
+        try container.encode(1)
+      }
+    }
+    struct Outer: Encodable {
+      let log: PathLog
+      func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        try container.encode(2)
+        try container.encode(ContainerPaths(log: log))
+      }
+    }
+    let treeLog = PathLog(), textLog = PathLog()
+    let tree = try JSONValueEncoder().encode(Outer(log: treeLog)).formattedBytes(.compact)
+    let text = try JSONValueEncoder().encodeBytes(Outer(log: textLog))
+    #expect(text == tree)
+    #expect(textLog.paths == treeLog.paths)
+    #expect(textLog.paths == ["1", "1.meta", "1", "1.meta.list.1", "1.meta.list.1.pair", "1.meta.list", "1.leaf", "1"])
+    #expect(takesSinglePass(Outer(log: PathLog())))
+  }
+
+  @Test func optionalLeavesMatchTheTree() {
+    /// Writes its optionals with `encode`, so `nil` is an explicit `null`.
+    struct Optionals: Encodable {
+      var string: String?
+      var integer: Int?
+      var bool: Bool?
+      var double: Double?
+      enum CodingKeys: CodingKey { case string, integer, bool, double, list }
+      func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(string, forKey: .string)
+        try container.encode(integer, forKey: .integer)
+        try container.encode(bool, forKey: .bool)
+        try container.encode(double, forKey: .double)
+        var list = container.nestedUnkeyedContainer(forKey: .list)
+        try list.encode(string)
+        try list.encode(double)
+      }
+    }
+    let some = Optionals(string: "s \"q\"", integer: -7, bool: false, double: 0.1)
+    expectSameAsTree(some)
+    expectSameAsTree(Optionals())
+    expectSameAsTree([some, Optionals()])
+    expectSameAsTree(Optional<String>.none)
+    expectSameAsTree(Optional<Double>.some(2.5))
+    #expect(takesSinglePass(some) && takesSinglePass(Optionals()))
+    // No JSON spelling: the tree's error, with the tree's path.
+    expectSameAsTree(Optionals(double: .infinity))
+    var converting = JSONValueEncoder()
+    converting.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+    expectSameAsTree(Optionals(double: -.infinity), with: converting)
   }
 
   @Test func generatedDocumentsMatchTheTree() {

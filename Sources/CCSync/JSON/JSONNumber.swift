@@ -46,24 +46,37 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
   /// 20 digits and a sign; up to 15 bytes make a small string, with no allocation). The
   /// generic `String(_:)` of an integer was a tenth of all encoding time.
   static func decimalText(magnitude: UInt64, negative: Bool) -> String {
+    let length = decimalLength(magnitude: magnitude, negative: negative)
+    return String(unsafeUninitializedCapacity: length) { buffer in
+      writeDecimal(magnitude: magnitude, negative: negative, length: length, to: buffer.baseAddress!)
+      return length
+    }
+  }
+
+  /// How many bytes ``writeDecimal(magnitude:negative:length:to:)`` writes.
+  @inline(__always)
+  static func decimalLength(magnitude: UInt64, negative: Bool) -> Int {
     var digits = 1
     var rest = magnitude / 10
     while rest > 0 {
       digits += 1
       rest /= 10
     }
-    let length = digits + (negative ? 1 : 0)
-    return String(unsafeUninitializedCapacity: length) { buffer in
-      var value = magnitude
-      var index = length
-      repeat {
-        index -= 1
-        buffer[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value % 10)
-        value /= 10
-      } while value > 0
-      if negative { buffer[0] = UInt8(ascii: "-") }
-      return length
-    }
+    return digits + (negative ? 1 : 0)
+  }
+
+  /// Writes an integer's sign and digits to `output`, which has room for `length` bytes, the
+  /// ``decimalLength(magnitude:negative:)`` of the same integer.
+  @inline(__always)
+  static func writeDecimal(magnitude: UInt64, negative: Bool, length: Int, to output: UnsafeMutablePointer<UInt8>) {
+    var value = magnitude
+    var index = length
+    repeat {
+      index -= 1
+      output[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value % 10)
+      value /= 10
+    } while value > 0
+    if negative { output[0] = UInt8(ascii: "-") }
   }
 
   /// Creates a number from a finite double, in the shortest text that reads back as the same

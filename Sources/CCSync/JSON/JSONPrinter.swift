@@ -124,6 +124,57 @@ struct JSONPrinter: ~Copyable {
     if pretty { append(": ") } else { append(UInt8(ascii: ":")) }
   }
 
+  /// Writes a member's key, given as its UTF-8 bytes, in quotes and the colon after it: the
+  /// same bytes as ``writeKey(_:)``. A short key without escapes (nearly every key) is copied
+  /// byte by byte in the same loop that checks it, with no call for the copy.
+  mutating func writeKey(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+    if bytes.count <= JSONPrinter.shortKeyLength {
+      reserve(bytes.count + 4)
+      var output = base + count
+      output.pointee = UInt8(ascii: "\"")
+      output += 1
+      var plain = true
+      for byte in bytes {
+        if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+          plain = false
+          break
+        }
+        output.pointee = byte
+        output += 1
+      }
+      if plain {
+        output.pointee = UInt8(ascii: "\"")
+        count = output + 1 - base
+      } else {
+        writeQuoted(bytes)
+      }
+    } else {
+      writeQuoted(bytes)
+    }
+    if pretty { append(": ") } else { append(UInt8(ascii: ":")) }
+  }
+
+  /// Keys up to this many bytes take ``writeKey(utf8:)``'s byte loop.
+  static let shortKeyLength = 32
+
+  /// Writes an integer's decimal digits: the same text as ``JSONNumber/init(integer:)-(Int64)``,
+  /// without making a `String` first.
+  mutating func writeInteger(_ value: Int64) {
+    writeDigits(magnitude: value.magnitude, negative: value < 0)
+  }
+
+  /// Writes an unsigned integer's decimal digits (see ``writeInteger(_:)-(Int64)``).
+  mutating func writeInteger(_ value: UInt64) {
+    writeDigits(magnitude: value, negative: false)
+  }
+
+  private mutating func writeDigits(magnitude: UInt64, negative: Bool) {
+    let length = JSONNumber.decimalLength(magnitude: magnitude, negative: negative)
+    reserve(length)
+    JSONNumber.writeDecimal(magnitude: magnitude, negative: negative, length: length, to: base + count)
+    count += length
+  }
+
   /// Writes `string` in quotes, escaping only what RFC 8259 requires.
   mutating func writeString(_ string: String) {
     let done: Void? = string.utf8.withContiguousStorageIfAvailable { writeQuoted($0) }

@@ -34,6 +34,10 @@ extension JSONValueEncoder {
 /// encodes through the tree. Leaves and dictionaries are made by the tree encoder's own code
 /// (``JSONValueEncoderImpl``), so strategies and errors are its.
 ///
+/// The coding path is a stack of steps beside the frames (see ``steps``): going down into a
+/// nested value pushes one step, with no allocation, and the `[CodingKey]` array is built
+/// only when someone asks for it.
+///
 /// One instance serves one call on one thread; its properties skip exclusivity checks, and
 /// no access to them is held across a call out to other code.
 final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
@@ -50,6 +54,9 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
     let firstKey: Int
     /// Rules out, for most new keys, that the object has them already.
     var keyFilter = JSONKeyFilter()
+    /// How many ``JSONTextEncoderImpl/steps`` to keep when this frame closes: a nested
+    /// container pushed the step to its place, and takes it off with it.
+    let stepBase: Int
   }
 
   let tree: JSONValueEncoderImpl
@@ -59,8 +66,12 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
   /// array for all, so an object costs no allocation of its own), to refuse a key written twice.
   @exclusivity(unchecked) private var keys: [String] = []
   @exclusivity(unchecked) private var nextToken: UInt32 = 0
-  /// The coding path of the value being encoded.
-  @exclusivity(unchecked) var pathNode: CodingPathNode = .root
+  /// The coding path down to the innermost value or container being written, one step per
+  /// level. A container's path is the first ``JSONTextKeyedEncodingContainer/pathDepth``
+  /// steps, which stay as they are while its frame is open.
+  @exclusivity(unchecked) private(set) var steps: [CodingPathStep] = []
+  /// How many of ``steps`` lead to the value being encoded.
+  @exclusivity(unchecked) private var valueDepth = 0
   /// Where the value being encoded starts in `frames`: its container, once it asks for one,
   /// is `frames[valueBase]`.
   @exclusivity(unchecked) private var valueBase = 0
@@ -89,7 +100,7 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
     return encoder.printer.makeBytes()
   }
 
-  var codingPath: [any CodingKey] { pathNode.path }
+  var codingPath: [any CodingKey] { path(depth: valueDepth) }
   var userInfo: [CodingUserInfoKey: Any] { tree.userInfo }
 
   // MARK: Frames
@@ -111,17 +122,20 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
     return (position, valueToken)
   }
 
-  /// Writes `{` or `[` and opens a frame for it; returns its position.
-  func pushFrame(isObject: Bool) -> Int {
+  /// Writes `{` or `[` and opens a frame for it, at `step` below the current path (a nested
+  /// container's key or index; `.none` for a value's own container); returns its position.
+  func pushFrame(isObject: Bool, step: CodingPathStep = .none) -> Int {
     printer.append(isObject ? UInt8(ascii: "{") : UInt8(ascii: "["))
     nextToken &+= 1
-    frames.append(Frame(token: nextToken, isObject: isObject, firstKey: keys.count))
+    frames.append(Frame(token: nextToken, isObject: isObject, firstKey: keys.count, stepBase: steps.count))
+    if case .none = step {} else { steps.append(step) }
     return frames.count - 1
   }
 
   private func closeTopFrame() {
     let frame = frames.removeLast()
     keys.removeSubrange(frame.firstKey...)
+    if steps.count > frame.stepBase { steps.removeSubrange(frame.stepBase...) }
     if frame.count > 0, printer.pretty { printer.writeNewline(depth: frames.count) }
     printer.append(frame.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]"))
   }
@@ -129,16 +143,19 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
   /// Makes the frame at `position` the innermost again, closing the ones above it.
   /// - Throws: ``Abandon`` when that frame was closed already.
   private func resume(_ position: Int, token: UInt32) throws {
-    guard position >= 0, position < frames.count, frames[position].token == token else { throw Abandon() }
+    guard isOpen(position, token: token) else { throw Abandon() }
     while frames.count > position + 1 { closeTopFrame() }
   }
 
   /// Starts the member `key` of the object at `position`: separator, key and colon.
   func beginMember(_ key: String, in position: Int, token: UInt32) throws {
     try resume(position, token: token)
-    try recordKey(key, in: position)
-    beginEntry(in: position)
-    printer.writeKey(key)
+    var contiguous = key  // `withUTF8` may make it contiguous; native strings already are
+    try contiguous.withUTF8 { bytes in
+      try recordKey(key, bit: JSONKeyFilter.bit(ofUTF8: bytes), in: position)
+      beginEntry(in: position)
+      printer.writeKey(utf8: bytes)
+    }
   }
 
   /// Starts the next element of the array at `position`; returns its index.
@@ -156,8 +173,7 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
 
   /// Refuses a key the object has already: the tree would replace its value in place, which
   /// text already written cannot do.
-  private func recordKey(_ key: String, in position: Int) throws {
-    let bit = JSONKeyFilter.bit(of: key)
+  private func recordKey(_ key: String, bit: UInt64?, in position: Int) throws {
     let frame = frames[position]
     if frame.keyFilter.mayContain(bit: bit) {
       for index in frame.firstKey..<keys.count where keys[index] == key { throw Abandon() }
@@ -168,28 +184,32 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
 
   // MARK: Values
 
-  /// Writes `value` at the current place, found at `step` below ``pathNode``. Leaves, arrays
-  /// of plain values and dictionaries are made by the tree encoder and printed; anything else
-  /// runs its `encode(to:)` on this encoder.
+  /// Writes `value` at the current place, found at `step` below the current path. Leaves,
+  /// arrays of plain values and dictionaries are made by the tree encoder and printed;
+  /// anything else runs its `encode(to:)` on this encoder.
   /// A top-level value that encodes nothing is the tree encoder's error to report.
   func encodeValue<T: Encodable>(_ value: T, step: @autoclosure () -> CodingPathStep, isTopLevel: Bool = false) throws {
-    if T.self == String.self { return printer.writeString(value as! String) }
-    if T.self == Int.self { return printer.appendUTF8(of: JSONNumber(integer: Int64(value as! Int)).text) }
-    if T.self == Bool.self { return printer.append((value as! Bool) ? "true" : "false") }
-    if let leaf = try tree.leaf(value, parent: pathNode, step: step()) { return writeLeaf(leaf) }
+    if try writePlainLeaf(value, step: step()) { return }
+    if let leaf = try tree.leaf(value, parent: pathNode(depth: steps.count), step: step()) { return writeLeaf(leaf) }
     if tree.isDictionary(T.self) {
-      guard let json = try tree.wrapIfEncoded(value, parent: pathNode, step: step()) else { return printer.append("{}") }
+      guard let json = try tree.wrapIfEncoded(value, parent: pathNode(depth: steps.count), step: step()) else {
+        return printer.append("{}")
+      }
       return writeLeaf(json)
     }
-    let savedPathNode = pathNode
+    let savedDepth = valueDepth
+    let savedStepCount = steps.count
     let savedBase = valueBase
     let savedStarted = valueStarted
     let savedToken = valueToken
-    pathNode = pathNode.appending(step())
+    let step = step()
+    if case .none = step {} else { steps.append(step) }
+    valueDepth = steps.count
     valueBase = frames.count
     valueStarted = false
     defer {
-      pathNode = savedPathNode
+      if steps.count > savedStepCount { steps.removeSubrange(savedStepCount...) }
+      valueDepth = savedDepth
       valueBase = savedBase
       valueStarted = savedStarted
       valueToken = savedToken
@@ -217,13 +237,13 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
     let frame = openContainer(isObject: true)
     return KeyedEncodingContainer(
       JSONTextKeyedEncodingContainer<Key>(
-        encoder: self, position: frame?.position ?? -1, token: frame?.token ?? 0, pathNode: pathNode))
+        encoder: self, position: frame?.position ?? -1, token: frame?.token ?? 0, pathDepth: valueDepth))
   }
 
   func unkeyedContainer() -> any UnkeyedEncodingContainer {
     let frame = openContainer(isObject: false)
     return JSONTextUnkeyedEncodingContainer(
-      encoder: self, position: frame?.position ?? -1, token: frame?.token ?? 0, pathNode: pathNode)
+      encoder: self, position: frame?.position ?? -1, token: frame?.token ?? 0, pathDepth: valueDepth)
   }
 
   func singleValueContainer() -> any SingleValueEncodingContainer { self }
@@ -250,27 +270,37 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
   }
   func encode(_ value: Double) throws {
     try beginSingleValue()
-    writeLeaf(try tree.box(value, parent: pathNode, step: .none))
+    writeLeaf(try tree.box(value, parent: pathNode(depth: valueDepth), step: .none))
   }
   func encode(_ value: Float) throws {
     try beginSingleValue()
-    writeLeaf(try tree.box(value, parent: pathNode, step: .none))
+    writeLeaf(try tree.box(value, parent: pathNode(depth: valueDepth), step: .none))
   }
-  func encode(_ value: Int) throws { try number(JSONNumber(integer: Int64(value))) }
-  func encode(_ value: Int8) throws { try number(JSONNumber(integer: Int64(value))) }
-  func encode(_ value: Int16) throws { try number(JSONNumber(integer: Int64(value))) }
-  func encode(_ value: Int32) throws { try number(JSONNumber(integer: Int64(value))) }
-  func encode(_ value: Int64) throws { try number(JSONNumber(integer: value)) }
+  func encode(_ value: Int) throws { try integer(Int64(value)) }
+  func encode(_ value: Int8) throws { try integer(Int64(value)) }
+  func encode(_ value: Int16) throws { try integer(Int64(value)) }
+  func encode(_ value: Int32) throws { try integer(Int64(value)) }
+  func encode(_ value: Int64) throws { try integer(value) }
   func encode(_ value: Int128) throws { try number(JSONNumber(value)) }
-  func encode(_ value: UInt) throws { try number(JSONNumber(integer: UInt64(value))) }
-  func encode(_ value: UInt8) throws { try number(JSONNumber(integer: UInt64(value))) }
-  func encode(_ value: UInt16) throws { try number(JSONNumber(integer: UInt64(value))) }
-  func encode(_ value: UInt32) throws { try number(JSONNumber(integer: UInt64(value))) }
-  func encode(_ value: UInt64) throws { try number(JSONNumber(integer: value)) }
+  func encode(_ value: UInt) throws { try integer(UInt64(value)) }
+  func encode(_ value: UInt8) throws { try integer(UInt64(value)) }
+  func encode(_ value: UInt16) throws { try integer(UInt64(value)) }
+  func encode(_ value: UInt32) throws { try integer(UInt64(value)) }
+  func encode(_ value: UInt64) throws { try integer(value) }
   func encode(_ value: UInt128) throws { try number(JSONNumber(value)) }
   func encode<T: Encodable>(_ value: T) throws {
     try beginSingleValue()
     try encodeValue(value, step: .none)
+  }
+
+  private func integer(_ value: Int64) throws {
+    try beginSingleValue()
+    printer.writeInteger(value)
+  }
+
+  private func integer(_ value: UInt64) throws {
+    try beginSingleValue()
+    printer.writeInteger(value)
   }
 
   private func number(_ number: JSONNumber) throws {
