@@ -262,6 +262,26 @@ private func takesSinglePass<T: Encodable>(_ value: T, with encoder: JSONValueEn
     expectSameAsTree(KeySequence(keys: (0..<100).map { "key\($0)" } + ["key7"]))
   }
 
+  /// Keys of every length the printer copies by words, with a byte to escape at each place
+  /// in turn, and non-ASCII bytes at either end.
+  @Test(arguments: 0...40) func keysOfEveryShortLengthMatchTheTree(length: Int) {
+    let plain = String(repeating: "k", count: length)
+    var keys = [plain]
+    for place in 0..<length {
+      for special in ["\"", "\\", "\u{1}", "\n", "é"] {
+        var characters = Array(plain)
+        characters[place] = Character(special)
+        keys.append(String(characters))
+      }
+    }
+    expectSameAsTree(KeySequence(keys: keys))
+    #expect(takesSinglePass(KeySequence(keys: keys)))
+    // Every one of them again, after the others: the same key twice, for the tree.
+    for key in keys.prefix(8) {
+      #expect(!takesSinglePass(KeySequence(keys: keys + [key])))
+    }
+  }
+
   @Test func errorsAndStrategiesAreTheTrees() {
     struct Floats: Encodable { var values: [Double]; var single: Float }
     expectSameAsTree(Floats(values: [1, .infinity], single: 1))

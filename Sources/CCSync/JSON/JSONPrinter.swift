@@ -125,33 +125,66 @@ struct JSONPrinter: ~Copyable {
   }
 
   /// Writes a member's key, given as its UTF-8 bytes, in quotes and the colon after it: the
-  /// same bytes as ``writeKey(_:)``. A short key without escapes (nearly every key) is copied
-  /// byte by byte in the same loop that checks it, with no call for the copy.
-  mutating func writeKey(utf8 bytes: UnsafeBufferPointer<UInt8>) {
-    if bytes.count <= JSONPrinter.shortKeyLength {
-      reserve(bytes.count + 4)
-      var output = base + count
-      output.pointee = UInt8(ascii: "\"")
-      output += 1
-      var plain = true
-      for byte in bytes {
-        if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-          plain = false
-          break
-        }
-        output.pointee = byte
-        output += 1
-      }
-      if plain {
-        output.pointee = UInt8(ascii: "\"")
-        count = output + 1 - base
-      } else {
-        writeQuoted(bytes)
-      }
-    } else {
-      writeQuoted(bytes)
-    }
+  /// same bytes as ``writeKey(_:)``. A short key is copied eight bytes at a time by the loop
+  /// that checks it for bytes to escape, with no call for the copy; a key that needs escapes,
+  /// or a long one, takes ``writeString(_:)``'s way.
+  /// - Returns: the offset just after the key's closing quote.
+  @discardableResult
+  mutating func writeKey(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Int {
+    if bytes.count > JSONPrinter.shortKeyLength || !writePlainShortString(bytes) { writeQuoted(bytes) }
+    let end = count
     if pretty { append(": ") } else { append(UInt8(ascii: ":")) }
+    return end
+  }
+
+  /// Writes `bytes` (at most ``shortKeyLength``) in quotes if none of them needs an escape
+  /// and returns `true`; otherwise writes nothing and returns `false`. Whole words: a length
+  /// that is not a multiple of the word is covered by one more word (or two half words, for
+  /// four to seven bytes) that overlaps the last one, so no byte is handled alone unless the
+  /// key is shorter than four bytes.
+  @inline(__always)
+  private mutating func writePlainShortString(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    let length = bytes.count
+    reserve(length + 2)
+    let output = base + count
+    output.pointee = UInt8(ascii: "\"")
+    let contents = UnsafeMutableRawPointer(output + 1)
+    if let source = bytes.baseAddress {
+      let raw = UnsafeRawPointer(source)
+      if length >= 8 {
+        var index = 0
+        while true {
+          let offset = min(index, length - 8)
+          let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+          if JSONReader.specialBytes(in: UInt64(littleEndian: word)) != 0 { return false }
+          contents.storeBytes(of: word, toByteOffset: offset, as: UInt64.self)
+          index += 8
+          if index >= length { break }
+        }
+      } else if length >= 4 {
+        let head = raw.loadUnaligned(as: UInt32.self)
+        let tail = raw.loadUnaligned(fromByteOffset: length - 4, as: UInt32.self)
+        let word = UInt64(UInt32(littleEndian: head)) | UInt64(UInt32(littleEndian: tail)) << 32
+        if JSONReader.specialBytes(in: word) != 0 { return false }
+        contents.storeBytes(of: head, as: UInt32.self)
+        contents.storeBytes(of: tail, toByteOffset: length - 4, as: UInt32.self)
+      } else {
+        for index in 0..<length {
+          let byte = source[index]
+          if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return false }
+          contents.storeBytes(of: byte, toByteOffset: index, as: UInt8.self)
+        }
+      }
+    }
+    output[length + 1] = UInt8(ascii: "\"")
+    count += length + 2
+    return true
+  }
+
+  /// Calls `body` with the bytes written at `range`; they move when the buffer grows, so
+  /// `body` must not keep them.
+  func withWrittenBytes<Result>(_ range: Range<Int>, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+    try body(UnsafeBufferPointer(start: base + range.lowerBound, count: range.count))
   }
 
   /// Keys up to this many bytes take ``writeKey(utf8:)``'s byte loop.

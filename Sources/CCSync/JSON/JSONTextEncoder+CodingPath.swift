@@ -17,8 +17,8 @@ extension JSONTextEncoderImpl {
   func path(depth: Int) -> [any CodingKey] {
     var keys: [any CodingKey] = []
     keys.reserveCapacity(depth)
-    for step in steps.prefix(depth) {
-      switch step {
+    for index in 0..<min(depth, steps.count) {
+      switch steps[index] {
       case .none: break
       case .key(let key): keys.append(key)
       case .index(let index): keys.append(JSONCodingKey(intValue: index))
@@ -31,7 +31,7 @@ extension JSONTextEncoderImpl {
   /// tree that may need one (an error, a dictionary, a custom strategy).
   func pathNode(depth: Int) -> CodingPathNode {
     var node = CodingPathNode.root
-    for step in steps.prefix(depth) { node = node.appending(step) }
+    for index in 0..<min(depth, steps.count) { node = node.appending(steps[index]) }
     return node
   }
 

@@ -50,7 +50,7 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
     let isObject: Bool
     /// Members or elements written so far.
     var count = 0
-    /// Where this object's keys start in ``JSONTextEncoderImpl/keys``.
+    /// Where this object's keys start in ``JSONTextEncoderImpl/writtenKeys``.
     let firstKey: Int
     /// Rules out, for most new keys, that the object has them already.
     var keyFilter = JSONKeyFilter()
@@ -61,15 +61,17 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
 
   let tree: JSONValueEncoderImpl
   @exclusivity(unchecked) var printer: JSONPrinter
-  @exclusivity(unchecked) var frames: [Frame] = []
+  @exclusivity(unchecked) var frames = MoveStack<Frame>(initialCapacity: 16)
   /// The keys written so far in the open objects, each object's after its parent's (one
-  /// array for all, so an object costs no allocation of its own), to refuse a key written twice.
-  @exclusivity(unchecked) private var keys: [String] = []
+  /// stack for all, so an object costs no allocation of its own), to refuse a key written
+  /// twice. A key is kept as the place of its text in the output, which costs no reference
+  /// count and is compared only when the object's key filter cannot rule it out.
+  @exclusivity(unchecked) var writtenKeys = MoveStack<WrittenKey>(initialCapacity: 64)
   @exclusivity(unchecked) private var nextToken: UInt32 = 0
   /// The coding path down to the innermost value or container being written, one step per
   /// level. A container's path is the first ``JSONTextKeyedEncodingContainer/pathDepth``
   /// steps, which stay as they are while its frame is open.
-  @exclusivity(unchecked) private(set) var steps: [CodingPathStep] = []
+  @exclusivity(unchecked) private(set) var steps = MoveStack<CodingPathStep>(initialCapacity: 16)
   /// How many of ``steps`` lead to the value being encoded.
   @exclusivity(unchecked) private var valueDepth = 0
   /// Where the value being encoded starts in `frames`: its container, once it asks for one,
@@ -127,15 +129,15 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
   func pushFrame(isObject: Bool, step: CodingPathStep = .none) -> Int {
     printer.append(isObject ? UInt8(ascii: "{") : UInt8(ascii: "["))
     nextToken &+= 1
-    frames.append(Frame(token: nextToken, isObject: isObject, firstKey: keys.count, stepBase: steps.count))
-    if case .none = step {} else { steps.append(step) }
+    frames.push(Frame(token: nextToken, isObject: isObject, firstKey: writtenKeys.count, stepBase: steps.count))
+    if case .none = step {} else { steps.push(step) }
     return frames.count - 1
   }
 
   private func closeTopFrame() {
-    let frame = frames.removeLast()
-    keys.removeSubrange(frame.firstKey...)
-    if steps.count > frame.stepBase { steps.removeSubrange(frame.stepBase...) }
+    let frame = frames.pop()
+    writtenKeys.removeAll(from: frame.firstKey)
+    if steps.count > frame.stepBase { steps.removeAll(from: frame.stepBase) }
     if frame.count > 0, printer.pretty { printer.writeNewline(depth: frames.count) }
     printer.append(frame.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]"))
   }
@@ -150,12 +152,14 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
   /// Starts the member `key` of the object at `position`: separator, key and colon.
   func beginMember(_ key: String, in position: Int, token: UInt32) throws {
     try resume(position, token: token)
+    beginEntry(in: position)
     var contiguous = key  // `withUTF8` may make it contiguous; native strings already are
-    try contiguous.withUTF8 { bytes in
-      try recordKey(key, bit: JSONKeyFilter.bit(ofUTF8: bytes), in: position)
-      beginEntry(in: position)
-      printer.writeKey(utf8: bytes)
+    let written = contiguous.withUTF8 { bytes in
+      let start = printer.count
+      let end = printer.writeKey(utf8: bytes)
+      return WrittenKey(start: start, end: end, bit: JSONKeyFilter.bit(ofUTF8: bytes))
     }
+    try recordKey(written, in: position)
   }
 
   /// Starts the next element of the array at `position`; returns its index.
@@ -169,17 +173,6 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
     if frames[position].count > 0 { printer.append(UInt8(ascii: ",")) }
     frames[position].count += 1
     if printer.pretty { printer.writeNewline(depth: position + 1) }
-  }
-
-  /// Refuses a key the object has already: the tree would replace its value in place, which
-  /// text already written cannot do.
-  private func recordKey(_ key: String, bit: UInt64?, in position: Int) throws {
-    let frame = frames[position]
-    if frame.keyFilter.mayContain(bit: bit) {
-      for index in frame.firstKey..<keys.count where keys[index] == key { throw Abandon() }
-    }
-    frames[position].keyFilter.insert(bit: bit)
-    keys.append(key)
   }
 
   // MARK: Values
@@ -203,12 +196,12 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
     let savedStarted = valueStarted
     let savedToken = valueToken
     let step = step()
-    if case .none = step {} else { steps.append(step) }
+    if case .none = step {} else { steps.push(step) }
     valueDepth = steps.count
     valueBase = frames.count
     valueStarted = false
     defer {
-      if steps.count > savedStepCount { steps.removeSubrange(savedStepCount...) }
+      if steps.count > savedStepCount { steps.removeAll(from: savedStepCount) }
       valueDepth = savedDepth
       valueBase = savedBase
       valueStarted = savedStarted
