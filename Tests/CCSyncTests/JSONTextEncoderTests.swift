@@ -282,6 +282,35 @@ private func takesSinglePass<T: Encodable>(_ value: T, with encoder: JSONValueEn
     }
   }
 
+  @Test func doublesStringArraysAndStringDictionariesMatchTheTree() {
+    let doubles: [Double] = [
+      0, -0.0, 1, -1, 2.5, -2.5, 1e15 - 1, 1e15, 1e16, -1e15, 0.1, 1e-7, 123.456,
+      .greatestFiniteMagnitude, .leastNonzeroMagnitude, -.leastNormalMagnitude,
+    ]
+    expectSameAsTree(doubles)
+    for double in doubles {
+      expectSameAsTree(double)
+      expectSameAsTree(["d": double])
+      expectSameAsTree(Optional(double))
+    }
+    struct Texts: Encodable {
+      var list: [String]
+      var map: [String: String]
+    }
+    let maps: [[String: String]] = [
+      [:], ["only": "one"], ["b": "2", "a": "1", "é": "e", "E": "\"q\""],
+      // Integer keys sort as numbers, and keys equal as numbers keep the dictionary's order.
+      ["10": "ten", "9": "nine", "01": "zero one", "1": "one", "-3": "minus"],
+    ]
+    for map in maps {
+      expectSameAsTree(Texts(list: Array(map.keys), map: map))
+      expectSameAsTree(map)
+      #expect(takesSinglePass(Texts(list: Array(map.values), map: map)))
+    }
+    expectSameAsTree(Texts(list: [], map: [:]))
+    expectSameAsTree([[String]](arrayLiteral: [], ["a", "b\n"]))
+  }
+
   @Test func errorsAndStrategiesAreTheTrees() {
     struct Floats: Encodable { var values: [Double]; var single: Float }
     expectSameAsTree(Floats(values: [1, .infinity], single: 1))

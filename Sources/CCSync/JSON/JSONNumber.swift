@@ -85,16 +85,30 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
   /// non-finite; this initializer traps on them, like `Int(_: Double)` does on overflow.
   public init(_ value: Double) {
     precondition(value.isFinite, "JSON has no spelling for \(value)")
-    if value == 0, value.sign == .minus {
-      // `-0` reads back as negative zero; `String(Int64(-0.0))` would drop the sign.
-      self.text = "-0"
-    } else if value == value.rounded(), abs(value) < 1e15 {
-      self.text = String(Int64(value))
-    } else {
-      // Swift's shortest round-trip spelling ("0.1", "1e-07", "1.2345e+20") is valid JSON;
-      // callers exclude infinity and NaN.
-      self.text = value.description
+    switch JSONNumber.spelling(of: value) {
+    case .negativeZero: self.text = "-0"
+    case .integer(let integer): self.text = JSONNumber.decimalText(magnitude: integer.magnitude, negative: integer < 0)
+    case .shortest: self.text = value.description
     }
+  }
+
+  /// How a finite double is spelled, for ``init(_:)-(Double)`` and the printer's
+  /// ``JSONPrinter/writeDouble(_:)``, which must agree.
+  enum DoubleSpelling {
+    /// `-0`, which reads back as negative zero (the integer would drop the sign).
+    case negativeZero
+    /// An integral value below 10^15, as that integer.
+    case integer(Int64)
+    /// Swift's shortest round-trip spelling (`0.1`, `1e-07`, `1.2345e+20`), valid JSON for
+    /// finite values.
+    case shortest
+  }
+
+  @inline(__always)
+  static func spelling(of value: Double) -> DoubleSpelling {
+    if value == 0, value.sign == .minus { return .negativeZero }
+    if value == value.rounded(), abs(value) < 1e15 { return .integer(Int64(value)) }
+    return .shortest
   }
 
   /// Creates a number from a double, or `nil` when it is infinite or NaN.

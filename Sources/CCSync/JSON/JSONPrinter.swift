@@ -201,6 +201,15 @@ struct JSONPrinter: ~Copyable {
     writeDigits(magnitude: value, negative: false)
   }
 
+  /// Writes a finite double as ``JSONNumber/init(_:)-(Double)`` spells it.
+  mutating func writeDouble(_ value: Double) {
+    switch JSONNumber.spelling(of: value) {
+    case .negativeZero: append("-0")
+    case .integer(let integer): writeInteger(integer)
+    case .shortest: appendUTF8(of: value.description)
+    }
+  }
+
   private mutating func writeDigits(magnitude: UInt64, negative: Bool) {
     let length = JSONNumber.decimalLength(magnitude: magnitude, negative: negative)
     reserve(length)

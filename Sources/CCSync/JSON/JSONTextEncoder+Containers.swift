@@ -38,7 +38,7 @@ final class JSONTextKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContain
   }
   func encode(_ value: Double, forKey key: Key) throws {
     try begin(key)
-    encoder.writeLeaf(try encoder.tree.box(value, parent: encoder.pathNode(depth: pathDepth), step: .key(key)))
+    try encoder.writeDouble(value, parentDepth: pathDepth, step: .key(key))
   }
   func encode(_ value: Float, forKey key: Key) throws {
     try begin(key)
@@ -150,7 +150,7 @@ final class JSONTextUnkeyedEncodingContainer: UnkeyedEncodingContainer {
   }
   func encode(_ value: Double) throws {
     let index = try begin()
-    encoder.writeLeaf(try encoder.tree.box(value, parent: encoder.pathNode(depth: pathDepth), step: .index(index)))
+    try encoder.writeDouble(value, parentDepth: pathDepth, step: .index(index))
   }
   func encode(_ value: Float) throws {
     let index = try begin()

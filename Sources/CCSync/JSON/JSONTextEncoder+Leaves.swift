@@ -12,7 +12,11 @@ extension JSONTextEncoderImpl {
     } else if T.self == Bool.self {
       writeBool(reinterpret(value, as: Bool.self))
     } else if T.self == Double.self {
-      try writeDouble(reinterpret(value, as: Double.self), step: step())
+      try writeDouble(reinterpret(value, as: Double.self), parentDepth: steps.count, step: step())
+    } else if T.self == [String].self {
+      writeStrings(reinterpret(value, as: [String].self))
+    } else if T.self == [String: String].self {
+      writeStringDictionary(reinterpret(value, as: [String: String].self))
     } else if T.self == String?.self {
       guard let string = reinterpret(value, as: String?.self) else { return writeNull() }
       printer.writeString(string)
@@ -24,7 +28,7 @@ extension JSONTextEncoderImpl {
       writeBool(bool)
     } else if T.self == Double?.self {
       guard let double = reinterpret(value, as: Double?.self) else { return writeNull() }
-      try writeDouble(double, step: step())
+      try writeDouble(double, parentDepth: steps.count, step: step())
     } else {
       return false
     }
@@ -42,10 +46,42 @@ extension JSONTextEncoderImpl {
     return true
   }
 
-  /// Writes a double as the tree encoder boxes it, at `step` below the current path (which is
-  /// only built when the value has no JSON spelling).
-  private func writeDouble(_ value: Double, step: CodingPathStep) throws {
-    writeLeaf(try tree.box(value, parent: pathNode(depth: steps.count), step: step))
+  /// Writes a double as the tree encoder boxes it, at `step` below the first `parentDepth`
+  /// steps of the path (which is only built when the value has no JSON spelling).
+  func writeDouble(_ value: Double, parentDepth: Int, step: @autoclosure () -> CodingPathStep) throws {
+    if value.isFinite { return printer.writeDouble(value) }
+    writeLeaf(try tree.box(value, parent: pathNode(depth: parentDepth), step: step()))
+  }
+
+  /// Writes an array of strings as the printer writes the tree encoder's array of them.
+  private func writeStrings(_ strings: [String]) {
+    guard !strings.isEmpty else { return printer.append("[]") }
+    let depth = frames.count
+    printer.append(UInt8(ascii: "["))
+    for index in strings.indices {
+      if index > 0 { printer.append(UInt8(ascii: ",")) }
+      if printer.pretty { printer.writeNewline(depth: depth + 1) }
+      printer.writeString(strings[index])
+    }
+    if printer.pretty { printer.writeNewline(depth: depth) }
+    printer.append(UInt8(ascii: "]"))
+  }
+
+  /// Writes a `[String: String]` as the printer writes the tree encoder's object for it: its
+  /// members in ``ObjectBuffer/dictionaryOrder(count:key:)``.
+  private func writeStringDictionary(_ dictionary: [String: String]) {
+    guard !dictionary.isEmpty else { return printer.append("{}") }
+    let members = Array(dictionary)
+    let depth = frames.count
+    printer.append(UInt8(ascii: "{"))
+    for (index, position) in ObjectBuffer.dictionaryOrder(count: members.count, key: { members[$0].key }).enumerated() {
+      if index > 0 { printer.append(UInt8(ascii: ",")) }
+      if printer.pretty { printer.writeNewline(depth: depth + 1) }
+      printer.writeKey(members[position].key)
+      printer.writeString(members[position].value)
+    }
+    if printer.pretty { printer.writeNewline(depth: depth) }
+    printer.append(UInt8(ascii: "}"))
   }
 
   /// `value` as `U`, which the caller has checked is its type: a plain copy, where `as!` in

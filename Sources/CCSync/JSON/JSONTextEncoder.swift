@@ -263,7 +263,7 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
   }
   func encode(_ value: Double) throws {
     try beginSingleValue()
-    writeLeaf(try tree.box(value, parent: pathNode(depth: valueDepth), step: .none))
+    try writeDouble(value, parentDepth: valueDepth, step: .none)
   }
   func encode(_ value: Float) throws {
     try beginSingleValue()

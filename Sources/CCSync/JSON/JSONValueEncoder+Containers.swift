@@ -120,13 +120,7 @@ final class ObjectBuffer {
   /// Sorts the members numerically when every key is an integer, otherwise by key.
   func sortMembersByKey() {
     guard members.count > 1 else { return }
-    let numbers = members.map { Int($0.key) }
-    var order = Array(members.indices)
-    if numbers.allSatisfy({ $0 != nil }) {
-      order.sort { numbers[$0]! < numbers[$1]! }
-    } else {
-      order.sort { members[$0].key < members[$1].key }
-    }
+    let order = ObjectBuffer.dictionaryOrder(count: members.count) { members[$0].key }
     var newPosition = [Int](repeating: 0, count: members.count)
     for (new, old) in order.enumerated() { newPosition[old] = new }
     members = order.map { members[$0] }
@@ -134,6 +128,22 @@ final class ObjectBuffer {
     if index != nil {
       for (position, member) in members.enumerated() { index![member.key] = position }
     }
+  }
+}
+
+extension ObjectBuffer {
+  /// The order in which a dictionary's members are written, as positions in `0..<count`:
+  /// numerically when every key is an integer, otherwise by key. `key(position)` is the key
+  /// at a position; both encoders sort through here, so they agree even on ties (`1`, `01`).
+  static func dictionaryOrder(count: Int, key: (Int) -> String) -> [Int] {
+    let numbers = (0..<count).map { Int(key($0)) }
+    var order = Array(0..<count)
+    if numbers.allSatisfy({ $0 != nil }) {
+      order.sort { numbers[$0]! < numbers[$1]! }
+    } else {
+      order.sort { key($0) < key($1) }
+    }
+    return order
   }
 }
 
