@@ -31,12 +31,14 @@ struct JSONKeyFilter {
   }
 
   /// Whether a key with this bit may be among those inserted.
+  @inline(__always)
   func mayContain(bit: UInt64?) -> Bool {
     guard !incomplete, let bit else { return true }
     return bits & bit != 0
   }
 
   /// Records a key with this bit.
+  @inline(__always)
   mutating func insert(bit: UInt64?) {
     if let bit { bits |= bit } else { incomplete = true }
   }

@@ -3,9 +3,10 @@
 /// handed out after a misuse, which abandons the single pass at its first use. Its coding
 /// path is the encoder's first `pathDepth` steps.
 ///
-/// A class for the reason ``JSONKeyedDecodingContainer`` is one: the standard library's box
-/// copies the container for every call, and a reference is the cheapest copy.
-final class JSONTextKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+/// A struct, unlike ``JSONKeyedDecodingContainer``: the encoding requirements are `mutating`,
+/// so the standard library's box calls them on the container where it lies instead of on a
+/// copy, and a struct saves an allocation per object.
+struct JSONTextKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
   let encoder: JSONTextEncoderImpl
   let position: Int
   let token: UInt32

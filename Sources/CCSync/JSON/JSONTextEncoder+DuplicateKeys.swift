@@ -11,6 +11,7 @@ extension JSONTextEncoderImpl {
   /// when the object has it already: the tree would replace that member's value in place,
   /// which text already written cannot do.
   /// - Throws: ``Abandon`` for a key the object has.
+  @inline(__always)
   func recordKey(_ key: WrittenKey, in position: Int) throws {
     if frames[position].keyFilter.mayContain(bit: key.bit) {
       for index in frames[position].firstKey..<writtenKeys.count where isSameKey(writtenKeys[index], key) {

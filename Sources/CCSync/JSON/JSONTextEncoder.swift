@@ -144,6 +144,7 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
 
   /// Makes the frame at `position` the innermost again, closing the ones above it.
   /// - Throws: ``Abandon`` when that frame was closed already.
+  @inline(__always)
   private func resume(_ position: Int, token: UInt32) throws {
     guard isOpen(position, token: token) else { throw Abandon() }
     while frames.count > position + 1 { closeTopFrame() }
@@ -169,6 +170,7 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
     return frames[position].count - 1
   }
 
+  @inline(__always)
   private func beginEntry(in position: Int) {
     if frames[position].count > 0 { printer.append(UInt8(ascii: ",")) }
     frames[position].count += 1
