@@ -282,6 +282,27 @@ private func takesSinglePass<T: Encodable>(_ value: T, with encoder: JSONValueEn
     }
   }
 
+  /// Integers around every power of ten, which the digit writer takes two at a time.
+  @Test func integersAreSpelledAsSwiftSpellsThem() throws {
+    var signed: [Int64] = [0, 1, -1, 9, -9, .max, .min]
+    var unsigned: [UInt64] = [0, .max, .max - 1]
+    var power: UInt64 = 10
+    while true {
+      unsigned += [power - 1, power, power + 1]
+      if let exact = Int64(exactly: power) { signed += [exact - 1, exact, exact + 1, -exact + 1, -exact, -exact - 1] }
+      guard power <= UInt64.max / 10 else { break }
+      power *= 10
+    }
+    for value in signed {
+      #expect(String(decoding: try JSONValueEncoder().encodeBytes(value), as: UTF8.self) == String(value))
+      #expect(String(decoding: try JSONValueEncoder().encodeBytes(["n": Int(value)]), as: UTF8.self) == #"{"n":\#(value)}"#)
+    }
+    for value in unsigned {
+      #expect(String(decoding: try JSONValueEncoder().encodeBytes(value), as: UTF8.self) == String(value))
+      #expect(JSONNumber(integer: value).text == String(value))
+    }
+  }
+
   @Test func doublesStringArraysAndStringDictionariesMatchTheTree() {
     let doubles: [Double] = [
       0, -0.0, 1, -1, 2.5, -2.5, 1e15 - 1, 1e15, 1e16, -1e15, 0.1, 1e-7, 123.456,

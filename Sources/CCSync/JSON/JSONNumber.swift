@@ -69,13 +69,21 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
   /// ``decimalLength(magnitude:negative:)`` of the same integer.
   @inline(__always)
   static func writeDecimal(magnitude: UInt64, negative: Bool, length: Int, to output: UnsafeMutablePointer<UInt8>) {
+    // Two digits per division, from a table of the pairs 00 to 99.
+    let pairs: StaticString = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
     var value = magnitude
     var index = length
-    repeat {
+    while value >= 10 {
+      let pair = Int(truncatingIfNeeded: value % 100) &* 2
+      value /= 100
+      index -= 2
+      output[index] = pairs.utf8Start[pair]
+      output[index + 1] = pairs.utf8Start[pair + 1]
+    }
+    if index > (negative ? 1 : 0) {
       index -= 1
-      output[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value % 10)
-      value /= 10
-    } while value > 0
+      output[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value)
+    }
     if negative { output[0] = UInt8(ascii: "-") }
   }
 

@@ -125,19 +125,17 @@ struct JSONPrinter: ~Copyable {
   }
 
   /// Writes a member's key, given as its UTF-8 bytes, in quotes and the colon after it: the
-  /// same bytes as ``writeKey(_:)``. A short key is copied eight bytes at a time by the loop
-  /// that checks it for bytes to escape, with no call for the copy; a key that needs escapes,
-  /// or a long one, takes ``writeString(_:)``'s way.
+  /// same bytes as ``writeKey(_:)``.
   /// - Returns: the offset just after the key's closing quote.
   @discardableResult
   mutating func writeKey(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Int {
-    if bytes.count > JSONPrinter.shortKeyLength || !writePlainShortString(bytes) { writeQuoted(bytes) }
+    writeQuotedUTF8(bytes)
     let end = count
     if pretty { append(": ") } else { append(UInt8(ascii: ":")) }
     return end
   }
 
-  /// Writes `bytes` (at most ``shortKeyLength``) in quotes if none of them needs an escape
+  /// Writes `bytes` (at most ``shortStringLength``) in quotes if none of them needs an escape
   /// and returns `true`; otherwise writes nothing and returns `false`. Whole words: a length
   /// that is not a multiple of the word is covered by one more word (or two half words, for
   /// four to seven bytes) that overlaps the last one, so no byte is handled alone unless the
@@ -187,8 +185,8 @@ struct JSONPrinter: ~Copyable {
     try body(UnsafeBufferPointer(start: base + range.lowerBound, count: range.count))
   }
 
-  /// Keys up to this many bytes take ``writeKey(utf8:)``'s byte loop.
-  static let shortKeyLength = 32
+  /// Strings and keys up to this many bytes are tried with ``writePlainShortString(_:)``.
+  static let shortStringLength = 32
 
   /// Writes an integer's decimal digits: the same text as ``JSONNumber/init(integer:)-(Int64)``,
   /// without making a `String` first.
@@ -219,11 +217,18 @@ struct JSONPrinter: ~Copyable {
 
   /// Writes `string` in quotes, escaping only what RFC 8259 requires.
   mutating func writeString(_ string: String) {
-    let done: Void? = string.utf8.withContiguousStorageIfAvailable { writeQuoted($0) }
+    let done: Void? = string.utf8.withContiguousStorageIfAvailable { writeQuotedUTF8($0) }
     if done == nil {
       var copy = string
-      copy.withUTF8 { writeQuoted($0) }
+      copy.withUTF8 { writeQuotedUTF8($0) }
     }
+  }
+
+  /// Writes `bytes` in quotes, escaped; a short run without escapes is copied by words
+  /// (``writePlainShortString(_:)``), without a call for the copy.
+  @inline(__always)
+  private mutating func writeQuotedUTF8(_ bytes: UnsafeBufferPointer<UInt8>) {
+    if bytes.count > JSONPrinter.shortStringLength || !writePlainShortString(bytes) { writeQuoted(bytes) }
   }
 
   private mutating func writeQuoted(_ bytes: UnsafeBufferPointer<UInt8>) {

@@ -154,13 +154,22 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
   func beginMember(_ key: String, in position: Int, token: UInt32) throws {
     try resume(position, token: token)
     beginEntry(in: position)
-    var contiguous = key  // `withUTF8` may make it contiguous; native strings already are
-    let written = contiguous.withUTF8 { bytes in
-      let start = printer.count
-      let end = printer.writeKey(utf8: bytes)
-      return WrittenKey(start: start, end: end, bit: JSONKeyFilter.bit(ofUTF8: bytes))
+    let written: WrittenKey
+    if let contiguous = key.utf8.withContiguousStorageIfAvailable({ writeKey(utf8: $0) }) {
+      written = contiguous
+    } else {
+      var copy = key  // native strings are contiguous already; `withUTF8` makes any other so
+      written = copy.withUTF8 { writeKey(utf8: $0) }
     }
     try recordKey(written, in: position)
+  }
+
+  /// Writes a key given as its UTF-8 bytes and returns where its text went.
+  @inline(__always)
+  private func writeKey(utf8 bytes: UnsafeBufferPointer<UInt8>) -> WrittenKey {
+    let start = printer.count
+    let end = printer.writeKey(utf8: bytes)
+    return WrittenKey(start: start, end: end, bit: JSONKeyFilter.bit(ofUTF8: bytes))
   }
 
   /// Starts the next element of the array at `position`; returns its index.
