@@ -321,7 +321,8 @@ private func takesSinglePass<T: Encodable>(_ value: T, with encoder: JSONValueEn
     let maps: [[String: String]] = [
       [:], ["only": "one"], ["b": "2", "a": "1", "é": "e", "E": "\"q\""],
       // Integer keys sort as numbers, and keys equal as numbers keep the dictionary's order.
-      ["10": "ten", "9": "nine", "01": "zero one", "1": "one", "-3": "minus"],
+      ["10": "ten", "9": "nine", "01": "zero one", "1": "one", "-3": "minus", "+7": "plus"],
+      ["10": "ten", "x": "not a number", "9": "nine"],
     ]
     for map in maps {
       expectSameAsTree(Texts(list: Array(map.keys), map: map))

@@ -68,13 +68,16 @@ extension JSONTextEncoderImpl {
   }
 
   /// Writes a `[String: String]` as the printer writes the tree encoder's object for it: its
-  /// members in ``ObjectBuffer/dictionaryOrder(count:key:)``.
+  /// members in ``ObjectBuffer/dictionaryOrder(of:)``.
   private func writeStringDictionary(_ dictionary: [String: String]) {
     guard !dictionary.isEmpty else { return printer.append("{}") }
     let members = Array(dictionary)
+    // One member (the usual label or two) needs no order, nor an array for it.
+    let order = members.count == 1 ? nil : ObjectBuffer.dictionaryOrder(of: members.lazy.map(\.key))
     let depth = frames.count
     printer.append(UInt8(ascii: "{"))
-    for (index, position) in ObjectBuffer.dictionaryOrder(count: members.count, key: { members[$0].key }).enumerated() {
+    for index in members.indices {
+      let position = order?[index] ?? index
       if index > 0 { printer.append(UInt8(ascii: ",")) }
       if printer.pretty { printer.writeNewline(depth: depth + 1) }
       printer.writeKey(members[position].key)

@@ -120,7 +120,7 @@ final class ObjectBuffer {
   /// Sorts the members numerically when every key is an integer, otherwise by key.
   func sortMembersByKey() {
     guard members.count > 1 else { return }
-    let order = ObjectBuffer.dictionaryOrder(count: members.count) { members[$0].key }
+    let order = ObjectBuffer.dictionaryOrder(of: members.lazy.map(\.key))
     var newPosition = [Int](repeating: 0, count: members.count)
     for (new, old) in order.enumerated() { newPosition[old] = new }
     members = order.map { members[$0] }
@@ -132,18 +132,34 @@ final class ObjectBuffer {
 }
 
 extension ObjectBuffer {
-  /// The order in which a dictionary's members are written, as positions in `0..<count`:
-  /// numerically when every key is an integer, otherwise by key. `key(position)` is the key
-  /// at a position; both encoders sort through here, so they agree even on ties (`1`, `01`).
-  static func dictionaryOrder(count: Int, key: (Int) -> String) -> [Int] {
-    let numbers = (0..<count).map { Int(key($0)) }
-    var order = Array(0..<count)
-    if numbers.allSatisfy({ $0 != nil }) {
-      order.sort { numbers[$0]! < numbers[$1]! }
+  /// The order in which a dictionary's members are written, as positions in `keys`:
+  /// numerically when every key is an integer, otherwise by key. Both encoders sort through
+  /// here, so they agree even on ties (`1`, `01`).
+  static func dictionaryOrder<Keys: RandomAccessCollection<String>>(of keys: Keys) -> [Int] where Keys.Index == Int {
+    var order = Array(keys.indices)
+    if let numbers = integers(keys) {
+      order.sort { numbers[$0] < numbers[$1] }
     } else {
-      order.sort { key($0) < key($1) }
+      order.sort { keys[$0] < keys[$1] }
     }
     return order
+  }
+
+  /// The keys as integers, or `nil` when one of them is not an integer. Keys whose first
+  /// byte cannot start one (`Int(_:)` takes a sign, then digits) are ruled out before any
+  /// key is parsed or any array made.
+  private static func integers<Keys: RandomAccessCollection<String>>(_ keys: Keys) -> [Int]? {
+    let mayAllBeIntegers = keys.allSatisfy { key in
+      guard let first = key.utf8.first else { return false }
+      return first == UInt8(ascii: "-") || first == UInt8(ascii: "+") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first)
+    }
+    guard mayAllBeIntegers else { return nil }
+    var numbers: [Int] = []
+    for key in keys {
+      guard let number = Int(key) else { return nil }
+      numbers.append(number)
+    }
+    return numbers
   }
 }
 
