@@ -6,10 +6,10 @@ extension JSONTextEncoderImpl {
     let pathDepth: Int
   }
 
-  /// Opens a nested container's frame one `step` below the current path (see
-  /// ``pushFrame(isObject:step:)``).
-  func pushNestedFrame(isObject: Bool, step: CodingPathStep) -> NestedFrame {
-    let position = pushFrame(isObject: isObject, step: step)
+  /// Opens a nested container's frame one `step` below the current path.
+  func pushNestedFrame(isObject: Bool, step: consuming CodingPathStep) -> NestedFrame {
+    let position = pushFrame(isObject: isObject)
+    pushStep(step)
     return NestedFrame(position: position, token: frames[position].token, pathDepth: steps.count)
   }
 
@@ -47,5 +47,13 @@ extension JSONTextEncoderImpl {
   /// Whether the frame at `position` is still the one with `token`.
   func isOpen(_ position: Int, token: UInt32) -> Bool {
     position >= 0 && position < frames.count && frames[position].token == token
+  }
+}
+
+extension CodingPathStep {
+  /// Whether this is the step that goes nowhere (a single-value container's).
+  var isNone: Bool {
+    if case .none = self { return true }
+    return false
   }
 }

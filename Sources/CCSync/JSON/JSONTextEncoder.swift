@@ -124,14 +124,20 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
     return (position, valueToken)
   }
 
-  /// Writes `{` or `[` and opens a frame for it, at `step` below the current path (a nested
-  /// container's key or index; `.none` for a value's own container); returns its position.
-  func pushFrame(isObject: Bool, step: CodingPathStep = .none) -> Int {
+  /// Writes `{` or `[` and opens a frame for it; returns its position. Path steps pushed
+  /// after this (a nested container's key) are taken off when the frame closes.
+  func pushFrame(isObject: Bool) -> Int {
     printer.append(isObject ? UInt8(ascii: "{") : UInt8(ascii: "["))
     nextToken &+= 1
     frames.push(Frame(token: nextToken, isObject: isObject, firstKey: writtenKeys.count, stepBase: steps.count))
-    if case .none = step {} else { steps.push(step) }
     return frames.count - 1
+  }
+
+  /// Puts `step` on the path, unless it is `.none`; taken, not copied.
+  @inline(__always)
+  func pushStep(_ step: consuming CodingPathStep) {
+    if step.isNone { return }
+    steps.push(step)
   }
 
   private func closeTopFrame() {
@@ -206,8 +212,7 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
     let savedBase = valueBase
     let savedStarted = valueStarted
     let savedToken = valueToken
-    let step = step()
-    if case .none = step {} else { steps.push(step) }
+    pushStep(step())
     valueDepth = steps.count
     valueBase = frames.count
     valueStarted = false
