@@ -81,6 +81,11 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
   @exclusivity(unchecked) private var valueStarted = false
   /// The token of the container the value being encoded opened, to know it again.
   @exclusivity(unchecked) private var valueToken: UInt32 = 0
+  /// Types met in this call that are neither the tree's leaves nor dictionaries: values of
+  /// them run their `encode(to:)` without those questions being asked again. A document has
+  /// a handful of such types, met again and again.
+  @exclusivity(unchecked) private var compositeTypes: [ObjectIdentifier] = []
+  static let compositeTypeLimit = 16
   /// Set by a misuse found where the protocol gives no way to throw; the result is dropped.
   @exclusivity(unchecked) var abandoned = false
 
@@ -200,12 +205,16 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
   /// A top-level value that encodes nothing is the tree encoder's error to report.
   func encodeValue<T: Encodable>(_ value: T, step: @autoclosure () -> CodingPathStep, isTopLevel: Bool = false) throws {
     if try writePlainLeaf(value, step: step()) { return }
-    if let leaf = try tree.leaf(value, parent: pathNode(depth: steps.count), step: step()) { return writeLeaf(leaf) }
-    if tree.isDictionary(T.self) {
-      guard let json = try tree.wrapIfEncoded(value, parent: pathNode(depth: steps.count), step: step()) else {
-        return printer.append("{}")
+    if !compositeTypes.contains(ObjectIdentifier(T.self)) {
+      if let leaf = try tree.leaf(value, parent: pathNode(depth: steps.count), step: step()) { return writeLeaf(leaf) }
+      if tree.isDictionary(T.self) {
+        guard let json = try tree.wrapIfEncoded(value, parent: pathNode(depth: steps.count), step: step()) else {
+          return printer.append("{}")
+        }
+        return writeLeaf(json)
       }
-      return writeLeaf(json)
+      if compositeTypes.isEmpty { compositeTypes.reserveCapacity(JSONTextEncoderImpl.compositeTypeLimit) }
+      if compositeTypes.count < JSONTextEncoderImpl.compositeTypeLimit { compositeTypes.append(ObjectIdentifier(T.self)) }
     }
     let savedDepth = valueDepth
     let savedStepCount = steps.count
