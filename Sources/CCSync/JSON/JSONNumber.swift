@@ -56,11 +56,13 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
   /// How many bytes ``writeDecimal(magnitude:negative:length:to:)`` writes.
   @inline(__always)
   static func decimalLength(magnitude: UInt64, negative: Bool) -> Int {
+    // Against rising powers of ten: a multiplication per digit instead of a division.
     var digits = 1
-    var rest = magnitude / 10
-    while rest > 0 {
+    var threshold: UInt64 = 10
+    while magnitude >= threshold {
       digits += 1
-      rest /= 10
+      if digits == 20 { break }  // 10^19, the last power of ten a UInt64 holds, was passed
+      threshold &*= 10
     }
     return digits + (negative ? 1 : 0)
   }

@@ -30,19 +30,30 @@ extension JSONTextEncoderImpl {
   /// back as strings and compared.
   private func isSameKey(_ earlier: WrittenKey, _ key: WrittenKey) -> Bool {
     if let earlierBit = earlier.bit, let bit = key.bit, earlierBit != bit { return false }
-    return printer.withWrittenBytes(earlier.start..<earlier.end) { earlierText in
-      printer.withWrittenBytes(key.start..<key.end) { text in
-        if earlierText.count == text.count, JSONKeyCache.equalBytes(earlierText.baseAddress!, text.baseAddress, text.count) {
-          return true
-        }
-        if Self.isASCII(earlierText) && Self.isASCII(text) { return false }
-        return Self.key(quoted: earlierText) == Self.key(quoted: text)
+    return printer.withWrittenBytes(0..<printer.count) { output in
+      let earlierText = UnsafeBufferPointer(rebasing: output[earlier.start..<earlier.end])
+      let text = UnsafeBufferPointer(rebasing: output[key.start..<key.end])
+      if earlierText.count == text.count, JSONKeyCache.equalBytes(earlierText.baseAddress!, text.baseAddress, text.count) {
+        return true
       }
+      if Self.isASCII(earlierText) && Self.isASCII(text) { return false }
+      return Self.key(quoted: earlierText) == Self.key(quoted: text)
     }
   }
 
+  /// Whether `text` (a key's text, never empty: it has its quotes) is ASCII alone; eight
+  /// bytes at a time.
   private static func isASCII(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
-    for byte in text where byte >= 0x80 { return false }
+    let raw = UnsafeRawPointer(text.baseAddress!)
+    var index = 0
+    while index + 8 <= text.count {
+      if raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+      index += 8
+    }
+    while index < text.count {
+      if text[index] >= 0x80 { return false }
+      index += 1
+    }
     return true
   }
 
