@@ -69,22 +69,25 @@ extension JSONTextEncoderImpl {
 
   /// Writes a `[String: String]` as the printer writes the tree encoder's object for it: its
   /// members in ``ObjectBuffer/dictionaryOrder(of:)``.
+  /// The members and their order are kept in temporary buffers, not arrays.
   private func writeStringDictionary(_ dictionary: [String: String]) {
     guard !dictionary.isEmpty else { return printer.append("{}") }
-    let members = Array(dictionary)
-    // One member (the usual label or two) needs no order, nor an array for it.
-    let order = members.count == 1 ? nil : ObjectBuffer.dictionaryOrder(of: members.lazy.map(\.key))
-    let depth = frames.count
-    printer.append(UInt8(ascii: "{"))
-    for index in members.indices {
-      let position = order?[index] ?? index
-      if index > 0 { printer.append(UInt8(ascii: ",")) }
-      if printer.pretty { printer.writeNewline(depth: depth + 1) }
-      printer.writeKey(members[position].key)
-      printer.writeString(members[position].value)
+    withUnsafeTemporaryAllocation(of: (key: String, value: String).self, capacity: dictionary.count) { members in
+      _ = members.initialize(from: dictionary)
+      defer { members.deinitialize() }
+      ObjectBuffer.withDictionaryOrder(of: members.lazy.map(\.key)) { order in
+        let depth = frames.count
+        printer.append(UInt8(ascii: "{"))
+        for index in order.indices {
+          if index > 0 { printer.append(UInt8(ascii: ",")) }
+          if printer.pretty { printer.writeNewline(depth: depth + 1) }
+          printer.writeKey(members[order[index]].key)
+          printer.writeString(members[order[index]].value)
+        }
+        if printer.pretty { printer.writeNewline(depth: depth) }
+        printer.append(UInt8(ascii: "}"))
+      }
     }
-    if printer.pretty { printer.writeNewline(depth: depth) }
-    printer.append(UInt8(ascii: "}"))
   }
 
   /// `value` as `U`, which the caller has checked is its type: a plain copy, where `as!` in

@@ -136,13 +136,23 @@ extension ObjectBuffer {
   /// numerically when every key is an integer, otherwise by key. Both encoders sort through
   /// here, so they agree even on ties (`1`, `01`).
   static func dictionaryOrder<Keys: RandomAccessCollection<String>>(of keys: Keys) -> [Int] where Keys.Index == Int {
-    var order = Array(keys.indices)
-    if let numbers = integers(keys) {
-      order.sort { numbers[$0] < numbers[$1] }
-    } else {
-      order.sort { keys[$0] < keys[$1] }
+    withDictionaryOrder(of: keys) { Array($0) }
+  }
+
+  /// Calls `body` with ``dictionaryOrder(of:)`` in a temporary buffer instead of an array.
+  static func withDictionaryOrder<Keys: RandomAccessCollection<String>, Result>(
+    of keys: Keys, _ body: (UnsafeBufferPointer<Int>) throws -> Result
+  ) rethrows -> Result where Keys.Index == Int {
+    try withUnsafeTemporaryAllocation(of: Int.self, capacity: keys.count) { buffer in
+      var order = buffer  // the same memory; `sort` is a mutating method of the pointer
+      for index in order.indices { order.initializeElement(at: index, to: index) }
+      if let numbers = integers(keys) {
+        order.sort { numbers[$0] < numbers[$1] }
+      } else {
+        order.sort { keys[$0] < keys[$1] }
+      }
+      return try body(UnsafeBufferPointer(order))
     }
-    return order
   }
 
   /// The keys as integers, or `nil` when one of them is not an integer. Keys whose first
