@@ -425,6 +425,26 @@ private func takesSinglePass<T: Encodable>(_ value: T, with encoder: JSONValueEn
     #expect(takesSinglePass(Outer(log: PathLog())))
   }
 
+  /// A container whose object was closed (its parent went on to the next member) cannot
+  /// have its path told from the steps, which now lead to the sibling: asking for it hands
+  /// the value to the tree, whose run sees the right path.
+  @Test func askingAClosedContainerForItsPathGoesThroughTheTree() throws {
+    struct AsksLate: Encodable {
+      let log: PathLog
+      func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: JSONCodingKey.self)
+        let first = container.nestedContainer(keyedBy: JSONCodingKey.self, forKey: JSONCodingKey(stringValue: "first"))
+        _ = container.nestedContainer(keyedBy: JSONCodingKey.self, forKey: JSONCodingKey(stringValue: "second"))
+        log.paths.append(first.codingPath.map(\.stringValue).joined(separator: "."))
+      }
+    }
+    #expect(!takesSinglePass(AsksLate(log: PathLog())))
+    expectSameAsTree(AsksLate(log: PathLog()))
+    let log = PathLog()
+    _ = try JSONValueEncoder().encodeBytes(AsksLate(log: log))
+    #expect(log.paths.last == "first")
+  }
+
   @Test func optionalLeavesMatchTheTree() {
     /// Writes its optionals with `encode`, so `nil` is an explicit `null`.
     struct Optionals: Encodable {
