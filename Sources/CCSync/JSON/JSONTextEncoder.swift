@@ -31,8 +31,9 @@ extension JSONValueEncoder {
 /// of its frame; writing through it closes the frames above (nested containers it started
 /// earlier are finished by then in any single-pass encoding), and a container whose frame is
 /// gone, or any other use that one pass cannot honour, abandons the attempt: the caller then
-/// encodes through the tree. Leaves and dictionaries are made by the tree encoder's own code
-/// (``JSONValueEncoderImpl``), so strategies and errors are its.
+/// encodes through the tree. The common leaves are written here in the bytes the tree would
+/// print for them (``writePlainLeaf(_:step:)``); other leaves and dictionaries are made by
+/// the tree encoder's own code (``JSONValueEncoderImpl``), so strategies and errors are its.
 ///
 /// The coding path is a stack of steps beside the frames (see ``steps``): going down into a
 /// nested value pushes one step, with no allocation, and the `[CodingKey]` array is built
@@ -199,9 +200,9 @@ final class JSONTextEncoderImpl: Encoder, SingleValueEncodingContainer {
 
   // MARK: Values
 
-  /// Writes `value` at the current place, found at `step` below the current path. Leaves,
-  /// arrays of plain values and dictionaries are made by the tree encoder and printed;
-  /// anything else runs its `encode(to:)` on this encoder.
+  /// Writes `value` at the current place, found at `step` below the current path. Plain
+  /// leaves are written directly; the tree's other leaves and dictionaries are made by the
+  /// tree encoder and printed; anything else runs its `encode(to:)` on this encoder.
   /// A top-level value that encodes nothing is the tree encoder's error to report.
   func encodeValue<T: Encodable>(_ value: T, step: @autoclosure () -> CodingPathStep, isTopLevel: Bool = false) throws {
     if try writePlainLeaf(value, step: step()) { return }
