@@ -114,95 +114,101 @@ struct JSONTextKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerPro
 
 /// Writes the elements of one array of ``JSONTextEncoderImpl``'s output, in order; its
 /// frame and path as ``JSONTextKeyedEncodingContainer``'s.
-final class JSONTextUnkeyedEncodingContainer: UnkeyedEncodingContainer {
+struct JSONTextUnkeyedEncodingContainer: UnkeyedEncodingContainer {
   let encoder: JSONTextEncoderImpl
-  let position: Int
+  private let storedPosition: Int32
   let token: UInt32
-  let pathDepth: Int
-  private(set) var count = 0
+  private let storedPathDepth: Int32
+  private var storedCount: Int32 = 0
 
+  /// Positions, depths and counts are kept in 32 bits, so the container fits in the three
+  /// words an `any UnkeyedEncodingContainer` holds inline: an array costs no allocation.
   init(encoder: JSONTextEncoderImpl, position: Int, token: UInt32, pathDepth: Int) {
     self.encoder = encoder
-    self.position = position
+    self.storedPosition = Int32(truncatingIfNeeded: position)
     self.token = token
-    self.pathDepth = pathDepth
+    self.storedPathDepth = Int32(truncatingIfNeeded: pathDepth)
   }
+
+  var position: Int { Int(storedPosition) }
+  var pathDepth: Int { Int(storedPathDepth) }
+  var count: Int { Int(storedCount) }
 
   var codingPath: [any CodingKey] { encoder.containerPath(depth: pathDepth, position: position, token: token) }
 
   /// Starts the next element; returns its index.
-  private func begin() throws -> Int {
+  private mutating func begin() throws -> Int {
     let index = try encoder.beginElement(in: position, token: token)
-    count = index + 1
+    storedCount = Int32(truncatingIfNeeded: index + 1)
     return index
   }
 
-  func encodeNil() throws {
+  mutating func encodeNil() throws {
     _ = try begin()
     encoder.printer.append("null")
   }
-  func encode(_ value: Bool) throws {
+  mutating func encode(_ value: Bool) throws {
     _ = try begin()
     encoder.printer.append(value ? "true" : "false")
   }
-  func encode(_ value: String) throws {
+  mutating func encode(_ value: String) throws {
     _ = try begin()
     encoder.printer.writeString(value)
   }
-  func encode(_ value: Double) throws {
+  mutating func encode(_ value: Double) throws {
     let index = try begin()
     try encoder.writeDouble(value, parentDepth: pathDepth, step: .index(index))
   }
-  func encode(_ value: Float) throws {
+  mutating func encode(_ value: Float) throws {
     let index = try begin()
     encoder.writeLeaf(try encoder.tree.box(value, parent: encoder.pathNode(depth: pathDepth), step: .index(index)))
   }
-  func encode(_ value: Int) throws { try integer(Int64(value)) }
-  func encode(_ value: Int8) throws { try integer(Int64(value)) }
-  func encode(_ value: Int16) throws { try integer(Int64(value)) }
-  func encode(_ value: Int32) throws { try integer(Int64(value)) }
-  func encode(_ value: Int64) throws { try integer(value) }
-  func encode(_ value: Int128) throws { try number(JSONNumber(value)) }
-  func encode(_ value: UInt) throws { try integer(UInt64(value)) }
-  func encode(_ value: UInt8) throws { try integer(UInt64(value)) }
-  func encode(_ value: UInt16) throws { try integer(UInt64(value)) }
-  func encode(_ value: UInt32) throws { try integer(UInt64(value)) }
-  func encode(_ value: UInt64) throws { try integer(value) }
-  func encode(_ value: UInt128) throws { try number(JSONNumber(value)) }
-  func encode<T: Encodable>(_ value: T) throws {
+  mutating func encode(_ value: Int) throws { try integer(Int64(value)) }
+  mutating func encode(_ value: Int8) throws { try integer(Int64(value)) }
+  mutating func encode(_ value: Int16) throws { try integer(Int64(value)) }
+  mutating func encode(_ value: Int32) throws { try integer(Int64(value)) }
+  mutating func encode(_ value: Int64) throws { try integer(value) }
+  mutating func encode(_ value: Int128) throws { try number(JSONNumber(value)) }
+  mutating func encode(_ value: UInt) throws { try integer(UInt64(value)) }
+  mutating func encode(_ value: UInt8) throws { try integer(UInt64(value)) }
+  mutating func encode(_ value: UInt16) throws { try integer(UInt64(value)) }
+  mutating func encode(_ value: UInt32) throws { try integer(UInt64(value)) }
+  mutating func encode(_ value: UInt64) throws { try integer(value) }
+  mutating func encode(_ value: UInt128) throws { try number(JSONNumber(value)) }
+  mutating func encode<T: Encodable>(_ value: T) throws {
     let index = try begin()
     try encoder.encodeValue(value, step: .index(index))
   }
 
-  private func integer(_ value: Int64) throws {
+  private mutating func integer(_ value: Int64) throws {
     _ = try begin()
     encoder.printer.writeInteger(value)
   }
 
-  private func integer(_ value: UInt64) throws {
+  private mutating func integer(_ value: UInt64) throws {
     _ = try begin()
     encoder.printer.writeInteger(value)
   }
 
-  private func number(_ number: JSONNumber) throws {
+  private mutating func number(_ number: JSONNumber) throws {
     _ = try begin()
     encoder.printer.appendUTF8(of: number.text)
   }
 
-  func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+  mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
     let nested = openNested(isObject: true)
     return KeyedEncodingContainer(
       JSONTextKeyedEncodingContainer<NestedKey>(
         encoder: encoder, position: nested.position, token: nested.token, pathDepth: nested.pathDepth))
   }
 
-  func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+  mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
     let nested = openNested(isObject: false)
     return JSONTextUnkeyedEncodingContainer(
       encoder: encoder, position: nested.position, token: nested.token, pathDepth: nested.pathDepth)
   }
 
-  private func openNested(isObject: Bool) -> JSONTextEncoderImpl.NestedFrame {
+  private mutating func openNested(isObject: Bool) -> JSONTextEncoderImpl.NestedFrame {
     let index: Int
     do {
       index = try begin()
