@@ -246,6 +246,10 @@ private func takesSinglePass<T: Encodable>(_ value: T, with encoder: JSONValueEn
     let cases: [any Encodable] = [
       Revisits(), KeySequence(keys: ["a", "b", "a"]), KeySequence(keys: ["é", "x", "é"]), Dog(), Confused(), Silent(),
       Parent(),
+      // Equal keys with the same first and last bytes, and equal keys whose last characters
+      // differ in bytes (U+037E GREEK QUESTION MARK is canonically `;`), in both orders.
+      KeySequence(keys: ["abc", "axc", "abc"]), KeySequence(keys: ["a;", "b", "a\u{37E}"]),
+      KeySequence(keys: ["a\u{37E}", "b", "a;"]),
     ]
     for value in cases {
       expectSameAsTree(value)
@@ -256,6 +260,77 @@ private func takesSinglePass<T: Encodable>(_ value: T, with encoder: JSONValueEn
     expectSameAsTree(KeySequence(keys: ["ab", "ac", "é", "e\u{301}x", ""]))
     #expect(takesSinglePass(KeySequence(keys: ["ab", "ac", "é", "ü", ""])))
     expectSameAsTree(KeySequence(keys: (0..<100).map { "key\($0)" } + ["key7"]))
+  }
+
+  /// Keys of every length the printer copies by words, with a byte to escape at each place
+  /// in turn, and non-ASCII bytes at either end.
+  @Test(arguments: 0...40) func keysOfEveryShortLengthMatchTheTree(length: Int) {
+    let plain = String(repeating: "k", count: length)
+    var keys = [plain]
+    for place in 0..<length {
+      for special in ["\"", "\\", "\u{1}", "\n", "é"] {
+        var characters = Array(plain)
+        characters[place] = Character(special)
+        keys.append(String(characters))
+      }
+    }
+    expectSameAsTree(KeySequence(keys: keys))
+    #expect(takesSinglePass(KeySequence(keys: keys)))
+    // Every one of them again, after the others: the same key twice, for the tree.
+    for key in keys.prefix(8) {
+      #expect(!takesSinglePass(KeySequence(keys: keys + [key])))
+    }
+  }
+
+  /// Integers around every power of ten, which the digit writer takes two at a time.
+  @Test func integersAreSpelledAsSwiftSpellsThem() throws {
+    var signed: [Int64] = [0, 1, -1, 9, -9, .max, .min]
+    var unsigned: [UInt64] = [0, .max, .max - 1]
+    var power: UInt64 = 10
+    while true {
+      unsigned += [power - 1, power, power + 1]
+      if let exact = Int64(exactly: power) { signed += [exact - 1, exact, exact + 1, -exact + 1, -exact, -exact - 1] }
+      guard power <= UInt64.max / 10 else { break }
+      power *= 10
+    }
+    for value in signed {
+      #expect(String(decoding: try JSONValueEncoder().encodeBytes(value), as: UTF8.self) == String(value))
+      #expect(String(decoding: try JSONValueEncoder().encodeBytes(["n": Int(value)]), as: UTF8.self) == #"{"n":\#(value)}"#)
+    }
+    for value in unsigned {
+      #expect(String(decoding: try JSONValueEncoder().encodeBytes(value), as: UTF8.self) == String(value))
+      #expect(JSONNumber(integer: value).text == String(value))
+    }
+  }
+
+  @Test func doublesStringArraysAndStringDictionariesMatchTheTree() {
+    let doubles: [Double] = [
+      0, -0.0, 1, -1, 2.5, -2.5, 1e15 - 1, 1e15, 1e16, -1e15, 0.1, 1e-7, 123.456,
+      .greatestFiniteMagnitude, .leastNonzeroMagnitude, -.leastNormalMagnitude,
+    ]
+    expectSameAsTree(doubles)
+    for double in doubles {
+      expectSameAsTree(double)
+      expectSameAsTree(["d": double])
+      expectSameAsTree(Optional(double))
+    }
+    struct Texts: Encodable {
+      var list: [String]
+      var map: [String: String]
+    }
+    let maps: [[String: String]] = [
+      [:], ["only": "one"], ["b": "2", "a": "1", "é": "e", "E": "\"q\""],
+      // Integer keys sort as numbers, and keys equal as numbers keep the dictionary's order.
+      ["10": "ten", "9": "nine", "01": "zero one", "1": "one", "-3": "minus", "+7": "plus"],
+      ["10": "ten", "x": "not a number", "9": "nine"],
+    ]
+    for map in maps {
+      expectSameAsTree(Texts(list: Array(map.keys), map: map))
+      expectSameAsTree(map)
+      #expect(takesSinglePass(Texts(list: Array(map.values), map: map)))
+    }
+    expectSameAsTree(Texts(list: [], map: [:]))
+    expectSameAsTree([[String]](arrayLiteral: [], ["a", "b\n"]))
   }
 
   @Test func errorsAndStrategiesAreTheTrees() {
@@ -297,6 +372,110 @@ private func takesSinglePass<T: Encodable>(_ value: T, with encoder: JSONValueEn
     _ = try JSONValueEncoder().encodeBytes(Holder(log: textLog))
     #expect(textLog.paths == treeLog.paths)
     #expect(textLog.paths.count == 3 && textLog.paths[0] == "one")
+  }
+
+  @Test func codingPathsOfContainersAreTheTrees() throws {
+    /// Records the paths of its containers as it goes, nested ones asked while open.
+    struct ContainerPaths: Encodable {
+      let log: PathLog
+      func record(_ path: [any CodingKey]) {
+        log.paths.append(path.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: "."))
+      }
+      func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: JSONCodingKey.self)
+        record(container.codingPath)
+        var meta = container.nestedContainer(keyedBy: JSONCodingKey.self, forKey: JSONCodingKey(stringValue: "meta"))
+        record(meta.codingPath)
+        record(encoder.codingPath)  // the value's own path, not its nested container's
+        try meta.encode(1, forKey: JSONCodingKey(stringValue: "a"))
+        var list = meta.nestedUnkeyedContainer(forKey: JSONCodingKey(stringValue: "list"))
+        try list.encode("x")
+        var element = list.nestedContainer(keyedBy: JSONCodingKey.self)
+        record(element.codingPath)
+        var pair = element.nestedUnkeyedContainer(forKey: JSONCodingKey(stringValue: "pair"))
+        record(pair.codingPath)
+        try pair.encode(true)
+        record(list.codingPath)
+        try container.encode(Leaf(log: log), forKey: JSONCodingKey(stringValue: "leaf"))
+        record(container.codingPath)
+      }
+    }
+    struct Leaf: Encodable {
+      let log: PathLog
+      func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        log.paths.append(container.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: "."))
+        try container.encode(1)
+      }
+    }
+    struct Outer: Encodable {
+      let log: PathLog
+      func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        try container.encode(2)
+        try container.encode(ContainerPaths(log: log))
+      }
+    }
+    let treeLog = PathLog(), textLog = PathLog()
+    let tree = try JSONValueEncoder().encode(Outer(log: treeLog)).formattedBytes(.compact)
+    let text = try JSONValueEncoder().encodeBytes(Outer(log: textLog))
+    #expect(text == tree)
+    #expect(textLog.paths == treeLog.paths)
+    #expect(textLog.paths == ["1", "1.meta", "1", "1.meta.list.1", "1.meta.list.1.pair", "1.meta.list", "1.leaf", "1"])
+    #expect(takesSinglePass(Outer(log: PathLog())))
+  }
+
+  /// A container whose object was closed (its parent went on to the next member) cannot
+  /// have its path told from the steps, which now lead to the sibling: asking for it hands
+  /// the value to the tree, whose run sees the right path.
+  @Test func askingAClosedContainerForItsPathGoesThroughTheTree() throws {
+    struct AsksLate: Encodable {
+      let log: PathLog
+      func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: JSONCodingKey.self)
+        let first = container.nestedContainer(keyedBy: JSONCodingKey.self, forKey: JSONCodingKey(stringValue: "first"))
+        _ = container.nestedContainer(keyedBy: JSONCodingKey.self, forKey: JSONCodingKey(stringValue: "second"))
+        log.paths.append(first.codingPath.map(\.stringValue).joined(separator: "."))
+      }
+    }
+    #expect(!takesSinglePass(AsksLate(log: PathLog())))
+    expectSameAsTree(AsksLate(log: PathLog()))
+    let log = PathLog()
+    _ = try JSONValueEncoder().encodeBytes(AsksLate(log: log))
+    #expect(log.paths.last == "first")
+  }
+
+  @Test func optionalLeavesMatchTheTree() {
+    /// Writes its optionals with `encode`, so `nil` is an explicit `null`.
+    struct Optionals: Encodable {
+      var string: String?
+      var integer: Int?
+      var bool: Bool?
+      var double: Double?
+      enum CodingKeys: CodingKey { case string, integer, bool, double, list }
+      func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(string, forKey: .string)
+        try container.encode(integer, forKey: .integer)
+        try container.encode(bool, forKey: .bool)
+        try container.encode(double, forKey: .double)
+        var list = container.nestedUnkeyedContainer(forKey: .list)
+        try list.encode(string)
+        try list.encode(double)
+      }
+    }
+    let some = Optionals(string: "s \"q\"", integer: -7, bool: false, double: 0.1)
+    expectSameAsTree(some)
+    expectSameAsTree(Optionals())
+    expectSameAsTree([some, Optionals()])
+    expectSameAsTree(Optional<String>.none)
+    expectSameAsTree(Optional<Double>.some(2.5))
+    #expect(takesSinglePass(some) && takesSinglePass(Optionals()))
+    // No JSON spelling: the tree's error, with the tree's path.
+    expectSameAsTree(Optionals(double: .infinity))
+    var converting = JSONValueEncoder()
+    converting.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+    expectSameAsTree(Optionals(double: -.infinity), with: converting)
   }
 
   @Test func generatedDocumentsMatchTheTree() {

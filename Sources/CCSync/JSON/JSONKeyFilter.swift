@@ -20,13 +20,25 @@ struct JSONKeyFilter {
     return 1 << (first & 63)
   }
 
+  /// The bit of a key given as its UTF-8 bytes, chosen by its first and last byte: sharper
+  /// than ``bit(of:)`` when those bytes are at hand anyway. A key whose first or last byte is
+  /// not ASCII gets none (a non-ASCII last character can be canonically equivalent to an ASCII
+  /// one: U+037E GREEK QUESTION MARK is `;`). One filter takes bits of one kind only.
+  @inline(__always)
+  static func bit(ofUTF8 bytes: UnsafeBufferPointer<UInt8>) -> UInt64? {
+    guard let first = bytes.first, let last = bytes.last, first < 0x80, last < 0x80 else { return nil }
+    return 1 << ((first &+ last &* 3) & 63)
+  }
+
   /// Whether a key with this bit may be among those inserted.
+  @inline(__always)
   func mayContain(bit: UInt64?) -> Bool {
     guard !incomplete, let bit else { return true }
     return bits & bit != 0
   }
 
   /// Records a key with this bit.
+  @inline(__always)
   mutating func insert(bit: UInt64?) {
     if let bit { bits |= bit } else { incomplete = true }
   }

@@ -46,24 +46,47 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
   /// 20 digits and a sign; up to 15 bytes make a small string, with no allocation). The
   /// generic `String(_:)` of an integer was a tenth of all encoding time.
   static func decimalText(magnitude: UInt64, negative: Bool) -> String {
-    var digits = 1
-    var rest = magnitude / 10
-    while rest > 0 {
-      digits += 1
-      rest /= 10
-    }
-    let length = digits + (negative ? 1 : 0)
+    let length = decimalLength(magnitude: magnitude, negative: negative)
     return String(unsafeUninitializedCapacity: length) { buffer in
-      var value = magnitude
-      var index = length
-      repeat {
-        index -= 1
-        buffer[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value % 10)
-        value /= 10
-      } while value > 0
-      if negative { buffer[0] = UInt8(ascii: "-") }
+      writeDecimal(magnitude: magnitude, negative: negative, length: length, to: buffer.baseAddress!)
       return length
     }
+  }
+
+  /// How many bytes ``writeDecimal(magnitude:negative:length:to:)`` writes.
+  @inline(__always)
+  static func decimalLength(magnitude: UInt64, negative: Bool) -> Int {
+    // Against rising powers of ten: a multiplication per digit instead of a division.
+    var digits = 1
+    var threshold: UInt64 = 10
+    while magnitude >= threshold {
+      digits += 1
+      if digits == 20 { break }  // 10^19, the last power of ten a UInt64 holds, was passed
+      threshold &*= 10
+    }
+    return digits + (negative ? 1 : 0)
+  }
+
+  /// Writes an integer's sign and digits to `output`, which has room for `length` bytes, the
+  /// ``decimalLength(magnitude:negative:)`` of the same integer.
+  @inline(__always)
+  static func writeDecimal(magnitude: UInt64, negative: Bool, length: Int, to output: UnsafeMutablePointer<UInt8>) {
+    // Two digits per division, from a table of the pairs 00 to 99.
+    let pairs: StaticString = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+    var value = magnitude
+    var index = length
+    while value >= 10 {
+      let pair = Int(truncatingIfNeeded: value % 100) &* 2
+      value /= 100
+      index -= 2
+      output[index] = pairs.utf8Start[pair]
+      output[index + 1] = pairs.utf8Start[pair + 1]
+    }
+    if index > (negative ? 1 : 0) {
+      index -= 1
+      output[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value)
+    }
+    if negative { output[0] = UInt8(ascii: "-") }
   }
 
   /// Creates a number from a finite double, in the shortest text that reads back as the same
@@ -72,16 +95,30 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
   /// non-finite; this initializer traps on them, like `Int(_: Double)` does on overflow.
   public init(_ value: Double) {
     precondition(value.isFinite, "JSON has no spelling for \(value)")
-    if value == 0, value.sign == .minus {
-      // `-0` reads back as negative zero; `String(Int64(-0.0))` would drop the sign.
-      self.text = "-0"
-    } else if value == value.rounded(), abs(value) < 1e15 {
-      self.text = String(Int64(value))
-    } else {
-      // Swift's shortest round-trip spelling ("0.1", "1e-07", "1.2345e+20") is valid JSON;
-      // callers exclude infinity and NaN.
-      self.text = value.description
+    switch JSONNumber.spelling(of: value) {
+    case .negativeZero: self.text = "-0"
+    case .integer(let integer): self.text = JSONNumber.decimalText(magnitude: integer.magnitude, negative: integer < 0)
+    case .shortest: self.text = value.description
     }
+  }
+
+  /// How a finite double is spelled, for ``init(_:)-(Double)`` and the printer's
+  /// ``JSONPrinter/writeDouble(_:)``, which must agree.
+  enum DoubleSpelling {
+    /// `-0`, which reads back as negative zero (the integer would drop the sign).
+    case negativeZero
+    /// An integral value below 10^15, as that integer.
+    case integer(Int64)
+    /// Swift's shortest round-trip spelling (`0.1`, `1e-07`, `1.2345e+20`), valid JSON for
+    /// finite values.
+    case shortest
+  }
+
+  @inline(__always)
+  static func spelling(of value: Double) -> DoubleSpelling {
+    if value == 0, value.sign == .minus { return .negativeZero }
+    if value == value.rounded(), abs(value) < 1e15 { return .integer(Int64(value)) }
+    return .shortest
   }
 
   /// Creates a number from a double, or `nil` when it is infinite or NaN.

@@ -124,13 +124,111 @@ struct JSONPrinter: ~Copyable {
     if pretty { append(": ") } else { append(UInt8(ascii: ":")) }
   }
 
+  /// Writes a member's key, given as its UTF-8 bytes, in quotes and the colon after it: the
+  /// same bytes as ``writeKey(_:)``.
+  /// - Returns: the offset just after the key's closing quote.
+  @discardableResult
+  mutating func writeKey(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Int {
+    writeQuotedUTF8(bytes)
+    let end = count
+    if pretty { append(": ") } else { append(UInt8(ascii: ":")) }
+    return end
+  }
+
+  /// Writes `bytes` (at most ``shortStringLength``) in quotes if none of them needs an escape
+  /// and returns `true`; otherwise writes nothing and returns `false`. Whole words: a length
+  /// that is not a multiple of the word is covered by one more word (or two half words, for
+  /// four to seven bytes) that overlaps the last one, so no byte is handled alone unless the
+  /// key is shorter than four bytes.
+  @inline(__always)
+  private mutating func writePlainShortString(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    let length = bytes.count
+    reserve(length + 2)
+    let output = base + count
+    output.pointee = UInt8(ascii: "\"")
+    let contents = UnsafeMutableRawPointer(output + 1)
+    if let source = bytes.baseAddress {
+      let raw = UnsafeRawPointer(source)
+      if length >= 8 {
+        var index = 0
+        while true {
+          let offset = min(index, length - 8)
+          let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+          if JSONReader.specialBytes(in: UInt64(littleEndian: word)) != 0 { return false }
+          contents.storeBytes(of: word, toByteOffset: offset, as: UInt64.self)
+          index += 8
+          if index >= length { break }
+        }
+      } else if length >= 4 {
+        let head = raw.loadUnaligned(as: UInt32.self)
+        let tail = raw.loadUnaligned(fromByteOffset: length - 4, as: UInt32.self)
+        let word = UInt64(UInt32(littleEndian: head)) | UInt64(UInt32(littleEndian: tail)) << 32
+        if JSONReader.specialBytes(in: word) != 0 { return false }
+        contents.storeBytes(of: head, as: UInt32.self)
+        contents.storeBytes(of: tail, toByteOffset: length - 4, as: UInt32.self)
+      } else {
+        for index in 0..<length {
+          let byte = source[index]
+          if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return false }
+          contents.storeBytes(of: byte, toByteOffset: index, as: UInt8.self)
+        }
+      }
+    }
+    output[length + 1] = UInt8(ascii: "\"")
+    count += length + 2
+    return true
+  }
+
+  /// Calls `body` with the bytes written at `range`; they move when the buffer grows, so
+  /// `body` must not keep them.
+  func withWrittenBytes<Result>(_ range: Range<Int>, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+    try body(UnsafeBufferPointer(start: base + range.lowerBound, count: range.count))
+  }
+
+  /// Strings and keys up to this many bytes are tried with ``writePlainShortString(_:)``.
+  static let shortStringLength = 32
+
+  /// Writes an integer's decimal digits: the same text as ``JSONNumber/init(integer:)-(Int64)``,
+  /// without making a `String` first.
+  mutating func writeInteger(_ value: Int64) {
+    writeDigits(magnitude: value.magnitude, negative: value < 0)
+  }
+
+  /// Writes an unsigned integer's decimal digits (see ``writeInteger(_:)-(Int64)``).
+  mutating func writeInteger(_ value: UInt64) {
+    writeDigits(magnitude: value, negative: false)
+  }
+
+  /// Writes a finite double as ``JSONNumber/init(_:)-(Double)`` spells it.
+  mutating func writeDouble(_ value: Double) {
+    switch JSONNumber.spelling(of: value) {
+    case .negativeZero: append("-0")
+    case .integer(let integer): writeInteger(integer)
+    case .shortest: appendUTF8(of: value.description)
+    }
+  }
+
+  private mutating func writeDigits(magnitude: UInt64, negative: Bool) {
+    let length = JSONNumber.decimalLength(magnitude: magnitude, negative: negative)
+    reserve(length)
+    JSONNumber.writeDecimal(magnitude: magnitude, negative: negative, length: length, to: base + count)
+    count += length
+  }
+
   /// Writes `string` in quotes, escaping only what RFC 8259 requires.
   mutating func writeString(_ string: String) {
-    let done: Void? = string.utf8.withContiguousStorageIfAvailable { writeQuoted($0) }
+    let done: Void? = string.utf8.withContiguousStorageIfAvailable { writeQuotedUTF8($0) }
     if done == nil {
       var copy = string
-      copy.withUTF8 { writeQuoted($0) }
+      copy.withUTF8 { writeQuotedUTF8($0) }
     }
+  }
+
+  /// Writes `bytes` in quotes, escaped; a short run without escapes is copied by words
+  /// (``writePlainShortString(_:)``), without a call for the copy.
+  @inline(__always)
+  private mutating func writeQuotedUTF8(_ bytes: UnsafeBufferPointer<UInt8>) {
+    if bytes.count > JSONPrinter.shortStringLength || !writePlainShortString(bytes) { writeQuoted(bytes) }
   }
 
   private mutating func writeQuoted(_ bytes: UnsafeBufferPointer<UInt8>) {

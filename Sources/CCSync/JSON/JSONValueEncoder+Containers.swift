@@ -120,13 +120,7 @@ final class ObjectBuffer {
   /// Sorts the members numerically when every key is an integer, otherwise by key.
   func sortMembersByKey() {
     guard members.count > 1 else { return }
-    let numbers = members.map { Int($0.key) }
-    var order = Array(members.indices)
-    if numbers.allSatisfy({ $0 != nil }) {
-      order.sort { numbers[$0]! < numbers[$1]! }
-    } else {
-      order.sort { members[$0].key < members[$1].key }
-    }
+    let order = ObjectBuffer.dictionaryOrder(of: members.lazy.map(\.key))
     var newPosition = [Int](repeating: 0, count: members.count)
     for (new, old) in order.enumerated() { newPosition[old] = new }
     members = order.map { members[$0] }
@@ -134,6 +128,48 @@ final class ObjectBuffer {
     if index != nil {
       for (position, member) in members.enumerated() { index![member.key] = position }
     }
+  }
+}
+
+extension ObjectBuffer {
+  /// The order in which a dictionary's members are written, as positions in `keys`:
+  /// numerically when every key is an integer, otherwise by key. Both encoders sort through
+  /// here, so they agree even on ties (`1`, `01`).
+  static func dictionaryOrder<Keys: RandomAccessCollection<String>>(of keys: Keys) -> [Int] where Keys.Index == Int {
+    withDictionaryOrder(of: keys) { Array($0) }
+  }
+
+  /// Calls `body` with ``dictionaryOrder(of:)`` in a temporary buffer instead of an array.
+  static func withDictionaryOrder<Keys: RandomAccessCollection<String>, Result>(
+    of keys: Keys, _ body: (UnsafeBufferPointer<Int>) throws -> Result
+  ) rethrows -> Result where Keys.Index == Int {
+    try withUnsafeTemporaryAllocation(of: Int.self, capacity: keys.count) { buffer in
+      var order = buffer  // the same memory; `sort` is a mutating method of the pointer
+      for index in order.indices { order.initializeElement(at: index, to: index) }
+      if let numbers = integers(keys) {
+        order.sort { numbers[$0] < numbers[$1] }
+      } else {
+        order.sort { keys[$0] < keys[$1] }
+      }
+      return try body(UnsafeBufferPointer(order))
+    }
+  }
+
+  /// The keys as integers, or `nil` when one of them is not an integer. Keys whose first
+  /// byte cannot start one (`Int(_:)` takes a sign, then digits) are ruled out before any
+  /// key is parsed or any array made.
+  private static func integers<Keys: RandomAccessCollection<String>>(_ keys: Keys) -> [Int]? {
+    let mayAllBeIntegers = keys.allSatisfy { key in
+      guard let first = key.utf8.first else { return false }
+      return first == UInt8(ascii: "-") || first == UInt8(ascii: "+") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first)
+    }
+    guard mayAllBeIntegers else { return nil }
+    var numbers: [Int] = []
+    for key in keys {
+      guard let number = Int(key) else { return nil }
+      numbers.append(number)
+    }
+    return numbers
   }
 }
 

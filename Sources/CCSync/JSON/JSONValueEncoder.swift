@@ -197,13 +197,17 @@ final class JSONValueEncoderImpl: Encoder, SingleValueEncodingContainer {
   /// The value of one of the types this encoder writes without running `encode(to:)`
   /// (strings, numbers, Booleans, dates, data, URLs, arrays of strings or integers,
   /// `[String: String]`), or `nil` for any other type.
-  func leaf<T: Encodable>(_ value: T, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep) throws -> JSONValue? {
+  /// `parent` is only evaluated when a path is needed (an error, a custom date or data
+  /// strategy), so a caller that keeps its path in another shape builds it only then.
+  func leaf<T: Encodable>(
+    _ value: T, parent: @autoclosure () -> CodingPathNode, step: @autoclosure () -> CodingPathStep
+  ) throws -> JSONValue? {
     if T.self == String.self { return .string(value as! String) }
     if T.self == Int.self { return .number(JSONNumber(integer: Int64(value as! Int))) }
-    if T.self == Double.self { return try box(value as! Double, parent: parent, step: step()) }
+    if T.self == Double.self { return try box(value as! Double, parent: parent(), step: step()) }
     if T.self == Bool.self { return .bool(value as! Bool) }
-    if T.self == Date.self { return try wrap(date: value as! Date, parent: parent, step: step()) }
-    if T.self == Data.self { return try wrap(data: value as! Data, parent: parent, step: step()) }
+    if T.self == Date.self { return try wrap(date: value as! Date, parent: parent(), step: step()) }
+    if T.self == Data.self { return try wrap(data: value as! Data, parent: parent(), step: step()) }
     if T.self == URL.self { return .string((value as! URL).absoluteString) }
     if T.self == [String].self { return .array((value as! [String]).map { .string($0) }) }
     if T.self == [Int].self { return .array((value as! [Int]).map { .number(JSONNumber(integer: Int64($0))) }) }
@@ -286,14 +290,15 @@ final class JSONValueEncoderImpl: Encoder, SingleValueEncodingContainer {
     }
   }
 
-  func box(_ value: Double, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep) throws -> JSONValue {
+  /// `parent` is only evaluated for a value JSON cannot spell (see ``leaf(_:parent:step:)``).
+  func box(_ value: Double, parent: @autoclosure () -> CodingPathNode, step: @autoclosure () -> CodingPathStep) throws -> JSONValue {
     if let number = JSONNumber(exactly: value) { return .number(number) }
-    return try nonConforming(value, typeName: "Double", parent: parent, step: step())
+    return try nonConforming(value, typeName: "Double", parent: parent(), step: step())
   }
 
-  func box(_ value: Float, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep) throws -> JSONValue {
+  func box(_ value: Float, parent: @autoclosure () -> CodingPathNode, step: @autoclosure () -> CodingPathStep) throws -> JSONValue {
     guard value.isFinite else {
-      return try nonConforming(Double(value), typeName: "Float", parent: parent, step: step())
+      return try nonConforming(Double(value), typeName: "Float", parent: parent(), step: step())
     }
     return .number(JSONNumber(float: value))
   }

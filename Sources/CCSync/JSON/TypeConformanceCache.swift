@@ -38,6 +38,7 @@ struct RecentTypeAnswers {
     for known in answers where known.type == identifier { return known.conforms }
     let conforms = cache.answer(for: type)
     if answers.count == RecentTypeAnswers.limit { answers.removeFirst() }
+    if answers.isEmpty { answers.reserveCapacity(RecentTypeAnswers.limit) }  // one allocation, not five
     answers.append((identifier, conforms))
     return conforms
   }
