@@ -36,9 +36,9 @@ extension CodableStorage {
     let comparesSources = CodableStorage.isWithinShape(source, of: encodedDefault)
     // Decode outside the lock; re-check the version under it. Observers are queued under it
     // too, so they hear changes in the order the value took them, whichever threads made them.
-    let deliver = try state.withLock { state throws(StorageError) -> Bool in
+    let delivery = try state.withLock { state throws(StorageError) -> ObserverList<Value>.Delivery? in
       if let rank {
-        if let adopted = state.adoptedRank, rank < adopted { return false }  // already past this version
+        if let adopted = state.adoptedRank, rank < adopted { return nil }  // already past this version
         state.adoptedRank = rank
       }
       let takesFileAsIs = state.version == savedVersion || !state.hasPendingChanges
@@ -64,12 +64,12 @@ extension CodableStorage {
       }
       state.fileState = .valid
       state.lastError = nil
-      guard notify, changed else { return false }
+      guard notify, changed else { return nil }
       // The value moved only by what the file brought: another process's change, even when
       // this process's own save is what read it.
       return observers.enqueue(StorageChange(value: state.value, origin: .external))
     }
-    if deliver { observers.deliver() }
+    if let delivery { observers.deliver(delivery) }
   }
 
   /// The state's encoded value and synced version (see ``StorageState/encodings(_:)``),

@@ -131,7 +131,7 @@ extension CodableStorage {
       report(.encodingFailed(path: path, message: "\(error)"))
       return
     }
-    let outcome = state.withLock { state -> Result<(changed: Bool, deliver: Bool), StorageError> in
+    let outcome = state.withLock { state -> Result<(changed: Bool, delivery: ObserverList<Value>.Delivery?), StorageError> in
       let current: (value: JSONValue, synced: JSONValue)
       do throws(StorageError) {
         current = try encodings(of: &state)
@@ -152,17 +152,17 @@ extension CodableStorage {
       state.value = newValue
       state.sync = .encoded(value: encoded, synced: current.synced)
       state.version &+= 1
-      return .success((changed, changed && observers.enqueue(StorageChange(value: newValue, origin: .local))))
+      return .success((changed, changed ? observers.enqueue(StorageChange(value: newValue, origin: .local)) : nil))
     }
-    let changed: Bool, deliver: Bool
+    let changed: Bool, delivery: ObserverList<Value>.Delivery?
     switch outcome {
-    case .success(let result): (changed, deliver) = result
+    case .success(let result): (changed, delivery) = result
     case .failure(let error):
       report(error)
       return
     }
     guard changed else { return }
-    if deliver { observers.deliver() }
+    if let delivery { observers.deliver(delivery) }
     localValueChanged()
   }
 
