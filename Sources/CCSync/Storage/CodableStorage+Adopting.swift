@@ -139,10 +139,13 @@ extension CodableStorage {
   /// the members the type writes) has at the same place; arrays count when their elements are
   /// within the shape of `shape`'s first element, or hold no objects.
   ///
-  /// Two such documents that differ decode to values that differ: the type reads every member
-  /// it writes. A member outside the shape (a key the type does not know, an entry of a
-  /// dictionary, an optional the default leaves out) may be one the type ignores, so a change
-  /// there could leave the value as it was: then only the values' encodings can tell.
+  /// Two such documents that differ decode to values that differ, since the type reads every
+  /// member it writes; except where the type folds two spellings into one value (a number
+  /// with more digits than a `Double` keeps, a date written two ways, an `init(from:)` that
+  /// normalises), when observers may hear the same value again. A member outside the shape (a
+  /// key the type does not know, an entry of a dictionary, an optional the default leaves out)
+  /// may be one the type ignores, so a change there could leave the value as it was: then only
+  /// the values' encodings can tell.
   static func isWithinShape(_ value: JSONValue, of shape: JSONValue) -> Bool {
     switch value {
     case .object(let object):
