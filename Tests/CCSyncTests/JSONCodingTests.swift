@@ -180,6 +180,13 @@ private func decodingError(_ body: () throws -> Void) -> DecodingError? {
 
 private func pathText(_ path: [any CodingKey]) -> String { readableCodingPath(path) }
 
+/// `Int64` members, which the decoder reads by a path of their own.
+private struct Stamps: Codable, Equatable {
+  var at: Int64
+  var later: Int64?
+  var all: [Int64]?
+}
+
 // MARK: Tests
 
 /// A string through a single-value container, so `[String: PlainText]` takes the general
@@ -225,6 +232,24 @@ struct KeySequence: Encodable {
 
   /// `[String: String]` takes a shortcut past `Dictionary.encode(to:)` and `init(from:)`;
   /// it must write and read exactly what the general path does for other dictionaries.
+  @Test func int64MembersTakeEveryIntegerSpellingAndRejectTheRest() throws {
+    let stamps = try decode(Stamps.self, ["at": .number(JSONNumber(text: "1e3")!), "later": -5, "all": [1, -2]])
+    #expect(stamps == Stamps(at: 1000, later: -5, all: [1, -2]))
+    #expect(try decode(Stamps.self, ["at": .number(JSONNumber(text: "9223372036854775807")!)]).at == .max)
+    #expect(try decode(Stamps.self, ["at": .number(JSONNumber(text: "-9223372036854775808")!)]).at == .min)
+    #expect(try decode(Stamps.self, ["at": 7, "later": nil]).later == nil)
+    guard case .dataCorrupted(let context)? = decodingError({ _ = try decode(Stamps.self, ["at": 1.5]) }) else {
+      Issue.record("a fraction is not an Int64")
+      return
+    }
+    #expect(pathText(context.codingPath) == "at")
+    guard case .dataCorrupted? = decodingError({ _ = try decode(Stamps.self, ["at": .number(JSONNumber(text: "9223372036854775808")!)]) }),
+          case .typeMismatch? = decodingError({ _ = try decode(Stamps.self, ["at": 1, "later": "soon"]) }) else {
+      Issue.record("out of range and a string must fail")
+      return
+    }
+  }
+
   @Test func stringDictionariesMatchTheGeneralPath() throws {
     let words: [String: String] = ["b": "2", "a": "1", "é": "x", "10": "ten", "9": "nine", "": "empty"]
     let numbers: [String: String] = ["10": "ten", "9": "nine", "-1": "minus"]

@@ -13,6 +13,19 @@ import Testing
     #expect(JSONNumber(text: "12345678901234567890")!.text == "12345678901234567890")
   }
 
+  /// Plain integers compare by their values, without the decimal parts; the answer is the same.
+  @Test func integerComparisonAgreesWithTheDecimalOne() {
+    let texts = ["0", "-0", "1", "-1", "10", "1e1", "10.0", "100", "1E2", "-5", "-5.0",
+                 "9223372036854775807", "999999999999999999", "1000000000000000000", "1e18"]
+    for left in texts {
+      for right in texts {
+        let (a, b) = (JSONNumber(text: left)!, JSONNumber(text: right)!)
+        #expect((a == b) == (DecimalParts(left) == DecimalParts(right)), "\(left) == \(right)")
+      }
+    }
+    #expect(JSONNumber(text: "12")! != JSONNumber(text: "21")!)
+  }
+
   @Test func numberIntegerViews() {
     #expect(JSONNumber(text: "1e3")!.int64Value == 1000)
     #expect(JSONNumber(text: "10.0")!.int64Value == 10)

@@ -234,7 +234,10 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
   }
 
   public static func == (lhs: JSONNumber, rhs: JSONNumber) -> Bool {
-    lhs.text == rhs.text || DecimalParts(lhs.text) == DecimalParts(rhs.text)
+    if lhs.text == rhs.text { return true }
+    // Plain integers, the usual numbers, compare without taking their texts apart.
+    if let left = lhs.plainInt64Value, let right = rhs.plainInt64Value { return left == right }
+    return DecimalParts(lhs.text) == DecimalParts(rhs.text)
   }
 
   public func hash(into hasher: inout Hasher) {

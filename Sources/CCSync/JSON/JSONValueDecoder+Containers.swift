@@ -58,7 +58,9 @@ final class JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerPr
   func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(key) }
   func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(key) }
   func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(key) }
-  func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try integer(key) }
+  func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
+    try decoder.unboxInt64(member(key), parent: pathNode, step: .key(key))
+  }
   func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 { try integer(key) }
   func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(key) }
   func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(key) }
@@ -98,7 +100,10 @@ final class JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerPr
   func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try integerIfPresent(key) }
   func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try integerIfPresent(key) }
   func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try integerIfPresent(key) }
-  func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try integerIfPresent(key) }
+  func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
+    guard let value = presentMember(key) else { return nil }
+    return try decoder.unboxInt64(value, parent: pathNode, step: .key(key))
+  }
   func decodeIfPresent(_ type: Int128.Type, forKey key: Key) throws -> Int128? { try integerIfPresent(key) }
   func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try integerIfPresent(key) }
   func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try integerIfPresent(key) }
@@ -209,7 +214,11 @@ struct JSONUnkeyedDecodingContainer: UnkeyedDecodingContainer {
   mutating func decode(_ type: Int8.Type) throws -> Int8 { try integer() }
   mutating func decode(_ type: Int16.Type) throws -> Int16 { try integer() }
   mutating func decode(_ type: Int32.Type) throws -> Int32 { try integer() }
-  mutating func decode(_ type: Int64.Type) throws -> Int64 { try integer() }
+  mutating func decode(_ type: Int64.Type) throws -> Int64 {
+    let result = try decoder.unboxInt64(current(type), parent: pathNode, step: .index(currentIndex))
+    currentIndex += 1
+    return result
+  }
   mutating func decode(_ type: Int128.Type) throws -> Int128 { try integer() }
   mutating func decode(_ type: UInt.Type) throws -> UInt { try integer() }
   mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try integer() }

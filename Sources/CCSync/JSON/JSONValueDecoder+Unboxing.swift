@@ -25,6 +25,12 @@ extension JSONValueDecoderImpl {
     return try unboxInteger(value, as: Int.self, parent: parent, step: step())
   }
 
+  /// An `Int64` (timestamps are often kept as one), by the same non-generic path as `Int`.
+  func unboxInt64(_ value: JSONValue, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep) throws -> Int64 {
+    if case .number(let number) = value, let integer = number.plainInt64Value { return integer }
+    return try unboxInteger(value, as: Int64.self, parent: parent, step: step())
+  }
+
   /// An integer of type `Integer`: the number must be an exact integer in its range, in any
   /// spelling (`1000`, `1e3`, `1000.0`).
   func unboxInteger<Integer: FixedWidthInteger>(

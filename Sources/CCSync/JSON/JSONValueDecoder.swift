@@ -126,7 +126,7 @@ final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
   func decode(_ type: Int8.Type) throws -> Int8 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
   func decode(_ type: Int16.Type) throws -> Int16 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
   func decode(_ type: Int32.Type) throws -> Int32 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
-  func decode(_ type: Int64.Type) throws -> Int64 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
+  func decode(_ type: Int64.Type) throws -> Int64 { try unboxInt64(value, parent: pathNode, step: .none) }
   func decode(_ type: Int128.Type) throws -> Int128 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
   func decode(_ type: UInt.Type) throws -> UInt { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
   func decode(_ type: UInt8.Type) throws -> UInt8 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }

@@ -5,8 +5,10 @@ extension CodableStorage {
   /// except that a missing file is created with the current value.
   /// - Throws: ``StorageError``; the changes stay pending and are retried per the update mode.
   public func save() throws {
-    let (changes, version, seed) = state.withLock { ($0.pendingChanges, $0.version, $0.synced) }
     do {
+      let (changes, version, seed) = try state.withLock { state throws(StorageError) in
+        (state.pendingChanges, state.version, try encodings(of: &state).synced)
+      }
       let (written, rank) = try document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
         document = CodableStorage.applying(changes, seed: seed, to: document)
         return document
@@ -44,9 +46,11 @@ extension CodableStorage {
   ///   discarded).
   @discardableResult
   public func update<Result>(_ body: (inout Value) throws -> Result) throws -> Result {
-    let (changes, version, seed) = state.withLock { ($0.pendingChanges, $0.version, $0.synced) }
     var result: Result?
     do {
+      let (changes, version, seed) = try state.withLock { state throws(StorageError) in
+        (state.pendingChanges, state.version, try encodings(of: &state).synced)
+      }
       let (written, rank) = try document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
         document = CodableStorage.applying(changes, seed: seed, to: document)
         var value = try decode(document)
@@ -127,25 +131,38 @@ extension CodableStorage {
       report(.encodingFailed(path: path, message: "\(error)"))
       return
     }
-    let (changed, deliver) = state.withLock { state -> (Bool, Bool) in
+    let outcome = state.withLock { state -> Result<(changed: Bool, delivery: ObserverList<Value>.Delivery?), StorageError> in
+      let current: (value: JSONValue, synced: JSONValue)
+      do throws(StorageError) {
+        current = try encodings(of: &state)
+      } catch {
+        return .failure(error)
+      }
       var newValue = newValue
       var encoded = encoded
-      if let base, state.encodedValue != base {
-        let rebased = JSONChangeSet(from: base, to: encoded).applied(to: state.encodedValue)
+      if let base, current.value != base {
+        let rebased = JSONChangeSet(from: base, to: encoded).applied(to: current.value)
         if let value = try? decode(rebased),
            let reencoded = try? options.encoder.encode(value) {
           newValue = value
           encoded = reencoded
         }
       }
-      let changed = state.encodedValue != encoded
+      let changed = current.value != encoded
       state.value = newValue
-      state.encodedValue = encoded
+      state.sync = .encoded(value: encoded, synced: current.synced)
       state.version &+= 1
-      return (changed, changed && observers.enqueue(StorageChange(value: newValue, origin: .local)))
+      return .success((changed, changed ? observers.enqueue(StorageChange(value: newValue, origin: .local)) : nil))
+    }
+    let changed: Bool, delivery: ObserverList<Value>.Delivery?
+    switch outcome {
+    case .success(let result): (changed, delivery) = result
+    case .failure(let error):
+      report(error)
+      return
     }
     guard changed else { return }
-    if deliver { observers.deliver() }
+    if let delivery { observers.deliver(delivery) }
     localValueChanged()
   }
 
@@ -153,95 +170,6 @@ extension CodableStorage {
   func automaticSave() -> Bool {
     guard hasPendingChanges else { return true }
     return (try? save()) != nil
-  }
-
-  /// Takes `json` (what the file holds now, read or just written) as the new synced version.
-  /// Local changes made after `savedVersion` (all of them for an external change) stay pending
-  /// and are applied on top. Observers hear the result if it differs from the value before.
-  ///
-  /// `rank` places the version among those the document recorded (see
-  /// ``SharedDocument/readIfChangedTracked(contentMayDiffer:)``): a save's result and the
-  /// watcher's reload of a later write can arrive in either order, and a version older than
-  /// the one already taken is ignored, so the value never goes back to it.
-  func adopt(_ json: JSONValue, origin: ChangeOrigin, savedVersion: UInt64?, rank: SharedDocument.Rank?) {
-    do {
-      try adoptChecked(json, origin: origin, savedVersion: savedVersion, rank: rank)
-    } catch let error as StorageError {
-      state.withLock { $0.fileState = .invalid(error.description) }
-      report(error)
-    } catch {
-      report(.decodingFailed(path: path, message: "\(error)"))
-    }
-  }
-
-  func adoptChecked(
-    _ json: JSONValue, origin: ChangeOrigin, savedVersion: UInt64?, rank: SharedDocument.Rank?, notify: Bool = true
-  ) throws {
-    let fileValue = try decode(json)
-    let fileEncoded = try options.encoder.encode(fileValue)
-    // Decode outside the lock; re-check the version under it. Observers are queued under it
-    // too, so they hear changes in the order the value took them, whichever threads made them.
-    let deliver = try state.withLock { state -> Bool in
-      if let rank {
-        if let adopted = state.adoptedRank, rank < adopted { return false }  // already past this version
-        state.adoptedRank = rank
-      }
-      let before = state.encodedValue
-      if state.version == savedVersion || !state.hasPendingChanges {
-        state.value = fileValue
-        state.encodedValue = fileEncoded
-      } else {
-        let merged = state.pendingChanges.applied(to: json)
-        let value = try decode(merged)
-        state.value = value
-        state.encodedValue = try options.encoder.encode(value)
-      }
-      state.synced = fileEncoded
-      state.fileState = .valid
-      state.lastError = nil
-      guard notify, before != state.encodedValue else { return false }
-      // The value moved only by what the file brought: another process's change, even when
-      // this process's own save is what read it.
-      return observers.enqueue(StorageChange(value: state.value, origin: .external))
-    }
-    if deliver { observers.deliver() }
-  }
-
-  /// Decodes the file's JSON laid over the default's, so keys the file lacks take the default.
-  func decode(_ json: JSONValue) throws(StorageError) -> Value {
-    let source: JSONValue
-    if case .object = json, case .object = encodedDefault, CodableStorage.lacksMembers(json, of: encodedDefault) {
-      source = CodableStorage.overlay(json, on: encodedDefault)
-    } else {
-      source = json  // the usual case: the file has every key, so the overlay would copy it for nothing
-    }
-    do {
-      return try options.decoder.decode(Value.self, from: source)
-    } catch let error as DecodingError {
-      throw .decodingFailed(path: path, message: error.readableDescription)
-    } catch {
-      throw .decodingFailed(path: path, message: "\(error)")
-    }
-  }
-
-  /// `value`'s members over `base`'s, recursively for objects; `value` wins everywhere else.
-  static func overlay(_ value: JSONValue, on base: JSONValue) -> JSONValue {
-    guard case .object(let top) = value, case .object(var result) = base else { return value }
-    for member in top {
-      result[member.key] = overlay(member.value, on: result[member.key] ?? .null)
-    }
-    return .object(result)
-  }
-
-  /// Whether `value` lacks a member `base` has, at any depth where both are objects: whether
-  /// ``overlay(_:on:)`` would add anything.
-  static func lacksMembers(_ value: JSONValue, of base: JSONValue) -> Bool {
-    guard case .object(let object) = value, case .object(let baseObject) = base else { return false }
-    for member in baseObject {
-      guard let present = object[member.key] else { return true }
-      if lacksMembers(present, of: member.value) { return true }
-    }
-    return false
   }
 
   static func isEmptyDocument(_ value: JSONValue) -> Bool {

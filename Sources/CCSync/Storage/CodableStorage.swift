@@ -117,7 +117,7 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
     get { state.withLock { $0.value } }
     set { setValue(newValue) }
     _modify {
-      let (base, baseEncoded) = state.withLock { ($0.value, $0.encodedValue) }
+      let (base, baseEncoded) = state.withLock { state in (state.value, try? encodings(of: &state).value) }
       var value = base
       yield &value
       setValue(value, editedFrom: baseEncoded)

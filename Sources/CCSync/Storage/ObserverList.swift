@@ -40,24 +40,38 @@ final class ObserverList<Value: Sendable>: Sendable {
     }
   }
 
-  /// Queues `change` for every observer without calling anyone, so a caller can queue while
-  /// holding the lock that ordered the change. Returns whether the caller must ``deliver()``
-  /// (after releasing that lock): `false` when there is no observer or another thread is
-  /// delivering and will take this change too.
-  func enqueue(_ change: StorageChange<Value>) -> Bool {
+  /// A change ``enqueue(_:)`` left to its caller to deliver, and who to call with it.
+  struct Delivery {
+    let change: StorageChange<Value>
+    let handlers: [Handler]
+  }
+
+  /// Takes `change` for every observer without calling anyone, so a caller can do it while
+  /// holding the lock that ordered the change. Returns what the caller must ``deliver(_:)``
+  /// (after releasing that lock): `nil` when there is no observer, or when another thread is
+  /// delivering, which then takes this change too, after the ones before it.
+  ///
+  /// When nobody is delivering, the change is not queued: the caller delivers it first and
+  /// then whatever others queued meanwhile, so the usual case (one change at a time) costs one
+  /// lock round trip here and one after the calls, with no queue in between.
+  func enqueue(_ change: StorageChange<Value>) -> Delivery? {
     state.withLock { state in
-      guard !state.handlers.isEmpty else { return false }
-      state.queue.append(change)
-      if state.delivering { return false }
+      guard !state.handlers.isEmpty else { return nil }
+      if state.delivering {
+        state.queue.append(change)
+        return nil
+      }
       state.delivering = true
-      return true
+      return Delivery(change: change, handlers: state.handlers)
     }
   }
 
-  /// Calls the handlers with every queued change, in order, until the queue is empty. Only
-  /// the thread that ``enqueue(_:)`` told to deliver calls this.
-  func deliver() {
-    var handlers: [Handler] = []
+  /// Calls the handlers with the delivery's change, then with every change queued meanwhile,
+  /// in order, until the queue is empty. Only the thread that ``enqueue(_:)`` gave the
+  /// delivery to calls this.
+  func deliver(_ delivery: Delivery) {
+    for handler in delivery.handlers { handler(delivery.change) }
+    var handlers = delivery.handlers
     while let next = nextDelivery(handlers: &handlers) {
       for handler in handlers { handler(next) }
     }
@@ -68,7 +82,7 @@ final class ObserverList<Value: Sendable>: Sendable {
   private func nextDelivery(handlers: inout [Handler]) -> StorageChange<Value>? {
     state.withLock { state in
       guard state.queueHead < state.queue.count else {
-        state.queue.removeAll(keepingCapacity: true)
+        if !state.queue.isEmpty { state.queue.removeAll(keepingCapacity: true) }
         state.queueHead = 0
         state.delivering = false
         return nil
