@@ -83,4 +83,37 @@ import Testing
     }
     #expect(app.settings.counter == 3, "the wrapper's edit reverted a reload")
   }
+
+  /// The other race the eight-process test found: a save or update with nothing to write
+  /// takes the version it read under the lock as its result. When another process replaces
+  /// the file after that read and this process's watcher takes the newer version before the
+  /// result is adopted, the older result must not replace it: nothing would wake the watcher
+  /// again, and the process would keep the older value while the file holds the newer one.
+  @Test func aCommitWithNothingToWriteDoesNotUndoANewerReload() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    writeFile(path, #"{"counter": 1, "theme": "old", "fontSize": 13, "tags": []}"#)
+    let storage = CodableStorage(
+      defaultValue: SharedSettings(), path: path, updateMode: .manual,
+      options: StorageOptions(watchesForChanges: false, flushesAtExit: false, logger: .silent))
+
+    try storage.update { _ in
+      // Another process's save (written and renamed over the file, ignoring the lock to take
+      // the place of one that finished just after the read), then the watcher's look at it.
+      let temporary = path + ".other"
+      writeFile(temporary, #"{"counter": 1, "theme": "new", "fontSize": 13, "tags": []}"#)
+      #expect(rename(temporary, path) == 0)
+      storage.fileMayHaveChanged(.directoryEvent(inPlaceWrite: false))
+      #expect(storage.wrappedValue.theme == "new", "the watcher did not take the newer version")
+    }
+    #expect(storage.wrappedValue.theme == "new", "the update's unchanged read replaced the newer version")
+    #expect(try fileJSON(path).objectValue?["theme"] == "new")
+
+    // Once the file changes again, the storage follows as before.
+    writeFile(path, #"{"counter": 2, "theme": "newer", "fontSize": 13, "tags": []}"#)
+    storage.fileMayHaveChanged(.directoryEvent(inPlaceWrite: true))
+    #expect(storage.wrappedValue.theme == "newer")
+    #expect(storage.wrappedValue.counter == 2)
+  }
 }

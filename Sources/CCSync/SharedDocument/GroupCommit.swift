@@ -17,9 +17,10 @@ final class GroupCommit: @unchecked Sendable {
     private var body: ((inout JSONValue) throws -> Any)?
     private(set) var result: Any?
     private(set) var error: (any Error)?
-    /// The rank of the batch's write and of this request's place in the batch (see
-    /// `SharedDocument.Rank`), `nil` when nothing was written.
-    var writtenRank: SharedDocument.Rank?
+    /// The rank of the version this request's result is (see `SharedDocument.Rank`): the
+    /// batch's write, or the version read under the lock and left in place when there was
+    /// nothing to write, then this request's place in the batch; `nil` when it failed.
+    var resultRank: SharedDocument.Rank?
     fileprivate var isDone = false
 
     init<Result>(

@@ -21,9 +21,9 @@ extension SharedDocument {
     try updateTracked(wait: wait, invalidFile: invalidFile, missingFile: missingFile, writes: writes, body).result
   }
 
-  /// ``update(wait:invalidFile:_:)``, with the rank of the version it wrote and of this
-  /// request's place in it (`nil` when nothing was written); see
-  /// ``readIfChangedTracked(contentMayDiffer:)``.
+  /// ``update(wait:invalidFile:_:)``, with the rank of the version its result is (the one it
+  /// wrote, or the one it read and left in place when there was nothing to write) and of this
+  /// request's place in the batch; see ``readIfChangedTracked(contentMayDiffer:)``.
   func updateTracked<Result>(
     wait: LockWait = .forever, invalidFile: InvalidFilePolicy = .fail,
     missingFile: MissingFilePolicy = .create, writes: WritePolicy = .whenChanged,
@@ -37,7 +37,7 @@ extension SharedDocument {
         try commit([request], wait: wait)
         try request.outcome()
       }
-      return (request.result as! Result, request.writtenRank)
+      return (request.result as! Result, request.resultRank)
     }
   }
 
@@ -52,6 +52,8 @@ extension SharedDocument {
 
   /// Runs one batch under one exclusive lock and one write.
   fileprivate func commit(_ batch: [GroupCommit.Request], wait: LockWait) throws {
+    // Taken before the locked read: what a reader records after it may be older or newer.
+    let generationBeforeRead = tracking.withLock { $0.generation }
     try file.withLockedFile(exclusive: true, wait: wait) { locked in
       let current: CurrentVersion
       do {
@@ -69,15 +71,44 @@ extension SharedDocument {
         }
       }
       let committed = batch.filter(\.succeeded)
-      guard !committed.isEmpty, let bytes = bytesToWrite(document, over: current, for: committed) else { return }
-      do {
-        let generation = try write(document, printedAs: bytes, to: locked, replacing: current.identity)
-        for (position, request) in batch.enumerated() {
-          request.writtenRank = Rank(generation: generation, position: position)
+      guard !committed.isEmpty else { return }
+      let generation: UInt64
+      if let bytes = bytesToWrite(document, over: current, for: committed) {
+        do {
+          generation = try write(document, printedAs: bytes, to: locked, replacing: current.identity)
+        } catch {
+          for request in committed { request.fail(error) }
+          return
         }
-      } catch {
-        for request in committed { request.fail(error) }
+      } else {
+        generation = recordUnreplaced(current, generationBeforeRead: generationBeforeRead)
       }
+      for (position, request) in batch.enumerated() {
+        request.resultRank = Rank(generation: generation, position: position)
+      }
+    }
+  }
+
+  /// Ranks the version a commit read under the lock and left in place (nothing to write), so
+  /// that its result takes its place among the versions this process recorded: a result
+  /// ranked nowhere would be taken over a newer version the watcher recorded meanwhile, and
+  /// the process would keep the older value with no event left to correct it.
+  ///
+  /// The version last recorded with the same bytes is this one. Otherwise, when nothing was
+  /// recorded since before the read, this version is the newest known and is recorded. When
+  /// another version was recorded since, it may have been read before this one or after (a
+  /// writer that renamed a newer version in after the lock was released): this version then
+  /// ranks before it and does not replace it. If that other version was the older one, its
+  /// reader read it before the rename of this one, whose event is still to come.
+  /// - Returns: the generation this version ranks under.
+  fileprivate func recordUnreplaced(_ current: CurrentVersion, generationBeforeRead: UInt64) -> UInt64 {
+    tracking.withLock { state in
+      guard let bytes = current.bytes, let identity = current.identity else { return generationBeforeRead }
+      if let seen = state.seen, seen.bytes.hasSameBytes(as: bytes) { return state.generation }
+      guard state.generation == generationBeforeRead else { return generationBeforeRead }
+      state.generation += 1
+      state.seen = SeenVersion(identity: identity, bytes: bytes, document: current.document)
+      return state.generation
     }
   }
 
