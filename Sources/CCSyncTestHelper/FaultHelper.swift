@@ -179,7 +179,14 @@ func runMixed(_ arguments: [String]) -> Int32 {
       usleep(2_000)
       current = try? encoder.encode(storage.wrappedValue)
     }
-    StandardStreams.writeLine(current == expected ? "converged" : "diverged \(current?.formatted(.compact) ?? "?")")
+    if current == expected {
+      StandardStreams.writeLine("converged")
+    } else {
+      // What a failure needs to be understood: the file now, and the storage's own view.
+      let file = (try? Data(contentsOf: URL(fileURLWithPath: arguments[0]))).map { String(decoding: $0, as: UTF8.self) } ?? "unreadable"
+      StandardStreams.writeLine("diverged \(current?.formatted(.compact) ?? "?"); file now \(file.split(separator: "\n").joined()); "
+        + "state \(storage.fileState), pending \(storage.hasPendingChanges), last error \(storage.lastError.map { "\($0)" } ?? "none")")
+    }
   }
   return 0
 }

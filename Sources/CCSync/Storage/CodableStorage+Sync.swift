@@ -5,6 +5,11 @@ extension CodableStorage {
   /// except that a missing file is created with the current value.
   /// - Throws: ``StorageError``; the changes stay pending and are retried per the update mode.
   public func save() throws {
+    try inSequence(saveNow)
+  }
+
+  /// ``save()``, in the write sequence.
+  private func saveNow() throws {
     do {
       let (changes, version, seed) = try state.withLock { state throws(StorageError) in
         (state.pendingChanges, state.version, try encodings(of: &state).synced)
@@ -46,6 +51,11 @@ extension CodableStorage {
   ///   discarded).
   @discardableResult
   public func update<Result>(_ body: (inout Value) throws -> Result) throws -> Result {
+    try inSequence { try updateNow(body) }
+  }
+
+  /// ``update(_:)``, in the write sequence.
+  private func updateNow<Result>(_ body: (inout Value) throws -> Result) throws -> Result {
     var result: Result?
     do {
       let (changes, version, seed) = try state.withLock { state throws(StorageError) in
@@ -68,6 +78,15 @@ extension CodableStorage {
       throw StorageError.encodingFailed(path: path, message: "\(error)")
     }
     return result!
+  }
+
+  /// Runs a save or update after any other of this storage's has finished, written and taken
+  /// its result. Each takes the pending change set when it starts; one that took it while
+  /// another save of the same change set was under way would apply it again after that save,
+  /// over a version another process wrote in between: an older edit of this process put back
+  /// over a newer one of that process. (Reentrant: an observer a save notifies may save.)
+  func inSequence<Result>(_ body: () throws -> Result) rethrows -> Result {
+    try writeSequence.withLock { () throws -> Result in try body() }
   }
 
   /// Reads the file at initialisation: its JSON (over the default's) becomes the value.

@@ -42,6 +42,8 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
   let errorHandlers = Protected<[@Sendable (StorageError) -> Void]>([])
   let scheduler: Protected<SaveScheduler?> = Protected(nil)
   let watch: Protected<FileWatch?> = Protected(nil)
+  /// Orders this storage's saves and updates (see ``CodableStorage/inSequence(_:)``).
+  let writeSequence = RecursiveLock()
 
   /// Creates a storage that reads the file now (when it exists) and starts from
   /// `defaultValue` otherwise.
