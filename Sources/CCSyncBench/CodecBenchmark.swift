@@ -40,6 +40,8 @@ enum CodecBenchmark {
     /// back), then the median: steadier on a loaded machine than a ratio of two medians.
     var ratio: Double?
     var python: Double?
+    /// Python's time over ours, taken round by round as ``ratio`` is.
+    var pythonRatio: Double?
 
     func megabytesPerSecond(_ seconds: Double) -> Double { Double(bytes) / seconds / 1_000_000 }
   }
@@ -234,17 +236,27 @@ enum CodecBenchmark {
           treeEncode: measured("  of which struct -> JSONValue")?.ours)
       }
     }
-    if settings.python, selected.contains("parse") || selected.contains("print"),
-      let python = PythonBaseline.measure(pretty: pretty, compact: compact, rounds: rounds)
-    {
-      for index in rows.indices {
-        switch rows[index].operation {
-        case "parse (pretty text)": rows[index].python = python.parsePretty
-        case "parse (compact text)": rows[index].python = python.parseCompact
-        case "print pretty": rows[index].python = python.printPretty
-        case "print compact": rows[index].python = python.printCompact
-        default: break
+    if settings.python, selected.contains("parse") || selected.contains("print") {
+      // Python's json round by round against ours: each round, one Python child times one
+      // batch of each operation, and one batch of ours follows at once, so both sides of a
+      // round's ratio see the same load.
+      let ours: [(operation: String, body: () throws -> Void, python: KeyPath<PythonTimes, Double>)] = [
+        ("parse (pretty text)", { blackHole(try JSONValue(parsing: pretty)) }, \.parsePretty),
+        ("parse (compact text)", { blackHole(try JSONValue(parsing: compact)) }, \.parseCompact),
+        ("print pretty", { blackHole(tree.formattedBytes(.pretty)) }, \.printPretty),
+        ("print compact", { blackHole(tree.formattedBytes(.compact)) }, \.printCompact),
+      ]
+      var pairs: [String: [(ours: Double, python: Double)]] = [:]
+      for _ in 0..<rounds {
+        guard let python = PythonBaseline.measure(pretty: pretty, compact: compact, rounds: 1) else { break }
+        for entry in ours {
+          pairs[entry.operation, default: []].append((try medianSeconds(rounds: 1, entry.body), python[keyPath: entry.python]))
         }
+      }
+      for index in rows.indices {
+        guard let measured = pairs[rows[index].operation], !measured.isEmpty else { continue }
+        rows[index].python = median(measured.map(\.python))
+        rows[index].pythonRatio = median(measured.map { $0.python / $0.ours })
       }
     }
     return (rows, floor)
@@ -290,7 +302,7 @@ enum CodecBenchmark {
         line += padded("", 20)
       }
       if let python = row.python {
-        line += fixed(row.megabytesPerSecond(python), 1, width: 10) + fixed(python / row.ours, 2, width: 7) + "x"
+        line += fixed(row.megabytesPerSecond(python), 1, width: 10) + fixed(row.pythonRatio ?? python / row.ours, 2, width: 7) + "x"
       }
       print(line)
     }
