@@ -70,6 +70,7 @@ final class JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerPr
     try decoder.unwrap(member(key), as: type, parent: pathNode, step: .key(key))
   }
 
+  @inline(__always)
   private func integer<Integer: FixedWidthInteger>(_ key: Key) throws -> Integer {
     try decoder.unboxInteger(member(key), as: Integer.self, parent: pathNode, step: .key(key))
   }
@@ -111,6 +112,7 @@ final class JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerPr
     return try decoder.unwrap(value, as: type, parent: pathNode, step: .key(key))
   }
 
+  @inline(__always)
   private func integerIfPresent<Integer: FixedWidthInteger>(_ key: Key) throws -> Integer? {
     guard let value = presentMember(key) else { return nil }
     return try decoder.unboxInteger(value, as: Integer.self, parent: pathNode, step: .key(key))
@@ -223,6 +225,7 @@ struct JSONUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     return result
   }
 
+  @inline(__always)
   private mutating func integer<Integer: FixedWidthInteger>() throws -> Integer {
     let result = try decoder.unboxInteger(
       current(Integer.self), as: Integer.self, parent: pathNode, step: .index(currentIndex))

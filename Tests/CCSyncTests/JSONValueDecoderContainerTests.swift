@@ -1,0 +1,95 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Testing
+@testable import CCSync
+
+/// What `JSONValueDecoder`'s keyed and unkeyed containers do when types call them directly:
+/// every integer width through every kind of container, and the coding path of errors and of
+/// containers, including containers still in use after their parent has moved on.
+@Suite struct JSONValueDecoderContainerTests {
+  /// The error `body` throws, as a `DecodingError`; `nil` (and a recorded issue) otherwise.
+  private func decodingError(_ body: () throws -> Void) -> DecodingError? {
+    do {
+      try body()
+      Issue.record("expected a DecodingError, got none")
+    } catch let error as DecodingError {
+      return error
+    } catch {
+      Issue.record("expected a DecodingError, got \(error)")
+    }
+    return nil
+  }
+
+  private func parse(_ text: String) throws -> JSONValue { try JSONValue(parsing: Array(text.utf8)) }
+
+  // MARK: Integers in keyed and unkeyed containers
+
+  private struct Widths: Decodable, Equatable {
+    var int8: Int8
+    var uint16: UInt16
+    var int32: Int32
+    var uint32: UInt32
+    var int64: Int64
+    var uint64: UInt64
+    var optional32: UInt32?
+  }
+
+  /// An `Int8`, a `UInt32` and a `UInt64` read from an array, kept as text.
+  private struct WidthList: Decodable, Equatable {
+    var values: [String]
+    init(from decoder: any Decoder) throws {
+      var container = try decoder.unkeyedContainer()
+      let a = try container.decode(Int8.self)
+      let b = try container.decode(UInt32.self)
+      let c = try container.decode(UInt64.self)
+      values = [String(a), String(b), String(c)]
+    }
+  }
+
+  @Test func integersOfEveryWidthThroughKeyedContainers() throws {
+    let json = try parse(
+      #"{"int8": -128, "uint16": 65535, "int32": -5, "uint32": 4294967295, "int64": -9, "uint64": 18446744073709551615, "optional32": 7}"#)
+    let expected = Widths(
+      int8: -128, uint16: 65535, int32: -5, uint32: .max, int64: -9, uint64: .max, optional32: 7)
+    #expect(try JSONValueDecoder().decode(Widths.self, from: json) == expected)
+    // Other spellings of an integer go through the slower path and still decode.
+    let spelled = try parse(
+      #"{"int8": -1.28e2, "uint16": 6e1, "int32": 5.0, "uint32": 1e3, "int64": -9, "uint64": 2e1, "optional32": 1E2}"#)
+    #expect(
+      try JSONValueDecoder().decode(Widths.self, from: spelled)
+        == Widths(int8: -128, uint16: 60, int32: 5, uint32: 1000, int64: -9, uint64: 20, optional32: 100))
+  }
+
+  @Test(arguments: [
+    (#""uint32": 4294967296"#, "uint32: number 4294967296 does not fit in UInt32"),
+    (#""uint32": -1"#, "uint32: number -1 does not fit in UInt32"),
+    (#""uint64": 1.5"#, "uint64: number 1.5 is not an integer (expected UInt64)"),
+    (#""int8": 128"#, "int8: number 128 does not fit in Int8"),
+    (#""optional32": "7""#, #"optional32: expected UInt32, found string "7""#),
+    (#""optional32": 1e10"#, "optional32: number 1e10 does not fit in UInt32"),
+  ])
+  func integerErrorsInKeyedContainersNameTheMember(member: String, message: String) throws {
+    var fields = [
+      #""int8": 1"#, #""uint16": 1"#, #""int32": 1"#, #""uint32": 1"#, #""int64": 1"#, #""uint64": 1"#,
+    ]
+    let name = String(member.prefix { $0 != ":" })
+    fields.removeAll { $0.hasPrefix(name) }
+    fields.append(member)
+    let json = try parse("{" + fields.joined(separator: ", ") + "}")
+    let error = decodingError { _ = try JSONValueDecoder().decode(Widths.self, from: json) }
+    #expect(error?.readableDescription == message)
+  }
+
+  @Test func integersOfEveryWidthThroughUnkeyedContainers() throws {
+    let json = try parse(#"{"a": [[-128, 4294967295, 18446744073709551615], [1, 2e3, 3]]}"#)
+    let decoded = try JSONValueDecoder().decode([String: [WidthList]].self, from: json)
+    #expect(decoded["a"]?.map(\.values) == [["-128", "4294967295", "18446744073709551615"], ["1", "2000", "3"]])
+    let error = decodingError {
+      _ = try JSONValueDecoder().decode([String: [WidthList]].self, from: parse(#"{"a": [[1, 2, 3], [1, -2, 3]]}"#))
+    }
+    #expect(error?.readableDescription == "a.1.1: number -2 does not fit in UInt32")
+  }
+}
