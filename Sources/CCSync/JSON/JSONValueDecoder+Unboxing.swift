@@ -28,15 +28,18 @@ extension JSONValueDecoderImpl {
   /// An integer of type `Integer`: the number must be an exact integer in its range, in any
   /// spelling (`1000`, `1e3`, `1000.0`).
   ///
-  /// Always inlined, so the common case (a plain integer that fits in `Int64`) is specialized
+  /// Always inlined, so the common case (a plain integer that fits in 64 bits) is specialized
   /// for the caller's concrete type: left generic, `Integer(exactly:)` looked up tuple and
   /// optional metadata on every call, about 1000 instructions per `UInt32` or `UInt64`.
   @inline(__always)
   func unboxInteger<Integer: FixedWidthInteger>(
     _ value: JSONValue, as type: Integer.Type, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep
   ) throws -> Integer {
-    if case .number(let number) = value, let plain = number.plainInt64Value, let integer = Integer(exactly: plain) {
-      return integer
+    if case .number(let number) = value {
+      if let plain = number.plainInt64Value, let integer = Integer(exactly: plain) { return integer }
+      if !Integer.isSigned, let plain = number.plainUInt64Value, let integer = Integer(exactly: plain) {
+        return integer
+      }
     }
     return try unboxIntegerSlowly(value, as: type, parent: parent, step: step())
   }
