@@ -92,4 +92,58 @@ import Testing
     }
     #expect(error?.readableDescription == "a.1.1: number -2 does not fit in UInt32")
   }
+
+  // MARK: Error paths at every depth
+
+  private struct Node: Decodable {
+    var name: String
+    var tags: [String]
+    var labels: [String: String]
+    var children: [Node]
+  }
+
+  /// A `Node` document `depth` levels deep, with `leaf` as the innermost node's members.
+  private func nested(depth: Int, leaf: String) -> String {
+    var text = "{" + leaf + "}"
+    for _ in 0..<depth {
+      text = #"{"name": "n", "tags": [], "labels": {}, "children": [{"name": "a", "tags": [], "labels": {}, "children": []}, "#
+        + text + "]}"
+    }
+    return text
+  }
+
+  @Test(arguments: 0...3)
+  func stringArrayAndDictionaryErrorsCarryTheFullPath(depth: Int) throws {
+    let prefix = String(repeating: "children.1.", count: depth)
+    let cases: [(String, String)] = [
+      (#""name": "x", "tags": ["a", 5], "labels": {}, "children": []"#, prefix + "tags.1: expected String, found number 5"),
+      (#""name": "x", "tags": [null], "labels": {}, "children": []"#, prefix + "tags.0: expected String, found null"),
+      (
+        #""name": "x", "tags": [], "labels": {"a": "b", "app.kubernetes.io/name": true}, "children": []"#,
+        prefix + #"labels."app.kubernetes.io/name": expected String, found boolean true"#
+      ),
+      (#""name": "x", "tags": {}, "labels": {}, "children": []"#, prefix + "tags: expected Array<String> (an array), found object"),
+      (#""name": "x", "tags": [], "labels": [], "children": []"#, prefix + "labels: expected Dictionary<String, String> (an object), found array of 0 elements"),
+      (#""name": "x", "tags": [], "labels": {}, "children": [], "extra": 1"#, ""),
+    ]
+    for (leaf, message) in cases {
+      let json = try parse(nested(depth: depth, leaf: leaf))
+      if message.isEmpty {
+        #expect(throws: Never.self) { try JSONValueDecoder().decode(Node.self, from: json) }
+        continue
+      }
+      let error = decodingError { _ = try JSONValueDecoder().decode(Node.self, from: json) }
+      #expect(error?.readableDescription == message)
+    }
+  }
+
+  @Test func stringCollectionsDecodeEveryElement() throws {
+    let json = try parse(#"{"name": "x", "tags": ["a", "b", ""], "labels": {"k": "v", "": "e"}, "children": []}"#)
+    let node = try JSONValueDecoder().decode(Node.self, from: json)
+    #expect(node.tags == ["a", "b", ""])
+    #expect(node.labels == ["k": "v", "": "e"])
+    #expect(try JSONValueDecoder().decode([[String]].self, from: parse(#"[["a"], [], ["b", "c"]]"#)) == [["a"], [], ["b", "c"]])
+    let error = decodingError { _ = try JSONValueDecoder().decode([[String]].self, from: parse(#"[["a"], ["b", 1]]"#)) }
+    #expect(error?.readableDescription == "1.1: expected String, found number 1")
+  }
 }

@@ -153,14 +153,11 @@ final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
     if case .array(let elements) = value {
       // Arrays skip the unkeyed container and the standard library's unspecialized
       // `Array.init(from:)`: the elements are decoded straight into the result.
-      let node = parent.appending(step())
       if T.self == [String].self {
-        return try decodeElements(elements, parent: node) { value, step in
-          try unboxString(value, parent: node, step: step)
-        } as! T
+        return try decodeStringArray(elements, at: parent.appending(step())) as! T
       }
       if let arrayType = T.self as? any DecodableArray.Type {
-        return try arrayType.decode(elements, decoder: self, pathNode: node) as! T
+        return try arrayType.decode(elements, decoder: self, pathNode: parent.appending(step())) as! T
       }
     }
     if case .object(let object) = value {
@@ -168,7 +165,7 @@ final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
       // through a keyed container, `allKeys` and dynamic casts: a fifth of all decoding time
       // for a config with a small `labels` dictionary per entry.
       if T.self == [String: String].self {
-        return try decodeStringDictionary(object, parent: parent.appending(step())) as! T
+        return try decodeStringDictionary(object, at: parent.appending(step())) as! T
       }
       if isStringKeyedDictionary(T.self) {
         let dictionaryType = T.self as! any DecodableStringDictionary.Type
@@ -178,12 +175,28 @@ final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
     return try decodeNested(value, as: T.self, at: parent.appending(step())) { try T(from: $0) }
   }
 
-  /// `[String: String]`, the common dictionary in settings, in specialized code.
-  private func decodeStringDictionary(_ object: JSONObject, parent: CodingPathNode) throws -> [String: String] {
+  /// `[String]` in specialized code. The array's own path node is made only for an error.
+  private func decodeStringArray(_ elements: [JSONValue], at node: @autoclosure () -> CodingPathNode) throws -> [String] {
+    var result: [String] = []
+    result.reserveCapacity(elements.count)
+    for index in elements.indices {
+      guard case .string(let string) = elements[index] else {
+        throw mismatch(String.self, elements[index], parent: node(), step: .index(index))
+      }
+      result.append(string)
+    }
+    return result
+  }
+
+  /// `[String: String]`, the common dictionary in settings, in specialized code. The
+  /// dictionary's own path node is made only for an error.
+  private func decodeStringDictionary(_ object: JSONObject, at node: @autoclosure () -> CodingPathNode) throws -> [String: String] {
     var result = [String: String](minimumCapacity: object.count)
     for member in object.members {
-      result[member.key] = try unboxString(
-        member.value, parent: parent, step: .key(JSONCodingKey(stringValue: member.key)))
+      guard case .string(let string) = member.value else {
+        throw mismatch(String.self, member.value, parent: node(), step: .key(JSONCodingKey(stringValue: member.key)))
+      }
+      result[member.key] = string
     }
     return result
   }
