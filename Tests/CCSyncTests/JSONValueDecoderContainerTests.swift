@@ -146,4 +146,88 @@ import Testing
     let error = decodingError { _ = try JSONValueDecoder().decode([[String]].self, from: parse(#"[["a"], ["b", 1]]"#)) }
     #expect(error?.readableDescription == "1.1: expected String, found number 1")
   }
+
+  // MARK: Paths of containers
+
+  /// Keeps the containers the types below were given, to use them after the decode moved on.
+  private final class ContainerStash: @unchecked Sendable {
+    // Unchecked: each test makes its own stash and uses it on one thread.
+    var keyed: [KeyedDecodingContainer<Probe.Keys>] = []
+    var unkeyed: [any UnkeyedDecodingContainer] = []
+    var decoders: [any Decoder] = []
+    static let key = CodingUserInfoKey(rawValue: "stash")!
+  }
+
+  /// Stashes its keyed container, one nested below it and one from an unkeyed container, and
+  /// its super decoders.
+  private struct Probe: Decodable {
+    enum Keys: String, CodingKey { case x, inner, list, parent }
+    init(from decoder: any Decoder) throws {
+      let stash = decoder.userInfo[ContainerStash.key] as! ContainerStash
+      let container = try decoder.container(keyedBy: Keys.self)
+      stash.keyed.append(container)
+      if container.contains(.inner) {
+        stash.keyed.append(try container.nestedContainer(keyedBy: Keys.self, forKey: .inner))
+      }
+      if container.contains(.list) {
+        var list = try container.nestedUnkeyedContainer(forKey: .list)
+        stash.unkeyed.append(list)
+        stash.keyed.append(try list.nestedContainer(keyedBy: Keys.self))
+      }
+      if container.contains(.parent) {
+        stash.decoders.append(try container.superDecoder())
+        stash.decoders.append(try container.superDecoder(forKey: .parent))
+      }
+    }
+  }
+
+  private func stashing(_ text: String, as type: (some Decodable).Type) throws -> ContainerStash {
+    let stash = ContainerStash()
+    var decoder = JSONValueDecoder()
+    decoder.userInfo[ContainerStash.key] = stash
+    _ = try decoder.decode(type, from: parse(text))
+    return stash
+  }
+
+  @Test func containersKeepTheirPathAfterTheDecoderMovedOn() throws {
+    let stash = try stashing(
+      #"{"a": [{"x": 1}, {"x": 2, "inner": {"x": "i"}}], "b": {"c": {"x": 3, "list": [{"x": 4}]}}}"#,
+      as: DocumentOfProbes.self)
+    #expect(stash.keyed.map { readableCodingPath($0.codingPath) } == ["a.0", "a.1", "a.1.inner", "b.c", "b.c.list.0"])
+    #expect(stash.unkeyed.map { readableCodingPath($0.codingPath) } == ["b.c.list"])
+    // Their errors, long after the decode returned, carry the same paths.
+    let messages = stash.keyed.map { container in
+      decodingError { _ = try container.decode(Bool.self, forKey: .x) }?.readableDescription
+    }
+    #expect(
+      messages == [
+        "a.0.x: expected Bool, found number 1", "a.1.x: expected Bool, found number 2",
+        #"a.1.inner.x: expected Bool, found string "i""#, "b.c.x: expected Bool, found number 3",
+        "b.c.list.0.x: expected Bool, found number 4",
+      ])
+    let missing = decodingError { _ = try stash.keyed[3].decode(Int.self, forKey: .inner) }
+    #expect(missing?.readableDescription == "b.c.inner: missing key 'inner'")
+    let nested = decodingError { _ = try stash.keyed[1].decode([String: Probe].self, forKey: .inner) }
+    #expect(nested?.readableDescription == #"a.1.inner.x: expected Probe (an object), found string "i""#)
+  }
+
+  @Test func superDecodersHaveTheirOwnPath() throws {
+    let stash = try stashing(
+      #"{"a": [{"x": 1}, {"x": 2, "parent": {"n": "p"}, "super": 7}], "b": {"c": {"x": 3}}}"#, as: DocumentOfProbes.self)
+    #expect(stash.decoders.map { readableCodingPath($0.codingPath) } == ["a.1.super", "a.1.parent"])
+    let superValue = try stash.decoders[0].singleValueContainer().decode(Int.self)
+    #expect(superValue == 7)
+    let wrong = decodingError { _ = try stash.decoders[0].singleValueContainer().decode(String.self) }
+    #expect(wrong?.readableDescription == "a.1.super: expected String, found number 7")
+    let inner = decodingError {
+      let container = try stash.decoders[1].container(keyedBy: Probe.Keys.self)
+      _ = try container.decode(Int.self, forKey: .x)
+    }
+    #expect(inner?.readableDescription == "a.1.parent.x: missing key 'x'")
+  }
+
+  private struct DocumentOfProbes: Decodable {
+    var a: [Probe]
+    var b: [String: Probe]
+  }
 }

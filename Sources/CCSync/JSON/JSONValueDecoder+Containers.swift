@@ -8,12 +8,29 @@
 final class JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
   let decoder: JSONValueDecoderImpl
   let object: JSONObject
-  let pathNode: CodingPathNode
+  /// The node of the object's parent; the object is ``step`` below it.
+  let parentNode: CodingPathNode
+  let step: CodingPathStep
+  /// The object's own node, once something needed it.
+  // Unchecked exclusivity: read and set in one place, never across a call out.
+  @exclusivity(unchecked) private var madeNode: CodingPathNode?
 
-  init(decoder: JSONValueDecoderImpl, object: JSONObject, pathNode: CodingPathNode) {
+  init(decoder: JSONValueDecoderImpl, object: JSONObject, parentNode: CodingPathNode, step: CodingPathStep) {
     self.decoder = decoder
     self.object = object
-    self.pathNode = pathNode
+    self.parentNode = parentNode
+    self.step = step
+  }
+
+  /// The object's path node, made the first time it is needed: for an error, for a member
+  /// with a path of its own (a struct, an array), or for `codingPath`. An object of leaves
+  /// never needs it. The container keeps its own parent and step, so the answer stays right
+  /// when the container is used after the decoder has moved on.
+  var pathNode: CodingPathNode {
+    if let madeNode { return madeNode }
+    let node = parentNode.appending(step)
+    madeNode = node
+    return node
   }
 
   var codingPath: [any CodingKey] { pathNode.path }
@@ -126,7 +143,7 @@ final class JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerPr
       throw decoder.mismatch([String: Any].self, value, parent: pathNode, step: .key(key), expected: "an object")
     }
     return KeyedDecodingContainer(
-      JSONKeyedDecodingContainer<NestedKey>(decoder: decoder, object: nested, pathNode: pathNode.appending(key)))
+      JSONKeyedDecodingContainer<NestedKey>(decoder: decoder, object: nested, parentNode: pathNode, step: .key(key)))
   }
 
   func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
@@ -241,10 +258,10 @@ struct JSONUnkeyedDecodingContainer: UnkeyedDecodingContainer {
       throw decoder.mismatch(
         [String: Any].self, value, parent: pathNode, step: .index(currentIndex), expected: "an object")
     }
-    let node = pathNode.appending(.index(currentIndex))
+    let step = CodingPathStep.index(currentIndex)
     currentIndex += 1
     return KeyedDecodingContainer(
-      JSONKeyedDecodingContainer<NestedKey>(decoder: decoder, object: nested, pathNode: node))
+      JSONKeyedDecodingContainer<NestedKey>(decoder: decoder, object: nested, parentNode: pathNode, step: step))
   }
 
   mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
