@@ -242,23 +242,21 @@ final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
 
   /// Runs `body` with this decoder moved to `value`, `step` below `parent`, then restores it.
   func decodeNested<Result>(
-    _ value: JSONValue, as type: Any.Type, parent: CodingPathNode, step: consuming CodingPathStep,
+    _ value: consuming JSONValue, as type: Any.Type, parent: consuming CodingPathNode, step: consuming CodingPathStep,
     _ body: (JSONValueDecoderImpl) throws -> Result
   ) throws -> Result {
-    let savedValue = self.value
-    let savedParentNode = parentNode
     let savedType = currentType
     let savedKeyHint = keyHint
-    self.value = value
-    parentNode = parent
-    // Swapped in and out, not copied: copying a step copies its key through the key type's
-    // value witnesses.
+    // Swapped in and out, not copied: each copy is a retain and a release, and copying a step
+    // copies its key through the key type's value witnesses.
+    swap(&self.value, &value)
+    swap(&parentNode, &parent)
     swap(&self.step, &step)
     currentType = type
     keyHint = 0
     defer {
-      self.value = savedValue
-      parentNode = savedParentNode
+      swap(&self.value, &value)
+      swap(&parentNode, &parent)
       swap(&self.step, &step)
       currentType = savedType
       keyHint = savedKeyHint
