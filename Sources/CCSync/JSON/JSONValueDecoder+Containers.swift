@@ -8,12 +8,29 @@
 final class JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
   let decoder: JSONValueDecoderImpl
   let object: JSONObject
-  let pathNode: CodingPathNode
+  /// The node of the object's parent; the object is ``step`` below it.
+  let parentNode: CodingPathNode
+  let step: CodingPathStep
+  /// The object's own node, once something needed it.
+  // Unchecked exclusivity: read and set in one place, never across a call out.
+  @exclusivity(unchecked) private var madeNode: CodingPathNode?
 
-  init(decoder: JSONValueDecoderImpl, object: JSONObject, pathNode: CodingPathNode) {
+  init(decoder: JSONValueDecoderImpl, object: JSONObject, parentNode: CodingPathNode, step: CodingPathStep) {
     self.decoder = decoder
     self.object = object
-    self.pathNode = pathNode
+    self.parentNode = parentNode
+    self.step = step
+  }
+
+  /// The object's path node, made the first time it is needed: for an error, for a member
+  /// with a path of its own (a struct, an array), or for `codingPath`. An object of leaves
+  /// never needs it. The container keeps its own parent and step, so the answer stays right
+  /// when the container is used after the decoder has moved on.
+  var pathNode: CodingPathNode {
+    if let madeNode { return madeNode }
+    let node = parentNode.appending(step)
+    madeNode = node
+    return node
   }
 
   var codingPath: [any CodingKey] { pathNode.path }
@@ -58,9 +75,7 @@ final class JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerPr
   func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(key) }
   func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(key) }
   func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(key) }
-  func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
-    try decoder.unboxInt64(member(key), parent: pathNode, step: .key(key))
-  }
+  func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try integer(key) }
   func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 { try integer(key) }
   func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(key) }
   func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(key) }
@@ -72,6 +87,7 @@ final class JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerPr
     try decoder.unwrap(member(key), as: type, parent: pathNode, step: .key(key))
   }
 
+  @inline(__always)
   private func integer<Integer: FixedWidthInteger>(_ key: Key) throws -> Integer {
     try decoder.unboxInteger(member(key), as: Integer.self, parent: pathNode, step: .key(key))
   }
@@ -100,10 +116,7 @@ final class JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerPr
   func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try integerIfPresent(key) }
   func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try integerIfPresent(key) }
   func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try integerIfPresent(key) }
-  func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
-    guard let value = presentMember(key) else { return nil }
-    return try decoder.unboxInt64(value, parent: pathNode, step: .key(key))
-  }
+  func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try integerIfPresent(key) }
   func decodeIfPresent(_ type: Int128.Type, forKey key: Key) throws -> Int128? { try integerIfPresent(key) }
   func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try integerIfPresent(key) }
   func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try integerIfPresent(key) }
@@ -116,6 +129,7 @@ final class JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerPr
     return try decoder.unwrap(value, as: type, parent: pathNode, step: .key(key))
   }
 
+  @inline(__always)
   private func integerIfPresent<Integer: FixedWidthInteger>(_ key: Key) throws -> Integer? {
     guard let value = presentMember(key) else { return nil }
     return try decoder.unboxInteger(value, as: Integer.self, parent: pathNode, step: .key(key))
@@ -129,7 +143,7 @@ final class JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerPr
       throw decoder.mismatch([String: Any].self, value, parent: pathNode, step: .key(key), expected: "an object")
     }
     return KeyedDecodingContainer(
-      JSONKeyedDecodingContainer<NestedKey>(decoder: decoder, object: nested, pathNode: pathNode.appending(key)))
+      JSONKeyedDecodingContainer<NestedKey>(decoder: decoder, object: nested, parentNode: pathNode, step: .key(key)))
   }
 
   func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
@@ -214,11 +228,7 @@ struct JSONUnkeyedDecodingContainer: UnkeyedDecodingContainer {
   mutating func decode(_ type: Int8.Type) throws -> Int8 { try integer() }
   mutating func decode(_ type: Int16.Type) throws -> Int16 { try integer() }
   mutating func decode(_ type: Int32.Type) throws -> Int32 { try integer() }
-  mutating func decode(_ type: Int64.Type) throws -> Int64 {
-    let result = try decoder.unboxInt64(current(type), parent: pathNode, step: .index(currentIndex))
-    currentIndex += 1
-    return result
-  }
+  mutating func decode(_ type: Int64.Type) throws -> Int64 { try integer() }
   mutating func decode(_ type: Int128.Type) throws -> Int128 { try integer() }
   mutating func decode(_ type: UInt.Type) throws -> UInt { try integer() }
   mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try integer() }
@@ -232,6 +242,7 @@ struct JSONUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     return result
   }
 
+  @inline(__always)
   private mutating func integer<Integer: FixedWidthInteger>() throws -> Integer {
     let result = try decoder.unboxInteger(
       current(Integer.self), as: Integer.self, parent: pathNode, step: .index(currentIndex))
@@ -247,10 +258,10 @@ struct JSONUnkeyedDecodingContainer: UnkeyedDecodingContainer {
       throw decoder.mismatch(
         [String: Any].self, value, parent: pathNode, step: .index(currentIndex), expected: "an object")
     }
-    let node = pathNode.appending(.index(currentIndex))
+    let step = CodingPathStep.index(currentIndex)
     currentIndex += 1
     return KeyedDecodingContainer(
-      JSONKeyedDecodingContainer<NestedKey>(decoder: decoder, object: nested, pathNode: node))
+      JSONKeyedDecodingContainer<NestedKey>(decoder: decoder, object: nested, parentNode: pathNode, step: step))
   }
 
   mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {

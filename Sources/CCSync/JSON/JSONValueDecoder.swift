@@ -48,7 +48,7 @@ public struct JSONValueDecoder: Sendable {
   ///   an integer, a malformed date, base64 or URL; any error a type's `init(from:)` throws.
   public func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
     let state = JSONValueDecoderState(options: self)
-    let decoder = JSONValueDecoderImpl(state: state, value: value, pathNode: .root)
+    let decoder = JSONValueDecoderImpl(state: state, value: value, parentNode: .root, step: .none)
     return try decoder.unwrap(value, as: T.self, parent: .root, step: .none)
   }
 }
@@ -68,15 +68,22 @@ final class JSONValueDecoderState {
 }
 
 /// The `Decoder` handed to `init(from:)`. One instance serves a whole nested decode: going
-/// into a nested value saves `value`, `pathNode` and `currentType`, decodes, and restores
+/// into a nested value saves `value`, the path and `currentType`, decodes, and restores
 /// them, so no decoder is allocated per value. Containers keep a reference to the object or
 /// array they read (no copy, no dictionary built). Only `superDecoder()` makes a new decoder.
+///
+/// The path of the current value is kept as its parent's node and one step, not as a node
+/// of its own: most values are structs of leaves, whose own node would be needed only for an
+/// error, so it is made only when asked for (see ``JSONKeyedDecodingContainer/pathNode``).
 final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
   let state: JSONValueDecoderState
   // Unchecked exclusivity: a decoder belongs to one decode call on one thread, and no
   // access to these is held across a call out to other code (see `decodeNested`).
   @exclusivity(unchecked) var value: JSONValue
-  @exclusivity(unchecked) var pathNode: CodingPathNode
+  /// The node of the current value's parent; the value is ``step`` below it.
+  @exclusivity(unchecked) var parentNode: CodingPathNode
+  /// The step from ``parentNode`` to the current value.
+  @exclusivity(unchecked) var step: CodingPathStep
   /// The type whose `init(from:)` is running, for error messages; `nil` in a super decoder.
   @exclusivity(unchecked) var currentType: Any.Type?
   /// Where the next key of the current object probably is: one past the last member found.
@@ -84,11 +91,15 @@ final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
   /// so most lookups check one member instead of scanning.
   @exclusivity(unchecked) var keyHint = 0
 
-  init(state: JSONValueDecoderState, value: JSONValue, pathNode: CodingPathNode) {
+  init(state: JSONValueDecoderState, value: JSONValue, parentNode: CodingPathNode, step: CodingPathStep) {
     self.state = state
     self.value = value
-    self.pathNode = pathNode
+    self.parentNode = parentNode
+    self.step = step
   }
+
+  /// The current value's path node, made now.
+  var pathNode: CodingPathNode { parentNode.appending(step) }
 
   var codingPath: [any CodingKey] { pathNode.path }
   var userInfo: [CodingUserInfoKey: Any] { state.userInfo }
@@ -98,7 +109,7 @@ final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
       throw containerMismatch([String: Any].self, kind: "an object")
     }
     return KeyedDecodingContainer(
-      JSONKeyedDecodingContainer<Key>(decoder: self, object: object, pathNode: pathNode))
+      JSONKeyedDecodingContainer<Key>(decoder: self, object: object, parentNode: parentNode, step: step))
   }
 
   func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -112,55 +123,56 @@ final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
 
   private func containerMismatch(_ type: Any.Type, kind: String) -> DecodingError {
     let expected = currentType.map { "\($0) (\(kind))" } ?? kind
-    return mismatch(type, value, parent: pathNode, step: .none, expected: expected)
+    return mismatch(type, value, parent: parentNode, step: step, expected: expected)
   }
 
   // MARK: Single-value container
 
   func decodeNil() -> Bool { value.isNull }
-  func decode(_ type: Bool.Type) throws -> Bool { try unboxBool(value, parent: pathNode, step: .none) }
-  func decode(_ type: String.Type) throws -> String { try unboxString(value, parent: pathNode, step: .none) }
-  func decode(_ type: Double.Type) throws -> Double { try unboxDouble(value, parent: pathNode, step: .none) }
-  func decode(_ type: Float.Type) throws -> Float { try unboxFloat(value, parent: pathNode, step: .none) }
-  func decode(_ type: Int.Type) throws -> Int { try unboxInt(value, parent: pathNode, step: .none) }
-  func decode(_ type: Int8.Type) throws -> Int8 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
-  func decode(_ type: Int16.Type) throws -> Int16 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
-  func decode(_ type: Int32.Type) throws -> Int32 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
-  func decode(_ type: Int64.Type) throws -> Int64 { try unboxInt64(value, parent: pathNode, step: .none) }
-  func decode(_ type: Int128.Type) throws -> Int128 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
-  func decode(_ type: UInt.Type) throws -> UInt { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
-  func decode(_ type: UInt8.Type) throws -> UInt8 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
-  func decode(_ type: UInt16.Type) throws -> UInt16 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
-  func decode(_ type: UInt32.Type) throws -> UInt32 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
-  func decode(_ type: UInt64.Type) throws -> UInt64 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
-  func decode(_ type: UInt128.Type) throws -> UInt128 { try unboxInteger(value, as: type, parent: pathNode, step: .none) }
-  func decode<T: Decodable>(_ type: T.Type) throws -> T { try unwrap(value, as: type, parent: pathNode, step: .none) }
+  func decode(_ type: Bool.Type) throws -> Bool { try unboxBool(value, parent: parentNode, step: step) }
+  func decode(_ type: String.Type) throws -> String { try unboxString(value, parent: parentNode, step: step) }
+  func decode(_ type: Double.Type) throws -> Double { try unboxDouble(value, parent: parentNode, step: step) }
+  func decode(_ type: Float.Type) throws -> Float { try unboxFloat(value, parent: parentNode, step: step) }
+  func decode(_ type: Int.Type) throws -> Int { try unboxInt(value, parent: parentNode, step: step) }
+  func decode(_ type: Int8.Type) throws -> Int8 { try unboxInteger(value, as: type, parent: parentNode, step: step) }
+  func decode(_ type: Int16.Type) throws -> Int16 { try unboxInteger(value, as: type, parent: parentNode, step: step) }
+  func decode(_ type: Int32.Type) throws -> Int32 { try unboxInteger(value, as: type, parent: parentNode, step: step) }
+  func decode(_ type: Int64.Type) throws -> Int64 { try unboxInteger(value, as: type, parent: parentNode, step: step) }
+  func decode(_ type: Int128.Type) throws -> Int128 { try unboxInteger(value, as: type, parent: parentNode, step: step) }
+  func decode(_ type: UInt.Type) throws -> UInt { try unboxInteger(value, as: type, parent: parentNode, step: step) }
+  func decode(_ type: UInt8.Type) throws -> UInt8 { try unboxInteger(value, as: type, parent: parentNode, step: step) }
+  func decode(_ type: UInt16.Type) throws -> UInt16 { try unboxInteger(value, as: type, parent: parentNode, step: step) }
+  func decode(_ type: UInt32.Type) throws -> UInt32 { try unboxInteger(value, as: type, parent: parentNode, step: step) }
+  func decode(_ type: UInt64.Type) throws -> UInt64 { try unboxInteger(value, as: type, parent: parentNode, step: step) }
+  func decode(_ type: UInt128.Type) throws -> UInt128 { try unboxInteger(value, as: type, parent: parentNode, step: step) }
+  func decode<T: Decodable>(_ type: T.Type) throws -> T { try unwrap(value, as: type, parent: parentNode, step: step) }
 
   // MARK: Values
 
   /// Decodes a `T` from `value`, found at `step` below `parent`. The common leaf types are
   /// read directly; everything else runs its `init(from:)` on this decoder.
+  ///
+  /// `parent` is evaluated only for an error or for a value that has a path of its own below
+  /// it (an array, a dictionary, a struct with nested values).
   func unwrap<T: Decodable>(
-    _ value: JSONValue, as type: T.Type, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep
+    _ value: JSONValue, as type: T.Type, parent: @autoclosure () -> CodingPathNode,
+    step: @autoclosure () -> CodingPathStep
   ) throws -> T {
-    if T.self == String.self { return try unboxString(value, parent: parent, step: step()) as! T }
-    if T.self == Int.self { return try unboxInt(value, parent: parent, step: step()) as! T }
-    if T.self == Double.self { return try unboxDouble(value, parent: parent, step: step()) as! T }
-    if T.self == Bool.self { return try unboxBool(value, parent: parent, step: step()) as! T }
-    if T.self == Date.self { return try unboxDate(value, parent: parent, step: step()) as! T }
-    if T.self == Data.self { return try unboxData(value, parent: parent, step: step()) as! T }
-    if T.self == URL.self { return try unboxURL(value, parent: parent, step: step()) as! T }
+    if T.self == String.self { return try unboxString(value, parent: parent(), step: step()) as! T }
+    if T.self == Int.self { return try unboxInt(value, parent: parent(), step: step()) as! T }
+    if T.self == Double.self { return try unboxDouble(value, parent: parent(), step: step()) as! T }
+    if T.self == Bool.self { return try unboxBool(value, parent: parent(), step: step()) as! T }
+    if T.self == Date.self { return try unboxDate(value, parent: parent(), step: step()) as! T }
+    if T.self == Data.self { return try unboxData(value, parent: parent(), step: step()) as! T }
+    if T.self == URL.self { return try unboxURL(value, parent: parent(), step: step()) as! T }
     if case .array(let elements) = value {
       // Arrays skip the unkeyed container and the standard library's unspecialized
       // `Array.init(from:)`: the elements are decoded straight into the result.
-      let node = parent.appending(step())
       if T.self == [String].self {
-        return try decodeElements(elements, parent: node) { value, step in
-          try unboxString(value, parent: node, step: step)
-        } as! T
+        return try decodeStringArray(elements, at: parent().appending(step())) as! T
       }
       if let arrayType = T.self as? any DecodableArray.Type {
-        return try arrayType.decode(elements, decoder: self, pathNode: node) as! T
+        return try arrayType.decode(elements, decoder: self, pathNode: parent().appending(step())) as! T
       }
     }
     if case .object(let object) = value {
@@ -168,22 +180,38 @@ final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
       // through a keyed container, `allKeys` and dynamic casts: a fifth of all decoding time
       // for a config with a small `labels` dictionary per entry.
       if T.self == [String: String].self {
-        return try decodeStringDictionary(object, parent: parent.appending(step())) as! T
+        return try decodeStringDictionary(object, at: parent().appending(step())) as! T
       }
       if isStringKeyedDictionary(T.self) {
         let dictionaryType = T.self as! any DecodableStringDictionary.Type
-        return try dictionaryType.decode(object, decoder: self, pathNode: parent.appending(step())) as! T
+        return try dictionaryType.decode(object, decoder: self, pathNode: parent().appending(step())) as! T
       }
     }
-    return try decodeNested(value, as: T.self, at: parent.appending(step())) { try T(from: $0) }
+    return try decodeNested(value, as: T.self, parent: parent(), step: step()) { try T(from: $0) }
   }
 
-  /// `[String: String]`, the common dictionary in settings, in specialized code.
-  private func decodeStringDictionary(_ object: JSONObject, parent: CodingPathNode) throws -> [String: String] {
+  /// `[String]` in specialized code. The array's own path node is made only for an error.
+  private func decodeStringArray(_ elements: [JSONValue], at node: @autoclosure () -> CodingPathNode) throws -> [String] {
+    var result: [String] = []
+    result.reserveCapacity(elements.count)
+    for index in elements.indices {
+      guard case .string(let string) = elements[index] else {
+        throw mismatch(String.self, elements[index], parent: node(), step: .index(index))
+      }
+      result.append(string)
+    }
+    return result
+  }
+
+  /// `[String: String]`, the common dictionary in settings, in specialized code. The
+  /// dictionary's own path node is made only for an error.
+  private func decodeStringDictionary(_ object: JSONObject, at node: @autoclosure () -> CodingPathNode) throws -> [String: String] {
     var result = [String: String](minimumCapacity: object.count)
     for member in object.members {
-      result[member.key] = try unboxString(
-        member.value, parent: parent, step: .key(JSONCodingKey(stringValue: member.key)))
+      guard case .string(let string) = member.value else {
+        throw mismatch(String.self, member.value, parent: node(), step: .key(JSONCodingKey(stringValue: member.key)))
+      }
+      result[member.key] = string
     }
     return result
   }
@@ -212,22 +240,24 @@ final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
     return position
   }
 
-  /// Runs `body` with this decoder moved to `value` at `node`, then restores it.
+  /// Runs `body` with this decoder moved to `value`, `step` below `parent`, then restores it.
   func decodeNested<Result>(
-    _ value: JSONValue, as type: Any.Type, at node: CodingPathNode,
+    _ value: consuming JSONValue, as type: Any.Type, parent: consuming CodingPathNode, step: consuming CodingPathStep,
     _ body: (JSONValueDecoderImpl) throws -> Result
   ) throws -> Result {
-    let savedValue = self.value
-    let savedPathNode = pathNode
     let savedType = currentType
     let savedKeyHint = keyHint
-    self.value = value
-    pathNode = node
+    // Swapped in and out, not copied: each copy is a retain and a release, and copying a step
+    // copies its key through the key type's value witnesses.
+    swap(&self.value, &value)
+    swap(&parentNode, &parent)
+    swap(&self.step, &step)
     currentType = type
     keyHint = 0
     defer {
-      self.value = savedValue
-      pathNode = savedPathNode
+      swap(&self.value, &value)
+      swap(&parentNode, &parent)
+      swap(&self.step, &step)
       currentType = savedType
       keyHint = savedKeyHint
     }
@@ -249,8 +279,8 @@ final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
 
   /// A new decoder for `value` at `step` below `parent`, for `superDecoder()`, which may
   /// outlive the call that creates it.
-  func makeSuperDecoder(_ value: JSONValue, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep) -> any Decoder {
-    JSONValueDecoderImpl(state: state, value: value, pathNode: parent.appending(step()))
+  func makeSuperDecoder(_ value: JSONValue, parent: CodingPathNode, step: CodingPathStep) -> any Decoder {
+    JSONValueDecoderImpl(state: state, value: value, parentNode: parent, step: step)
   }
 }
 
