@@ -45,7 +45,8 @@ extension CodableStorage {
   /// The exact read-modify-write: takes the file's exclusive lock, reads the latest file, applies
   /// this process's pending changes, runs `body` on the decoded value, writes the result, and
   /// releases the lock. N processes doing M increments each end at exactly N x M. Calls from
-  /// several threads may share one write; each sees the result of the one before.
+  /// several threads run one after another, each seeing the result of the one before (see
+  /// ``inSequence(_:)``).
   /// - Returns: what `body` returns.
   /// - Throws: ``StorageError`` (nothing is written), or what `body` throws (its changes are
   ///   discarded).

@@ -21,8 +21,8 @@
 /// - Pending changes are written by ``flush()``, on deinit, at normal exit and on SIGTERM,
 ///   SIGINT and SIGHUP (unless ``StorageOptions/flushesAtExit`` is off).
 ///
-/// Thread-safe and `Sendable`: all state is behind a `Protected`; file work is serialised by the
-/// file lock and ``SharedDocument``'s group commit.
+/// Thread-safe and `Sendable`: all state is behind a `Protected`; saves and updates run one
+/// after another (``inSequence(_:)``), and file work is serialised by the file lock.
 @propertyWrapper
 public final class CodableStorage<Value: Codable & Sendable>: Sendable {
   /// Where the file is.
