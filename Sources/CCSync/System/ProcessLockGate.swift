@@ -1,3 +1,5 @@
+import Glibc
+
 /// A readers-writer gate inside this process, one per lock file.
 ///
 /// `flock(2)` treats two `open()` calls as two owners, so two threads of one process that lock
@@ -5,10 +7,16 @@
 /// the lock while waiting for the other. Every ``FileLock`` therefore passes this gate first:
 /// shared holders share it, an exclusive holder has it alone.
 ///
+/// A thread that already holds the gate shared may take it shared again at once, even while a
+/// writer waits: the writer waits for the outer hold anyway, so making the nested one wait
+/// for the writer would deadlock (or, with a deadline, refuse it).
+///
 /// `@unchecked Sendable`: all state is guarded by `condition`'s mutex.
 final class ProcessLockGate: @unchecked Sendable {
   private let condition = ConditionLock()
   private var sharedHolders = 0
+  /// How many shared holds each thread has (`pthread_self()`), for nested shared holds.
+  private var sharedHoldsByThread: [UInt: Int] = [:]
   private var exclusiveHeld = false
   private var exclusiveWaiters = 0
   /// Users of this gate (holders and waiters); the table drops the gate when it reaches zero.
@@ -17,7 +25,13 @@ final class ProcessLockGate: @unchecked Sendable {
   /// Enters the gate; returns `false` if `deadline` (monotonic nanoseconds, `nil` for none)
   /// passed first. Writers are preferred so a stream of readers cannot starve them.
   func enter(exclusive: Bool, deadline: Int64?) -> Bool {
-    condition.withLock {
+    let thread = UInt(pthread_self())
+    return condition.withLock {
+      if !exclusive, sharedHoldsByThread[thread] != nil {
+        sharedHolders += 1
+        sharedHoldsByThread[thread, default: 0] += 1
+        return true
+      }
       if exclusive { exclusiveWaiters += 1 }
       defer { if exclusive { exclusiveWaiters -= 1 } }
       while exclusive ? (exclusiveHeld || sharedHolders > 0) : (exclusiveHeld || exclusiveWaiters > 0) {
@@ -28,15 +42,27 @@ final class ProcessLockGate: @unchecked Sendable {
           condition.wait()
         }
       }
-      if exclusive { exclusiveHeld = true } else { sharedHolders += 1 }
+      if exclusive {
+        exclusiveHeld = true
+      } else {
+        sharedHolders += 1
+        sharedHoldsByThread[thread, default: 0] += 1
+      }
       return true
     }
   }
 
-  /// Leaves the gate entered with the same `exclusive`.
+  /// Leaves the gate entered with the same `exclusive`, on the thread that entered it.
   func leave(exclusive: Bool) {
+    let thread = UInt(pthread_self())
     condition.withLock {
-      if exclusive { exclusiveHeld = false } else { sharedHolders -= 1 }
+      if exclusive {
+        exclusiveHeld = false
+      } else {
+        sharedHolders -= 1
+        let remaining = (sharedHoldsByThread[thread] ?? 1) - 1
+        sharedHoldsByThread[thread] = remaining > 0 ? remaining : nil
+      }
       condition.broadcast()
     }
   }
