@@ -5,6 +5,35 @@ import Testing
 @Suite struct SharedDocumentTests {
   struct Refused: Error {}
 
+  /// A file system can give a newer version the identity of one seen before: the inode a
+  /// replaced version freed, the same size, and (with coarse timestamps, as ext4 had before
+  /// Linux 6.13) the same times. This kernel stamps finely, so the collision is set up by hand:
+  /// the identity recorded for the version seen is made the newer version's. While that
+  /// identity is recent enough to recur, a look that trusts identities (the periodic re-check,
+  /// polling) still compares the bytes; a document told identities never recur is fooled,
+  /// which is what the first half shows.
+  @Test func aRecentIdentityIsConfirmedByContent() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    for (window, fooled) in [(Int64(0), true), (SharedDocument.identityRecurrenceWindow, false)] {
+      writeFile(path, #"{"theme": "old"}"#)
+      let document = SharedDocument(file: SharedFile(path: path), identityRecurrenceWindow: window)
+      #expect(try document.read() == ["theme": "old"])
+      writeFile(path, #"{"theme": "new"}"#)  // same size
+      let newer = try #require(try SharedFile(path: path).identity())
+      document.tracking.withLock { $0.seen?.identity = newer }  // the collision
+      let observation = document.readIfChanged(contentMayDiffer: false)
+      let changedTo: JSONValue?
+      if case .changed(let value) = observation { changedTo = value } else { changedTo = nil }
+      if fooled {
+        #expect(changedTo == nil, "with identities trusted, the collision hides the change")
+      } else {
+        #expect(changedTo == ["theme": "new"], "a recent identity was trusted without the bytes")
+      }
+    }
+  }
+
   @Test func anUpdateThatThrowsCreatesNoFile() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }

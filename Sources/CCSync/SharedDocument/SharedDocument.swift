@@ -67,6 +67,9 @@ public final class SharedDocument: Sendable {
   /// The version of the file this process last read or wrote.
   struct SeenVersion {
     var identity: FileIdentity
+    /// When this process saw that identity (wall clock): whether a later version may show it
+    /// too depends on how long after the version's last change it was seen.
+    var seenAt = FileSystem.currentTime()
     var bytes: [UInt8]
     /// Why this version is not a valid document, or `nil` when it is.
     var problem: StorageError? = nil
@@ -76,6 +79,14 @@ public final class SharedDocument: Sendable {
     /// reads (a watcher) would pay its memory (about three times the file's size) for nothing.
     var document: JSONValue? = nil
   }
+
+  /// How long after a version's last change its identity may recur (see
+  /// `FileIdentity.mayRecur`): until then an unchanged identity proves nothing and only the
+  /// bytes tell. 2 s, the coarsest timestamp tick of common file systems.
+  static let identityRecurrenceWindow: Int64 = 2_000_000_000
+
+  /// ``identityRecurrenceWindow``, or another for tests.
+  let identityRecurrenceWindow: Int64
 
   /// What this process knows of the file's versions. Readers (the watcher thread, `load`) and
   /// writers (any thread) record versions concurrently; the generation keeps the records in
@@ -103,8 +114,15 @@ public final class SharedDocument: Sendable {
   }
 
   /// Creates a document over an existing ``SharedFile``.
-  public init(file: SharedFile) {
+  public convenience init(file: SharedFile) {
+    self.init(file: file, identityRecurrenceWindow: SharedDocument.identityRecurrenceWindow)
+  }
+
+  /// Creates a document whose identities may recur for `identityRecurrenceWindow`
+  /// nanoseconds after a version's last change (tests shorten or lengthen it).
+  init(file: SharedFile, identityRecurrenceWindow: Int64) {
     self.file = file
+    self.identityRecurrenceWindow = identityRecurrenceWindow
   }
 
   /// Reads and parses the file; `nil` when it does not exist. Records the version as seen.
@@ -124,7 +142,8 @@ public final class SharedDocument: Sendable {
 
   /// Checks whether the file is still the version last seen: `stat` first, and when the
   /// identity is the same and `contentMayDiffer` (an in-place write within one timestamp tick),
-  /// the bytes. Records what it finds as seen, valid or not, so one invalid version is
+  /// or the version seen changed too recently for its identity to be trusted (a newer version
+  /// can show the same identity within one timestamp tick), the bytes. Records what it finds as seen, valid or not, so one invalid version is
   /// reported as `.invalid` each time it is looked at closely but a mere `stat` of it is
   /// `.unchanged`. Never throws: problems are observations.
   public func readIfChanged(contentMayDiffer: Bool = false) -> Observation {
@@ -147,7 +166,9 @@ public final class SharedDocument: Sendable {
       do {
         // The `stat` decides alone only when contents cannot differ under the same identity;
         // otherwise the bytes are read and compared anyway, so it would be one call for nothing.
-        if !contentMayDiffer, let seen, let current = try file.identity(), seen.identity == current {
+        if !contentMayDiffer, let seen, !seen.identity.mayRecur(seenAt: seen.seenAt, window: identityRecurrenceWindow),
+          let current = try file.identity(), seen.identity == current
+        {
           return (.unchanged, nil)
         }
         guard let read = try file.read() else {
@@ -171,6 +192,7 @@ public final class SharedDocument: Sendable {
         guard state.generation == generation || attempt == 3 else { return nil }
         if sameBytes, let seen {
           state.seen?.identity = snapshot.identity
+          state.seen?.seenAt = FileSystem.currentTime()
           return (seen.problem.map { .invalid($0) } ?? .unchanged, nil)
         }
         state.generation += 1

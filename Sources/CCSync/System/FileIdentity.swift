@@ -63,6 +63,18 @@ public struct FileIdentity: Hashable, Sendable, CustomStringConvertible {
               statusChangeTime: Timestamp(status.st_ctim))
   }
 
+  /// Whether a later version of the file could still show this very identity when it was
+  /// seen at `now`: its last change is less than `window` nanoseconds before `now` (or after
+  /// it, the clock having been set back). File systems stamp times with a coarse clock (ext4
+  /// before Linux 6.13 ticks every 1 to 10 ms, FAT and some network file systems every 1 or
+  /// 2 s) and reuse a freed inode number at once, so a version written within the same tick,
+  /// of the same size, in the inode of one replaced meanwhile, is indistinguishable by
+  /// identity. Such an identity must be confirmed by content (git's "racily clean" entries).
+  func mayRecur(seenAt now: Timestamp, window: Int64) -> Bool {
+    let elapsed = (now.seconds - statusChangeTime.seconds) * 1_000_000_000 + (now.nanoseconds - statusChangeTime.nanoseconds)
+    return elapsed < window
+  }
+
   /// The identity as text, for diagnostics: `dev 64768 ino 1234 size 20 mtime 1700000000.5 ctime ...`.
   public var description: String {
     "dev \(device) ino \(inode) size \(size) mtime \(modificationTime.seconds).\(modificationTime.nanoseconds) ctime \(statusChangeTime.seconds).\(statusChangeTime.nanoseconds)"
