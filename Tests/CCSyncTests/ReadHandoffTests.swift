@@ -19,10 +19,7 @@ import Testing
   @Test func lockedReadThenWriteKeepsModeOwnerGroupAndAttributes() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
-    let target = directory.file("data.json")
-    try Data("{}".utf8).write(to: URL(fileURLWithPath: target))
-    #expect(chmod(target, 0o640) == 0)
-    #expect(chown(target, 65534, 65534) == 0)
+    let target = try makeFileWithForeignMetadata(in: directory)
     let set = try python("import os, sys; os.setxattr(sys.argv[1], 'user.ccsync.note', b'kept')", target)
     let file = SharedFile(path: target)
 

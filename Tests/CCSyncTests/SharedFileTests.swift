@@ -156,10 +156,7 @@ import Testing
   @Test func modeOwnerAndGroupSurviveAReplace() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
-    let target = directory.file("data.json")
-    try Data("{}".utf8).write(to: URL(fileURLWithPath: target))
-    #expect(chmod(target, 0o640) == 0)
-    #expect(chown(target, 65534, 65534) == 0)
+    let target = try makeFileWithForeignMetadata(in: directory)
 
     let before = try statusOf(target)
     try SharedFile(path: target).replaceContents(with: Array(#"{"a":1}"#.utf8))
@@ -474,4 +471,14 @@ func symlink(_ path: String, to destination: String) throws {
 func python(_ script: String, _ arguments: String...) throws -> ChildProcess.Outcome {
   guard ChildProcess.find("python3") != nil else { try Test.cancel("python3 is not installed") }
   return try ChildProcess.run("python3", ["-c", script] + arguments)
+}
+
+/// `data.json` holding `{}` in `directory`, with metadata no new file would get: mode 0640,
+/// owner and group 65534. What a replace of it must keep.
+func makeFileWithForeignMetadata(in directory: TemporaryDirectory) throws -> String {
+  let target = directory.file("data.json")
+  try Data("{}".utf8).write(to: URL(fileURLWithPath: target))
+  #expect(chmod(target, 0o640) == 0)
+  #expect(chown(target, 65534, 65534) == 0)
+  return target
 }

@@ -151,33 +151,27 @@ extension CodableStorage {
       report(.encodingFailed(path: path, message: "\(error)"))
       return
     }
-    let outcome = state.withLock { state -> Result<(changed: Bool, delivery: ObserverList<Value>.Delivery?), StorageError> in
-      let current: (value: JSONValue, synced: JSONValue)
-      do throws(StorageError) {
-        current = try encodings(of: &state)
-      } catch {
-        return .failure(error)
-      }
-      var newValue = newValue
-      var encoded = encoded
-      if let base, current.value != base {
-        let rebased = JSONChangeSet(from: base, to: encoded).applied(to: current.value)
-        if let value = try? decode(rebased),
-           let reencoded = try? options.encoder.encode(value) {
-          newValue = value
-          encoded = reencoded
-        }
-      }
-      let changed = current.value != encoded
-      state.value = newValue
-      state.sync = .encoded(value: encoded, synced: current.synced)
-      state.version &+= 1
-      return .success((changed, changed ? observers.enqueue(StorageChange(value: newValue, origin: .local)) : nil))
-    }
     let changed: Bool, delivery: ObserverList<Value>.Delivery?
-    switch outcome {
-    case .success(let result): (changed, delivery) = result
-    case .failure(let error):
+    do {
+      (changed, delivery) = try state.withLock { state throws(StorageError) in
+        let current = try encodings(of: &state)
+        var newValue = newValue
+        var encoded = encoded
+        if let base, current.value != base {
+          let rebased = JSONChangeSet(from: base, to: encoded).applied(to: current.value)
+          if let value = try? decode(rebased),
+             let reencoded = try? options.encoder.encode(value) {
+            newValue = value
+            encoded = reencoded
+          }
+        }
+        let changed = current.value != encoded
+        state.value = newValue
+        state.sync = .encoded(value: encoded, synced: current.synced)
+        state.version &+= 1
+        return (changed, changed ? observers.enqueue(StorageChange(value: newValue, origin: .local)) : nil)
+      }
+    } catch {
       report(error)
       return
     }
