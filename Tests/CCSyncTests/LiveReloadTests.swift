@@ -7,14 +7,22 @@ import Testing
 /// watcher (no polling), merged with its own pending edits, and never echoes its own writes.
 /// Process A is always a helper child; process B is this test process.
 @Suite struct LiveReloadTests {
+  /// The test and its consumer run on a thread of their own, not the cooperative pool, which
+  /// long blocking tests can hold for longer than the deadlines here (`DedicatedExecutor`).
   @Test func anotherProcessSaveReachesValueObserversAndValues() async throws {
+    try await withTaskExecutorPreference(DedicatedExecutor.shared) {
+      try await anotherProcessSaveReachesValueObserversAndValuesBody()
+    }
+  }
+
+  private func anotherProcessSaveReachesValueObserversAndValuesBody() async throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let path = directory.file("settings.json")
     let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: watchingOptions)
     let probe = ReloadProbe(storage)
     let streamed = Protected<[String]>([])
-    let consumer = Task {
+    let consumer = Task(executorPreference: DedicatedExecutor.shared) {
       for await value in storage.values {
         streamed.withLock { $0.append(value.theme) }
         if value.theme == "dark" { return true }
