@@ -69,6 +69,10 @@ final class GroupCommit: @unchecked Sendable {
   private var queue: [Request] = []
   private var leaderActive = false
 
+  /// How many requests are queued for the next batch (a test waits on it to know a save has
+  /// taken its change set and is waiting behind the batch being written).
+  var queuedCount: Int { condition.withLock { queue.count } }
+
   /// Queues `request` and returns once it has run, leading a batch with `perform` if no other
   /// thread is. Throws the request's own error.
   func submit(_ request: Request, perform: ([Request]) throws -> Void) throws {

@@ -125,10 +125,11 @@ extension CodableStorage {
     return changes.applied(to: base)
   }
 
-  /// Takes a write's result (`written`, recorded under `rank`) and tells the scheduler.
+  /// Takes a write's result (`written`, recorded under `rank`) and tells the scheduler,
+  /// which schedules another write for local changes made while this one ran.
   private func didWrite(_ written: JSONValue, version: UInt64, rank: SharedDocument.Rank?) {
     adopt(written, origin: .local, savedVersion: version, rank: rank)
-    scheduler.withLock { $0 }?.didSave()
+    scheduler.withLock { $0 }?.didSave(stillPending: hasPendingChanges)
   }
 
   /// A local change: keep it encoded, tell observers, schedule the write.
@@ -180,9 +181,13 @@ extension CodableStorage {
     localValueChanged()
   }
 
-  /// The scheduler's write: reports instead of throwing; `true` when nothing is left pending.
+  /// The scheduler's write: reports instead of throwing; `true` when it succeeded or found
+  /// nothing pending.
   func automaticSave() -> Bool {
-    guard hasPendingChanges else { return true }
+    guard hasPendingChanges else {
+      scheduler.withLock { $0 }?.didSave(stillPending: false)
+      return true
+    }
     return (try? save()) != nil
   }
 

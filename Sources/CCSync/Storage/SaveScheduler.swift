@@ -38,13 +38,26 @@ final class SaveScheduler: Sendable {
     if let due { arm(at: due) }
   }
 
-  /// Everything pending was written (by this scheduler or by an explicit save).
-  func didSave() {
-    timing.withLock { timing in
-      timing.firstUnsavedChange = nil
-      timing.lastWrite = FileSystem.monotonicNanoseconds()
+  /// A write succeeded (this scheduler's or an explicit save), or found nothing left to
+  /// write. `stillPending`: local changes
+  /// made while it ran were not in it; they are due as changes made now would be, and a
+  /// write is scheduled for them (unless one already is), so they are not left waiting for
+  /// the next edit.
+  func didSave(stillPending: Bool) {
+    let now = FileSystem.monotonicNanoseconds()
+    let due: Int64? = timing.withLock { timing in
+      timing.lastWrite = now
       timing.retryDelay = 0
+      guard stillPending else {
+        timing.firstUnsavedChange = nil
+        return nil
+      }
+      timing.firstUnsavedChange = now
+      guard timing.scheduled == nil, let due = dueTime(timing, now: now) else { return nil }
+      timing.scheduled = due
+      return due
     }
+    if let due { arm(at: due) }
   }
 
   /// An automatic write failed: try again after the next backoff step.
@@ -98,7 +111,7 @@ final class SaveScheduler: Sendable {
     switch action {
     case .nothing: return
     case .rearm(let due): arm(at: due)
-    case .write: if save() { didSave() } else { didFail() }
+    case .write: if !save() { didFail() }  // a successful save tells `didSave` itself
     }
   }
 }
