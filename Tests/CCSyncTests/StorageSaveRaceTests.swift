@@ -40,3 +40,65 @@ import Testing
     #expect(waitUntil { !storage.hasPendingChanges })
   }
 }
+
+extension StorageSaveRaceTests {
+  /// A save's result can reach the storage after the watcher took a newer version: another
+  /// process wrote between this save's write and its result being taken, and the reload
+  /// merged this save's edits (still pending) over it. The newer version holds those edits
+  /// already, or a later value of the same field, which must win: the result settles them
+  /// (they stop being pending) and the value becomes the newer version, with only edits made
+  /// since the save started on top. The save's steps are called in order, as `save()` makes
+  /// them, with the other process's write and the reload between the write and the result.
+  @Test(arguments: [false, true])
+  func aSaveResultTakenAfterANewerReloadDoesNotPutItsEditsBackOverIt(editDuringSave: Bool) throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    writeFile(path, #"{"theme": "light", "fontSize": 13}"#)
+    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: quiet)
+    let probe = ReloadProbe(storage)
+    storage.wrappedValue.theme = "mine"
+
+    let (changes, saved, seed) = try storage.startWrite()
+    let (written, rank) = try storage.document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
+      document = CodableStorage<SharedSettings>.applying(changes, seed: seed, to: document)
+      return document
+    }
+    if editDuringSave { storage.wrappedValue.fontSize = 20 }
+    let other = try startSession(path)
+    #expect(other.request("set theme theirs") != nil)
+    storage.fileMayHaveChanged(.directoryEvent(inPlaceWrite: false))  // the watcher, first
+    #expect(storage.wrappedValue.theme == "mine", "the reload keeps the edit still pending on top")
+    storage.adopt(written, origin: .external, saved: saved, rank: rank)  // the save's result, late
+
+    #expect(storage.wrappedValue.theme == "theirs", "the save's edit, written already, still shown over a later write")
+    #expect(storage.wrappedValue.fontSize == (editDuringSave ? 20 : 13))
+    #expect(storage.hasPendingChanges == editDuringSave, "only an edit made since the save started is pending")
+    #expect(probe.changes.last?.value.theme == "theirs")
+    try storage.flush()
+    #expect(try fileJSON(path).objectValue?["theme"] == "theirs", "the next save put the older edit back")
+    #expect(try fileJSON(path).objectValue?["fontSize"] == (editDuringSave ? 20 : 13))
+    _ = other.finish()
+  }
+
+  /// Observers hear an update's change as this process's (`.local`), and a save's result,
+  /// which can only bring other processes' fields, as `.external`.
+  @Test func anUpdateIsHeardAsLocalAndWhatASaveBringsAsExternal() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: quiet)
+    let probe = ReloadProbe(storage)
+    try storage.update { $0.counter += 1 }
+    #expect(probe.changes.map(\.origin) == [.local])
+    #expect(probe.changes.last?.value.counter == 1)
+
+    let other = try startSession(path)
+    #expect(other.request("set fontSize 20") != nil)
+    storage.wrappedValue.theme = "dark"
+    try storage.save()
+    #expect(probe.changes.map(\.origin) == [.local, .local, .external])
+    #expect(probe.changes.last?.value == SharedSettings(theme: "dark", fontSize: 20, counter: 1))
+    _ = other.finish()
+  }
+}

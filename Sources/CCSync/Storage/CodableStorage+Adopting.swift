@@ -2,17 +2,26 @@
 /// result) as the value: DESIGN.md's "Merging" rule for an external change, and which versions
 /// observers hear.
 extension CodableStorage {
+  /// The local edits a save or update took when it started: the state's version counter and
+  /// the value encoded, then.
+  struct SavedEdits {
+    var version: UInt64
+    var value: JSONValue
+  }
+
   /// Takes `json` (what the file holds now, read or just written) as the new synced version.
-  /// Local changes made after `savedVersion` (all of them for an external change) stay pending
-  /// and are applied on top. Observers hear the result if it differs from the value before.
+  /// Local changes made after `saved` was taken (all of them for an external change, where
+  /// `saved` is `nil`) stay pending and are applied on top. Observers hear the result, with
+  /// `origin`, if it differs from the value before.
   ///
   /// `rank` places the version among those the document recorded (see
   /// ``SharedDocument/readIfChangedTracked(contentMayDiffer:)``): a save's result and the
   /// watcher's reload of a later write can arrive in either order, and a version older than
-  /// the one already taken is ignored, so the value never goes back to it.
-  func adopt(_ json: JSONValue, origin: ChangeOrigin, savedVersion: UInt64?, rank: SharedDocument.Rank?) {
+  /// the one already taken is not taken, so the value never goes back to it. A save's result
+  /// that comes too late still settles its edits (see ``settleOutrankedSave(_:state:)``).
+  func adopt(_ json: JSONValue, origin: ChangeOrigin, saved: SavedEdits?, rank: SharedDocument.Rank?) {
     do {
-      try adoptChecked(json, origin: origin, savedVersion: savedVersion, rank: rank)
+      try adoptChecked(json, origin: origin, saved: saved, rank: rank)
     } catch let error as StorageError {
       state.withLock { $0.fileState = .invalid(error.description) }
       report(error)
@@ -21,7 +30,7 @@ extension CodableStorage {
     }
   }
 
-  /// ``adopt(_:origin:savedVersion:rank:)``, throwing instead of reporting.
+  /// ``adopt(_:origin:saved:rank:)``, throwing instead of reporting.
   ///
   /// Without local changes to keep, the value is taken as decoded: it is not encoded back
   /// (the merge needs its encoding only at the next local edit or save, see
@@ -29,7 +38,7 @@ extension CodableStorage {
   /// told by comparing the JSON both were decoded from, when that JSON says nothing the type
   /// may ignore (``isWithinShape(_:of:)``). Otherwise the values' encodings are compared.
   func adoptChecked(
-    _ json: JSONValue, origin: ChangeOrigin, savedVersion: UInt64?, rank: SharedDocument.Rank?, notify: Bool = true
+    _ json: JSONValue, origin: ChangeOrigin, saved: SavedEdits?, rank: SharedDocument.Rank?, notify: Bool = true
   ) throws {
     let source = decodingSource(json)
     let fileValue = try decode(source: source)
@@ -38,10 +47,13 @@ extension CodableStorage {
     // too, so they hear changes in the order the value took them, whichever threads made them.
     let delivery = try state.withLock { state throws(StorageError) -> ObserverList<Value>.Delivery? in
       if let rank {
-        if let adopted = state.adoptedRank, rank < adopted { return nil }  // already past this version
+        if let adopted = state.adoptedRank, rank < adopted {  // already past this version
+          guard let saved, try settleOutrankedSave(saved, state: &state), notify else { return nil }
+          return observers.enqueue(StorageChange(value: state.value, origin: .external))
+        }
         state.adoptedRank = rank
       }
-      let takesFileAsIs = state.version == savedVersion || !state.hasPendingChanges
+      let takesFileAsIs = state.version == saved?.version || !state.hasPendingChanges
       let changed: Bool
       if takesFileAsIs, comparesSources, case .decoded(let before) = state.sync {
         changed = before != source
@@ -65,11 +77,27 @@ extension CodableStorage {
       state.fileState = .valid
       state.lastError = nil
       guard notify, changed else { return nil }
-      // The value moved only by what the file brought: another process's change, even when
-      // this process's own save is what read it.
-      return observers.enqueue(StorageChange(value: state.value, origin: .external))
+      return observers.enqueue(StorageChange(value: state.value, origin: origin))
     }
     if let delivery { observers.deliver(delivery) }
+  }
+
+  /// A save's result that arrives after a newer version was taken (another process wrote
+  /// between this save's write and its result being taken here, and the watcher took that
+  /// version first, still with this save's edits pending on top). That newer version was
+  /// written over this save's, so it already holds the save's edits, or a later write of the
+  /// same fields, which must win. The edits the save wrote stop being pending; only edits made
+  /// since it started stay on top of the synced version. Without this they would stay
+  /// pending, shown over the other process's value and written over it at the next save.
+  /// - Returns: whether the value changed.
+  private func settleOutrankedSave(_ saved: SavedEdits, state: inout StorageState<Value>) throws(StorageError) -> Bool {
+    let current = try encodings(of: &state)
+    let since = JSONChangeSet(from: saved.value, to: current.value)
+    let value = try decode(since.applied(to: current.synced))
+    let encoded = try encode(value)
+    state.value = value
+    state.sync = .encoded(value: encoded, synced: current.synced)
+    return encoded != current.value
   }
 
   /// The state's encoded value and synced version (see ``StorageState/encodings(_:)``),

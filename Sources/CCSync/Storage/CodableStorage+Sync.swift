@@ -11,14 +11,12 @@ extension CodableStorage {
   /// ``save()``, in the write sequence.
   private func saveNow() throws {
     do {
-      let (changes, version, seed) = try state.withLock { state throws(StorageError) in
-        (state.pendingChanges, state.version, try encodings(of: &state).synced)
-      }
+      let (changes, saved, seed) = try startWrite()
       let (written, rank) = try document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
         document = CodableStorage.applying(changes, seed: seed, to: document)
         return document
       }
-      didWrite(written, version: version, rank: rank)
+      didWrite(written, saved: saved, rank: rank, origin: .external)
     } catch {
       let storageError = CodableStorage.storageError(error, path: path)
       report(storageError)
@@ -59,9 +57,7 @@ extension CodableStorage {
   private func updateNow<Result>(_ body: (inout Value) throws -> Result) throws -> Result {
     var result: Result?
     do {
-      let (changes, version, seed) = try state.withLock { state throws(StorageError) in
-        (state.pendingChanges, state.version, try encodings(of: &state).synced)
-      }
+      let (changes, saved, seed) = try startWrite()
       let (written, rank) = try document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
         document = CodableStorage.applying(changes, seed: seed, to: document)
         var value = try decode(document)
@@ -71,7 +67,7 @@ extension CodableStorage {
         document = JSONChangeSet(from: before, to: after).applied(to: document)
         return document
       }
-      didWrite(written, version: version, rank: rank)
+      didWrite(written, saved: saved, rank: rank, origin: .local)
     } catch let error as StorageError {
       report(error)
       throw error
@@ -79,6 +75,15 @@ extension CodableStorage {
       throw StorageError.encodingFailed(path: path, message: "\(error)")
     }
     return result!
+  }
+
+  /// What a save or update takes when it starts: the pending change set, the edits it
+  /// covers, and the synced version (what a new file is seeded with).
+  func startWrite() throws(StorageError) -> (changes: JSONChangeSet, saved: SavedEdits, seed: JSONValue) {
+    try state.withLock { state throws(StorageError) in
+      let (value, synced) = try encodings(of: &state)
+      return (JSONChangeSet(from: synced, to: value), SavedEdits(version: state.version, value: value), synced)
+    }
   }
 
   /// Runs a save or update after any other of this storage's has finished, written and taken
@@ -110,7 +115,7 @@ extension CodableStorage {
         state.withLock { $0.fileState = .missing }
         return
       }
-      try adoptChecked(json, origin: .external, savedVersion: nil, rank: rank, notify: notify)
+      try adoptChecked(json, origin: .external, saved: nil, rank: rank, notify: notify)
     } catch let error as StorageError {
       state.withLock { $0.fileState = .invalid(error.description) }
       report(error)
@@ -126,9 +131,12 @@ extension CodableStorage {
   }
 
   /// Takes a write's result (`written`, recorded under `rank`) and tells the scheduler,
-  /// which schedules another write for local changes made while this one ran.
-  private func didWrite(_ written: JSONValue, version: UInt64, rank: SharedDocument.Rank?) {
-    adopt(written, origin: .local, savedVersion: version, rank: rank)
+  /// which schedules another write for local changes made while this one ran. `origin`:
+  /// what observers hear the result as if it changed the value: `.external` for a save,
+  /// whose own edits they heard when they were made, so the value can only move by other
+  /// processes' fields; `.local` for an update, whose change they hear now.
+  private func didWrite(_ written: JSONValue, saved: SavedEdits, rank: SharedDocument.Rank?, origin: ChangeOrigin) {
+    adopt(written, origin: origin, saved: saved, rank: rank)
     scheduler.withLock { $0 }?.didSave(stillPending: hasPendingChanges)
   }
 
