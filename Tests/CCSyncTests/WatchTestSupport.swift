@@ -104,10 +104,13 @@ final class WatchScenario {
 
   /// Runs `script` and checks that it woke `log` no more: `probe` (a watch registered after
   /// `log`'s) is woken after whatever the script's events caused, see ``settle(probe:)``.
+  /// Settles first too, so that a late wake-up from the scenario's previous step (an event
+  /// still queued when the test moved on) is not counted against the script.
   func expectNoWake(
     _ log: WakeLog, probe: WakeLog, during script: String, _ comment: String,
     sourceLocation: SourceLocation = #_sourceLocation
   ) throws {
+    try settle(probe: probe, sourceLocation: sourceLocation)
     let before = log.count
     try sh(script, sourceLocation: sourceLocation)
     try settle(probe: probe, sourceLocation: sourceLocation)
