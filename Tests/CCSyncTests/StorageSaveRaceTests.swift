@@ -102,3 +102,51 @@ extension StorageSaveRaceTests {
     _ = other.finish()
   }
 }
+
+extension StorageSaveRaceTests {
+  /// `load()` racing this process's own save: a load that read the file just before the save
+  /// renamed its version in, and recorded what it read after the save recorded its own, took
+  /// the older version as the newer one, and the value went back behind the save. A stress
+  /// test (a large file makes the read slow enough to straddle the save): it cannot show the
+  /// race absent, but it failed in most rounds before the fix.
+  @Test func aLoadRacingASaveNeverTakesTheVersionTheSaveReplaced() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    var large = SharedSettings()
+    large.tags = (0..<100_000).map { "tag-number-\($0)" }
+    _ = FileManager.default.createFile(atPath: path, contents: try JSONEncoder().encode(large))
+    for round in 1...4 {
+      let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: quiet)
+      storage.wrappedValue.counter = round
+      // Before the save every load keeps the pending counter on top; after it the file has
+      // it. A value heard without it is the value going back behind the save.
+      let wentBack = Protected<Int?>(nil)
+      let observation = storage.observe { change in
+        if change.value.counter != round { wentBack.withLock { $0 = $0 ?? change.value.counter } }
+      }
+      let saved = Protected(false)
+      let loader = BackgroundThread {
+        var loads = 0
+        while !saved.withLock({ $0 }) || loads < 2 {
+          try storage.load()
+          loads += 1
+        }
+      }
+      _ = waitUntil { holdsLoads(storage) }
+      try storage.save()
+      saved.withLock { $0 = true }
+      #expect(throws: Never.self) { try loader.value(deadline: .seconds(60)) }
+      observation.cancel()
+      #expect(wentBack.withLock { $0 } == nil, "round \(round): the value went back to counter \(wentBack.withLock { $0 } ?? -1)")
+      #expect(storage.wrappedValue.counter == round)
+      #expect(try fileJSON(path).objectValue?["counter"] == .number(JSONNumber(round)))
+    }
+  }
+}
+
+/// Whether a load of `storage` has recorded a version (its document saw one): the loader is
+/// running, so the save that follows races with it.
+private func holdsLoads(_ storage: CodableStorage<SharedSettings>) -> Bool {
+  storage.document.tracking.withLock { $0.generation } > 1
+}

@@ -133,11 +133,22 @@ public final class SharedDocument: Sendable {
   }
 
   /// ``read()``, with the rank this version was recorded under (see
-  /// ``readIfChangedTracked(contentMayDiffer:)``).
+  /// ``readIfChangedTracked(contentMayDiffer:)``). A read that raced with another recording
+  /// (a write of this process, or the watcher's reload of a later version) is done again, as
+  /// there, so a version older than one already recorded is not recorded over it with a
+  /// newer rank.
   func readTracked() throws(StorageError) -> (value: JSONValue?, rank: Rank?) {
-    guard let snapshot = try file.read() else { return (nil, nil) }
-    let value = try parse(snapshot.bytes)
-    return (value, Rank(generation: remember(snapshot)))
+    var attempts = 0
+    while true {
+      attempts += 1
+      let generation = tracking.withLock { $0.generation }
+      guard let snapshot = try file.read() else { return (nil, nil) }
+      let value = try parse(snapshot.bytes)
+      // The fourth attempt records what it read whatever happened meanwhile.
+      if let recorded = remember(snapshot, ifGenerationIs: attempts < 4 ? generation : nil) {
+        return (value, Rank(generation: recorded))
+      }
+    }
   }
 
   /// Checks whether the file is still the version last seen: `stat` first, and when the
@@ -229,9 +240,11 @@ public final class SharedDocument: Sendable {
     }
   }
 
-  /// Records `snapshot` (valid) as seen; returns its generation.
-  private func remember(_ snapshot: FileSnapshot) -> UInt64 {
+  /// Records `snapshot` (valid) as seen, if the generation is still `expected` (always when
+  /// `nil`); returns its generation, or `nil` when another version was recorded meanwhile.
+  private func remember(_ snapshot: FileSnapshot, ifGenerationIs expected: UInt64?) -> UInt64? {
     tracking.withLock { state in
+      if let expected, state.generation != expected { return nil }
       state.generation += 1
       state.seen = SeenVersion(identity: snapshot.identity, bytes: snapshot.bytes)
       return state.generation
