@@ -69,7 +69,8 @@ extension StorageSaveRaceTests {
     #expect(other.request("set theme theirs") != nil)
     storage.fileMayHaveChanged(.directoryEvent(inPlaceWrite: false))  // the watcher, first
     #expect(storage.wrappedValue.theme == "mine", "the reload keeps the edit still pending on top")
-    storage.adopt(written, origin: .external, saved: saved, rank: rank)  // the save's result, late
+    // The save's result, late, delivered as `save()` delivers it.
+    if let delivery = storage.adopt(written, origin: .external, saved: saved, rank: rank) { storage.observers.deliver(delivery) }
 
     #expect(storage.wrappedValue.theme == "theirs", "the save's edit, written already, still shown over a later write")
     #expect(storage.wrappedValue.fontSize == (editDuringSave ? 20 : 13))
@@ -149,4 +150,39 @@ extension StorageSaveRaceTests {
 /// running, so the save that follows races with it.
 private func holdsLoads(_ storage: CodableStorage<SharedSettings>) -> Bool {
   storage.document.tracking.withLock { $0.generation } > 1
+}
+
+extension StorageSaveRaceTests {
+  /// Observers of what a save brings in are called after the save left the storage's write
+  /// sequence: a handler that waits for another thread (as `DispatchQueue.main.sync` does)
+  /// while that thread calls `update` on the same storage would otherwise wait for ever.
+  @Test func anObserverOfASaveMayWaitForAnotherThreadThatUpdates() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    writeFile(path, #"{"theme": "light", "fontSize": 13}"#)
+    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: quiet)
+    let other = try startSession(path)
+    #expect(other.request("set fontSize 20") != nil)  // this storage does not watch: its save brings it in
+    _ = other.finish()
+    let inObserver = DispatchSemaphore(value: 0)
+    let updated = DispatchSemaphore(value: 0)
+    let waitedOut = Protected(false)
+    let observation = storage.observe { change in
+      guard change.origin == .external, change.value.fontSize == 20, change.value.counter == 0 else { return }
+      inObserver.signal()
+      if updated.wait(timeout: .now() + 10) == .timedOut { waitedOut.withLock { $0 = true } }
+    }
+    defer { observation.cancel() }
+    let updater = BackgroundThread {
+      inObserver.wait()
+      try storage.update { $0.counter += 1 }
+      updated.signal()
+    }
+    storage.wrappedValue.theme = "dark"
+    try storage.save()
+    #expect(throws: Never.self) { try updater.value(deadline: .seconds(20)) }
+    #expect(!waitedOut.withLock { $0 }, "the observer's wait for the updating thread ran out")
+    #expect(storage.wrappedValue == SharedSettings(theme: "dark", fontSize: 20, counter: 1))
+  }
 }

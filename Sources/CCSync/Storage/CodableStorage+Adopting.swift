@@ -19,15 +19,21 @@ extension CodableStorage {
   /// watcher's reload of a later write can arrive in either order, and a version older than
   /// the one already taken is not taken, so the value never goes back to it. A save's result
   /// that comes too late still settles its edits (see ``settleOutrankedSave(_:state:)``).
-  func adopt(_ json: JSONValue, origin: ChangeOrigin, saved: SavedEdits?, rank: SharedDocument.Rank?) {
+  ///
+  /// Returns the change observers are to hear, for the caller to ``ObserverList/deliver(_:)``
+  /// once it holds no lock (see ``ObserverList/enqueue(_:)``).
+  func adopt(
+    _ json: JSONValue, origin: ChangeOrigin, saved: SavedEdits?, rank: SharedDocument.Rank?
+  ) -> ObserverList<Value>.Delivery? {
     do {
-      try adoptChecked(json, origin: origin, saved: saved, rank: rank)
+      return try adoptChecked(json, origin: origin, saved: saved, rank: rank)
     } catch let error as StorageError {
       state.withLock { $0.fileState = .invalid(error.description) }
       report(error)
     } catch {
       report(.decodingFailed(path: path, message: "\(error)"))
     }
+    return nil
   }
 
   /// ``adopt(_:origin:saved:rank:)``, throwing instead of reporting.
@@ -39,13 +45,13 @@ extension CodableStorage {
   /// may ignore (``isWithinShape(_:of:)``). Otherwise the values' encodings are compared.
   func adoptChecked(
     _ json: JSONValue, origin: ChangeOrigin, saved: SavedEdits?, rank: SharedDocument.Rank?, notify: Bool = true
-  ) throws {
+  ) throws -> ObserverList<Value>.Delivery? {
     let source = decodingSource(json)
     let fileValue = try decode(source: source)
     let comparesSources = CodableStorage.isWithinShape(source, of: encodedDefault)
     // Decode outside the lock; re-check the version under it. Observers are queued under it
     // too, so they hear changes in the order the value took them, whichever threads made them.
-    let delivery = try state.withLock { state throws(StorageError) -> ObserverList<Value>.Delivery? in
+    return try state.withLock { state throws(StorageError) -> ObserverList<Value>.Delivery? in
       if let rank {
         if let adopted = state.adoptedRank, rank < adopted {  // already past this version
           guard let saved, try settleOutrankedSave(saved, state: &state), notify else { return nil }
@@ -79,7 +85,6 @@ extension CodableStorage {
       guard notify, changed else { return nil }
       return observers.enqueue(StorageChange(value: state.value, origin: origin))
     }
-    if let delivery { observers.deliver(delivery) }
   }
 
   /// A save's result that arrives after a newer version was taken (another process wrote

@@ -5,23 +5,27 @@ extension CodableStorage {
   /// except that a missing file is created with the current value.
   /// - Throws: ``StorageError``; the changes stay pending and are retried per the update mode.
   public func save() throws {
-    try inSequence(saveNow)
-  }
-
-  /// ``save()``, in the write sequence.
-  private func saveNow() throws {
+    let delivery: ObserverList<Value>.Delivery?
     do {
-      let (changes, saved, seed) = try startWrite()
-      let (written, rank) = try document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
-        document = CodableStorage.applying(changes, seed: seed, to: document)
-        return document
-      }
-      didWrite(written, saved: saved, rank: rank, origin: .external)
+      delivery = try inSequence(saveNow)
     } catch {
       let storageError = CodableStorage.storageError(error, path: path)
       report(storageError)
       throw storageError
     }
+    // Observers and error handlers are called out of the write sequence: one that waits for
+    // another thread saving this storage would otherwise wait for ever.
+    if let delivery { observers.deliver(delivery) }
+  }
+
+  /// ``save()``, in the write sequence; returns the change observers are to hear.
+  private func saveNow() throws -> ObserverList<Value>.Delivery? {
+    let (changes, saved, seed) = try startWrite()
+    let (written, rank) = try document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
+      document = CodableStorage.applying(changes, seed: seed, to: document)
+      return document
+    }
+    return didWrite(written, saved: saved, rank: rank, origin: .external)
   }
 
   /// Writes pending changes if there are any (and nothing otherwise); the call to make before
@@ -50,31 +54,34 @@ extension CodableStorage {
   ///   discarded).
   @discardableResult
   public func update<Result>(_ body: (inout Value) throws -> Result) throws -> Result {
-    try inSequence { try updateNow(body) }
-  }
-
-  /// ``update(_:)``, in the write sequence.
-  private func updateNow<Result>(_ body: (inout Value) throws -> Result) throws -> Result {
-    var result: Result?
+    let (result, delivery): (Result, ObserverList<Value>.Delivery?)
     do {
-      let (changes, saved, seed) = try startWrite()
-      let (written, rank) = try document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
-        document = CodableStorage.applying(changes, seed: seed, to: document)
-        var value = try decode(document)
-        let before = try options.encoder.encode(value)
-        result = try body(&value)
-        let after = try options.encoder.encode(value)
-        document = JSONChangeSet(from: before, to: after).applied(to: document)
-        return document
-      }
-      didWrite(written, saved: saved, rank: rank, origin: .local)
+      (result, delivery) = try inSequence { try updateNow(body) }
     } catch let error as StorageError {
       report(error)
       throw error
     } catch let error as EncodingError {
       throw StorageError.encodingFailed(path: path, message: "\(error)")
     }
-    return result!
+    if let delivery { observers.deliver(delivery) }  // out of the write sequence, as in `save()`
+    return result
+  }
+
+  /// ``update(_:)``, in the write sequence; returns `body`'s result and the change observers
+  /// are to hear.
+  private func updateNow<Result>(_ body: (inout Value) throws -> Result) throws -> (Result, ObserverList<Value>.Delivery?) {
+    var result: Result?
+    let (changes, saved, seed) = try startWrite()
+    let (written, rank) = try document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
+      document = CodableStorage.applying(changes, seed: seed, to: document)
+      var value = try decode(document)
+      let before = try options.encoder.encode(value)
+      result = try body(&value)
+      let after = try options.encoder.encode(value)
+      document = JSONChangeSet(from: before, to: after).applied(to: document)
+      return document
+    }
+    return (result!, didWrite(written, saved: saved, rank: rank, origin: .local))
   }
 
   /// What a save or update takes when it starts: the pending change set, the edits it
@@ -90,7 +97,8 @@ extension CodableStorage {
   /// its result. Each takes the pending change set when it starts; one that took it while
   /// another save of the same change set was under way would apply it again after that save,
   /// over a version another process wrote in between: an older edit of this process put back
-  /// over a newer one of that process. (Reentrant: an observer a save notifies may save.)
+  /// over a newer one of that process. Reentrant. Observers and error
+  /// handlers are called after it ends, so they may wait for another thread that saves.
   func inSequence<Result>(_ body: () throws -> Result) rethrows -> Result {
     try writeSequence.withLock { () throws -> Result in try body() }
   }
@@ -115,7 +123,9 @@ extension CodableStorage {
         state.withLock { $0.fileState = .missing }
         return
       }
-      try adoptChecked(json, origin: .external, saved: nil, rank: rank, notify: notify)
+      if let delivery = try adoptChecked(json, origin: .external, saved: nil, rank: rank, notify: notify) {
+        observers.deliver(delivery)
+      }
     } catch let error as StorageError {
       state.withLock { $0.fileState = .invalid(error.description) }
       report(error)
@@ -135,9 +145,13 @@ extension CodableStorage {
   /// what observers hear the result as if it changed the value: `.external` for a save,
   /// whose own edits they heard when they were made, so the value can only move by other
   /// processes' fields; `.local` for an update, whose change they hear now.
-  private func didWrite(_ written: JSONValue, saved: SavedEdits, rank: SharedDocument.Rank?, origin: ChangeOrigin) {
-    adopt(written, origin: origin, saved: saved, rank: rank)
+  /// Returns the change observers are to hear, for the caller to deliver.
+  private func didWrite(
+    _ written: JSONValue, saved: SavedEdits, rank: SharedDocument.Rank?, origin: ChangeOrigin
+  ) -> ObserverList<Value>.Delivery? {
+    let delivery = adopt(written, origin: origin, saved: saved, rank: rank)
     scheduler.withLock { $0 }?.didSave(stillPending: hasPendingChanges)
+    return delivery
   }
 
   /// A local change: keep it encoded, tell observers, schedule the write.

@@ -30,7 +30,7 @@ extension CodableStorage {
       return
     case .changed(let json):
       options.logger.log(.debug, "'\(path)' changed on disk (\(reason)); reloading")
-      adopt(json, origin: .external, saved: nil, rank: rank)
+      if let delivery = adopt(json, origin: .external, saved: nil, rank: rank) { observers.deliver(delivery) }
     case .missing:
       state.withLock { $0.fileState = .missing }
       options.logger.log(.debug, "'\(path)' was removed; keeping the value in memory")
