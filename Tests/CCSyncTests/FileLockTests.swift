@@ -86,6 +86,49 @@ import Testing
     #expect(acquired > released)
   }
 
+  /// A lock file removed while it is held and waited on (an `rm`, a cleaner ageing it out of
+  /// /tmp): the waiter, once the holder lets go, holds the removed file's lock, which guards
+  /// nothing, since a newcomer creates and locks a new file at the name. The waiter must take
+  /// the lock on the file at the name instead, so that newcomers, in this process and others,
+  /// are shut out while it holds.
+  @Test func aWaiterOnARemovedLockFileLocksTheFileAtTheName() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("data.json")
+    let lockPath = path + ".lock"
+    let held = DispatchSemaphore(value: 0)
+    let letGo = DispatchSemaphore(value: 0)
+    let waiterHolds = DispatchSemaphore(value: 0)
+    let waiterLetGo = DispatchSemaphore(value: 0)
+    let holder = BackgroundThread { () throws -> Void in
+      try SharedFile(path: path).withLock {
+        held.signal()
+        letGo.wait()
+      }
+    }
+    #expect(held.wait(timeout: .now() + 10) == .success)
+    let waiter = BackgroundThread { () throws -> Void in
+      try SharedFile(path: path).withLock(wait: .forever) {
+        waiterHolds.signal()
+        waiterLetGo.wait()
+      }
+    }
+    let key = try lockKey(lockPath)
+    #expect(waitUntil { ProcessLockTable.shared.userCount(of: key) == 2 }, "the waiter never queued")
+
+    #expect(unlink(lockPath) == 0)
+    letGo.signal()
+    try holder.value()
+    #expect(waiterHolds.wait(timeout: .now() + 10) == .success)
+    #expect(throws: StorageError.self, "a newcomer here got the lock the waiter holds") {
+      try SharedFile(path: path).withLock(wait: .nonBlocking) {}
+    }
+    #expect(try flockCommand(["-n", lockPath, "true"]).status == 1, "a newcomer process got the lock the waiter holds")
+    waiterLetGo.signal()
+    try waiter.value(deadline: .seconds(10))
+    #expect(try flockCommand(["-n", lockPath, "true"]).status == 0)
+  }
+
   /// A failed attempt must not undo the holder's entry in the in-process gate (a throwing
   /// class initialiser runs `deinit`, which must not release what was never taken).
   @Test func failedAttemptLeavesTheHoldersGateAlone() throws {

@@ -17,6 +17,13 @@ final class FileLock {
   private var isHeld = false
 
   /// Takes the lock for the data file at `resolvedPath`.
+  ///
+  /// The lock is on the lock file's inode, so it guards nothing once that file is removed or
+  /// replaced (an `rm`, a cleaner ageing it out of /tmp): a newcomer opens a new lock file at
+  /// the name and locks that. So after locking, the lock file must still be the one at the
+  /// name; if it is not, the lock is let go and taken again on the file there now (all within
+  /// `wait`). A lock file removed while its lock is held cannot be helped this way: the holder
+  /// already holds it; hence the rule that lock files are never removed.
   /// - Throws: ``StorageError/lockUnavailable(path:)`` when `wait` runs out;
   ///   ``StorageError/missingDirectory(path:)`` when the file's directory does not exist;
   ///   ``StorageError/notRegularFile(path:kind:)`` when something other than a regular file
@@ -26,33 +33,33 @@ final class FileLock {
     lockPath = resolvedPath + ".lock"
     self.exclusive = exclusive
     let deadline = wait.deadline
-    let status: FileStatus
-    do {
-      file = try FileLock.openLockFile(lockPath)
-      status = try file.status()
-    } catch where error.isNoSuchFile {
-      throw .missingDirectory(path: FilePath.directory(of: resolvedPath))
-    } catch where error.errorNumber == .tooManySymbolicLinkLevels {
-      // O_NOFOLLOW refused a symlink planted at the lock's name: name it as what it is.
-      throw .notRegularFile(path: lockPath, kind: (try? FileSystem.linkStatus(lockPath))?.kind ?? .symbolicLink)
-    } catch {
-      throw .system(error)
-    }
-    guard status.kind == .regularFile else { throw .notRegularFile(path: lockPath, kind: status.kind) }
-    gateKey = ProcessLockTable.Key(device: status.identity.device, inode: status.identity.inode)
-    gate = ProcessLockTable.shared.retain(gateKey)
-    guard gate.enter(exclusive: exclusive, deadline: deadline) else {
-      ProcessLockTable.shared.release(gateKey)
-      throw .lockUnavailable(path: lockPath)
-    }
-    do {
-      try FileLock.acquire(file, exclusive: exclusive, deadline: deadline)
-    } catch {
+    while true {
+      let (file, identity) = try FileLock.openLockFile(lockPath, dataFile: resolvedPath)
+      let key = ProcessLockTable.Key(device: identity.device, inode: identity.inode)
+      let gate = ProcessLockTable.shared.retain(key)
+      guard gate.enter(exclusive: exclusive, deadline: deadline) else {
+        ProcessLockTable.shared.release(key)
+        throw .lockUnavailable(path: lockPath)
+      }
+      do {
+        try FileLock.acquire(file, exclusive: exclusive, deadline: deadline)
+      } catch {
+        gate.leave(exclusive: exclusive)
+        ProcessLockTable.shared.release(key)
+        throw error
+      }
+      if FileLock.isAtItsName(lockPath, identity: identity) {
+        self.file = file
+        gateKey = key
+        self.gate = gate
+        isHeld = true
+        return
+      }
+      try? file.unlock()
+      try? file.close()
       gate.leave(exclusive: exclusive)
-      ProcessLockTable.shared.release(gateKey)
-      throw error
+      ProcessLockTable.shared.release(key)
     }
-    isHeld = true
   }
 
   deinit { release() }
@@ -67,7 +74,38 @@ final class FileLock {
     ProcessLockTable.shared.release(gateKey)
   }
 
-  private static func openLockFile(_ path: String) throws(SystemError) -> OpenFile {
+  /// Opens (or creates) the lock file and checks it is a regular file; returns it with its
+  /// identity.
+  private static func openLockFile(_ path: String, dataFile: String) throws(StorageError) -> (OpenFile, FileIdentity) {
+    let file: OpenFile, status: FileStatus
+    do {
+      file = try openOrCreate(path)
+      status = try file.status()
+    } catch where error.isNoSuchFile {
+      throw .missingDirectory(path: FilePath.directory(of: dataFile))
+    } catch where error.errorNumber == .tooManySymbolicLinkLevels {
+      // O_NOFOLLOW refused a symlink planted at the lock's name: name it as what it is.
+      throw .notRegularFile(path: path, kind: (try? FileSystem.linkStatus(path))?.kind ?? .symbolicLink)
+    } catch {
+      throw .system(error)
+    }
+    guard status.kind == .regularFile else { throw .notRegularFile(path: path, kind: status.kind) }
+    return (file, status.identity)
+  }
+
+  /// Whether the file at `path` (not following a link) is still the one with `identity`:
+  /// `false` when another file or nothing is there; `true` when it cannot be told (the name
+  /// was just opened, so `lstat` should not fail otherwise), so that the caller never loops.
+  private static func isAtItsName(_ path: String, identity: FileIdentity) -> Bool {
+    do {
+      guard let current = try FileSystem.linkStatus(path) else { return false }
+      return current.identity.device == identity.device && current.identity.inode == identity.inode
+    } catch {
+      return true
+    }
+  }
+
+  private static func openOrCreate(_ path: String) throws(SystemError) -> OpenFile {
     do {
       return try OpenFile(path: path, options: .lockFile)
     } catch where error.isPermissionDenied {
