@@ -186,6 +186,31 @@ import Testing
     #expect(try fileJSON(path).objectValue?["theme"] == "signalled")
   }
 
+  /// The flush a terminating signal starts waits for the lock like any save; when another
+  /// process holds it, a second terminating signal ends the process at once (the user's way
+  /// out), its pending change unwritten and the file untouched.
+  @Test func aSecondSignalEndsAFlushThatWaitsForTheLock() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    writeFile(path, #"{"theme": "light"}"#)
+    let child = try InteractiveChild(testHelper(), ["session", path, "idle:60"])
+    #expect(child.nextLine(startingWith: "ready") != nil)
+    child.request("set theme unwritten")
+    let holder = try ChildProcess.start(
+      try FaultTools.tool("flock"), ["-F", path + ".lock", "sh", "-c", "echo locked; exec sleep 30"])
+    defer { holder.stop() }
+    #expect(waitUntil { holder.standardOutput.contains("locked") }, "flock(1) never took the lock")
+
+    let pid = child.process.processIdentifier
+    kill(pid, SIGTERM)
+    #expect(waitUntil { blockedFlockWaiters().contains(pid) }, "the signal's flush never waited for the lock")
+    #expect(child.process.isRunning)
+    let (status, signaled) = child.terminate(signal: SIGINT)
+    #expect(signaled && status == SIGINT)
+    #expect(try fileJSON(path).objectValue?["theme"] == "light")
+  }
+
   @Test func pendingChangesAreWrittenAtNormalExit() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
@@ -195,5 +220,15 @@ import Testing
     child.request("set theme atexit")
     #expect(child.finish() == 0)
     #expect(try fileJSON(path).objectValue?["theme"] == "atexit")
+  }
+}
+
+/// The processes waiting for a `flock` (the `->` lines of /proc/locks).
+func blockedFlockWaiters() -> [Int32] {
+  let table = (try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? ""
+  return table.split(separator: "\n").compactMap { line -> Int32? in
+    let fields = line.split(separator: " ")
+    guard fields.count > 5, fields[1] == "->", fields[2] == "FLOCK" else { return nil }
+    return Int32(fields[5])
   }
 }

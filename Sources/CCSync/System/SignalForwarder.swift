@@ -1,14 +1,22 @@
 import CCSyncSystemShims
 import Glibc
+import Synchronization
 
 /// Write end of the self-pipe the signal handler writes to; set once before any handler is
 /// installed and never changed (a signal handler can read nothing safer than a global).
 nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
 
+/// 1 while the work for a signal runs (a lock-free atomic: the signal handler reads it).
+private let signalWorkRunning = Atomic<Int32>(0)
+
 /// Runs work when a terminating signal arrives, then lets the signal do what it would have
 /// done: the handler only writes the signal number to a pipe (async-signal-safe); a thread
 /// reading the pipe runs the callback, restores the default disposition and raises the signal
 /// again, so the process still dies of it (exit status 128+N).
+///
+/// A second terminating signal while the work runs takes effect at once, without waiting for
+/// it: the way out of a flush that waits for a lock another process holds (a user pressing
+/// Ctrl-C twice). What that work had still to write is then lost.
 ///
 /// Only signals whose disposition is still the default are taken over: an application's own
 /// handlers, and signals it ignores (`nohup`), are left alone.
@@ -31,6 +39,15 @@ enum SignalForwarder {
         guard current.__sigaction_handler.sa_handler == nil else { continue }  // not SIG_DFL
         var action = sigaction()
         action.__sigaction_handler.sa_handler = { number in
+          if signalWorkRunning.load(ordering: .acquiring) != 0 {
+            // Already working for a signal: this one ends the process now (sigaction and
+            // raise are async-signal-safe; the signal is blocked until this handler returns).
+            var defaultAction = sigaction()
+            sigemptyset(&defaultAction.sa_mask)
+            sigaction(number, &defaultAction, nil)
+            raise(number)
+            return
+          }
           var byte = UInt8(truncatingIfNeeded: number)
           _ = Glibc.write(signalPipeWriteEnd, &byte, 1)
         }
@@ -57,6 +74,7 @@ enum SignalForwarder {
         let got = Glibc.read(readEnd, &byte, 1)
         if got == 1 {
           let number = Int32(byte)
+          signalWorkRunning.store(1, ordering: .releasing)
           callback.withLock { $0 }?(number)
           signal(number, SIG_DFL)
           raise(number)
