@@ -39,6 +39,8 @@ enum SignalForwarder {
         guard current.__sigaction_handler.sa_handler == nil else { continue }  // not SIG_DFL
         var action = sigaction()
         action.__sigaction_handler.sa_handler = { number in
+          let saved = errno  // the interrupted code may be about to read it
+          defer { errno = saved }
           if signalWorkRunning.load(ordering: .acquiring) != 0 {
             // Already working for a signal: this one ends the process now (sigaction and
             // raise are async-signal-safe; the signal is blocked until this handler returns).
