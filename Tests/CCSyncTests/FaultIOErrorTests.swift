@@ -203,4 +203,24 @@ import Testing
       written += count
     }
   }
+
+  /// On NFS, `flock` is emulated with whole-file `fcntl` locks, and an exclusive one needs a
+  /// descriptor open for writing: on the read-only lock file descriptor it fails with EBADF
+  /// (flock(2), "NFS details"). The lock file is then opened again read-write, through
+  /// /proc/self/fd so that it is the same file, and the save goes on. The EBADF is injected.
+  @Test func anExclusiveLockRefusedOnAReadOnlyDescriptorIsTakenReadWrite() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    try Data(SharedDocument.documentBytes(Self.old)).write(to: URL(fileURLWithPath: path))
+
+    let run = try runHelperTraced(
+      ["save-once", path, Self.new.formatted(.compact)],
+      strace: ["-e", "trace=flock,openat", "-e", "inject=flock:error=EBADF:when=1"], keepTrace: true)
+
+    #expect(run.reportedSuccess, "\(run.helper.standardOutput) \(run.helper.standardError)")
+    #expect(try JSONValue(parsing: contents(of: path)) == Self.new)
+    #expect(run.trace.contains("/proc/self/fd/") && run.trace.contains("O_RDWR"), "not reopened read-write:\n\(run.trace)")
+    #expect(try lockIsFree(path))
+  }
 }

@@ -34,7 +34,7 @@ final class FileLock {
     self.exclusive = exclusive
     let deadline = wait.deadline
     while true {
-      let (file, identity) = try FileLock.openLockFile(lockPath, dataFile: resolvedPath)
+      var (file, identity) = try FileLock.openLockFile(lockPath, dataFile: resolvedPath)
       let key = ProcessLockTable.Key(device: identity.device, inode: identity.inode)
       let gate = ProcessLockTable.shared.retain(key)
       guard gate.enter(exclusive: exclusive, deadline: deadline) else {
@@ -42,7 +42,7 @@ final class FileLock {
         throw .lockUnavailable(path: lockPath)
       }
       do {
-        try FileLock.acquire(file, exclusive: exclusive, deadline: deadline)
+        try FileLock.acquire(&file, exclusive: exclusive, deadline: deadline)
       } catch {
         gate.leave(exclusive: exclusive)
         ProcessLockTable.shared.release(key)
@@ -122,10 +122,23 @@ final class FileLock {
 
   /// `flock` has no timeout: without a deadline it blocks; with one it retries without
   /// blocking, backing off from 0.1 ms to 10 ms, until the deadline.
-  private static func acquire(_ file: OpenFile, exclusive: Bool, deadline: Int64?) throws(StorageError) {
+  ///
+  /// The lock file is open read-only (a descriptor open for writing would wake every watcher
+  /// of the directory at each close). NFS emulates `flock` with whole-file `fcntl` locks,
+  /// and an exclusive one needs a descriptor open for writing: the lock is refused with
+  /// `EBADF` (flock(2), "NFS details"). Then `file` becomes the same file opened read-write,
+  /// as flock(1) does.
+  private static func acquire(_ file: inout OpenFile, exclusive: Bool, deadline: Int64?) throws(StorageError) {
     let acquired: Bool
     do {
-      acquired = try lock(file, exclusive: exclusive, before: deadline)
+      do {
+        acquired = try lock(file, exclusive: exclusive, before: deadline)
+      } catch where error.errorNumber == .badFileDescriptor && exclusive {
+        let writable = try OpenFile(reopening: file, options: .readWriteNonBlocking)
+        try? file.close()
+        file = writable
+        acquired = try lock(file, exclusive: exclusive, before: deadline)
+      }
     } catch {
       throw .system(error)
     }

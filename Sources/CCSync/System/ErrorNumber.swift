@@ -38,6 +38,8 @@ package struct ErrorNumber: RawRepresentable, Hashable, Sendable {
   package static let inputOutputError = ErrorNumber(rawValue: EIO)
   /// `EFBIG`: the file would grow beyond the largest size allowed.
   package static let fileTooLarge = ErrorNumber(rawValue: EFBIG)
+  /// `EBADF`: the descriptor is not open, or not open for what was asked.
+  package static let badFileDescriptor = ErrorNumber(rawValue: EBADF)
 }
 
 extension SystemError {

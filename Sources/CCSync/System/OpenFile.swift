@@ -34,6 +34,8 @@ final class OpenFile {
     static let existingLockFile = Options(flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
     /// An existing file to inspect without following a symlink or blocking on a FIFO.
     static let inspect = Options(flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+    /// Reading and writing, without waiting (a lock file reopened where a lock needs it).
+    static let readWriteNonBlocking = Options(flags: O_RDWR | O_NONBLOCK)
   }
 
   /// Opens `path`. The corresponding C function is `open`.
@@ -42,6 +44,14 @@ final class OpenFile {
     descriptor = try systemCall("open", path: path) {
       open(path, options.flags | O_CLOEXEC, mode_t(options.mode))
     }
+  }
+
+  /// Opens the very file `file` has open again, with `options` (through /proc/self/fd, so
+  /// not whatever its path names now), under the same path for messages.
+  init(reopening file: OpenFile, options: Options) throws(SystemError) {
+    path = file.path
+    let link = "/proc/self/fd/\(file.descriptor)"
+    descriptor = try systemCall("open", path: file.path) { open(link, options.flags | O_CLOEXEC, mode_t(options.mode)) }
   }
 
 
