@@ -64,6 +64,8 @@ struct CommandFailure: Error {
     switch error {
     case .system(let system):
       self.init(system: system, file: file)
+    case .notDurable(_, let system):
+      self.init(CommandFailure(system: system, file: file).code, error.description)
     case .lockUnavailable(let lockPath):
       self.init(ExitCode.failure, file.map { "'\($0)' is locked by another process (lock file '\(lockPath)')" } ?? error.description)
     case .notRegularFile, .invalidJSON, .decodingFailed, .encodingFailed:

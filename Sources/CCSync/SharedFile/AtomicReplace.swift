@@ -12,7 +12,8 @@
 /// (see ``removeLeftoverTemporaryFilesIfDue(directory:name:)``). While its temp file exists, the
 /// writer holds a `flock` on it: that is how a later writer tells a leftover from a file a
 /// live writer is still writing. A failure after the rename (the directory `fsync`) is
-/// reported although the new version is already in place: its durability is then unknown.
+/// reported as ``StorageError/notDurable(path:_:)``: the new version is already in place, its
+/// durability unknown.
 struct AtomicReplace {
   /// The file to replace (symlinks already resolved).
   var target: String
@@ -77,14 +78,15 @@ struct AtomicReplace {
       throw .system(error)
     }
     // Renamed: the new version is in place. What follows can still fail (the directory sync),
-    // and is reported, but nothing is left to clean up.
-    let identity = try withSystemErrors { () throws(SystemError) in
+    // and is reported as such, but nothing is left to clean up.
+    do {
       let identity = try temporary.status().identity
       try temporary.close()
       if durable { try FileSystem.synchronizeDirectory(directory) }
       return identity
+    } catch {
+      throw .notDurable(path: displayPath, error)
     }
-    return identity
   }
 
   /// The file whose metadata the new version inherits, open for reading its attributes

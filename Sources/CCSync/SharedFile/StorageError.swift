@@ -24,6 +24,11 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
   case decodingFailed(path: String, message: String)
   /// The value could not be encoded as JSON (a non-finite float, a throwing `encode(to:)`).
   case encodingFailed(path: String, message: String)
+  /// The new version is in place (readers see it) but a step after the rename failed (the
+  /// directory's `fsync`), so whether it survives a crash is unknown. Unlike the other cases
+  /// the write happened: a caller that retries must not apply a change again that is not
+  /// idempotent (an increment).
+  case notDurable(path: String, SystemError)
 
   public var description: String {
     switch self {
@@ -37,6 +42,8 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
     case .invalidJSON(let path, let error): return "'\(path)' is not valid JSON: \(error)"
     case .decodingFailed(let path, let message): return "'\(path)' does not decode: \(message)"
     case .encodingFailed(let path, let message): return "cannot encode the value for '\(path)': \(message)"
+    case .notDurable(let path, let error):
+      return "'\(path)' was replaced, but making it durable failed (a crash may still undo it); do not apply the same change again: \(error)"
     }
   }
 }
