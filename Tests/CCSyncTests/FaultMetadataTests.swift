@@ -45,6 +45,38 @@ import Testing
     }
   }
 
+  /// When a file's POSIX ACL cannot be copied to the new version, the save fails and the file
+  /// is left as it was: the mode alone would widen access, since with an ACL the mode's group
+  /// bits are the ACL's mask, which here lets in a named user while the owning group has no
+  /// access. The ACL's `fsetxattr` fails by injection.
+  @Test func anAccessControlListThatCannotBeCopiedFailsTheSave() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    let oldBytes = SharedDocument.documentBytes(["a": 0])
+    try Data(oldBytes).write(to: URL(fileURLWithPath: path))
+    #expect(chmod(path, 0o640) == 0)
+    // user::rw-, user:65534:r--, group::---, mask::r--, other::---
+    let script = """
+      import os, struct, sys
+      entries = [(0x01, 6, 0xffffffff), (0x02, 4, 65534), (0x04, 0, 0xffffffff), (0x10, 4, 0xffffffff), (0x20, 0, 0xffffffff)]
+      os.setxattr(sys.argv[1], 'system.posix_acl_access', struct.pack('<I', 2) + b''.join(struct.pack('<HHI', *e) for e in entries))
+      """
+    let set = try python(script, path)
+    guard set.succeeded else { try Test.cancel("ACLs unsupported here: \(set.standardError)") }
+    let before = try statusOf(path)
+
+    let run = try runHelperTraced(
+      ["save-once", path, #"{"a":1}"#], strace: ["-e", "trace=fsetxattr", "-e", "inject=fsetxattr:error=ENOSPC:when=1"])
+
+    #expect(run.helper.status == 1 && !run.helper.signaled, "\(run.helper.standardOutput) \(run.helper.standardError)")
+    let message = try #require(run.failure)
+    #expect(message.contains("system.posix_acl_access") && message.contains("(errno \(ENOSPC))"), "\(message)")
+    #expect(try contents(of: path) == oldBytes)
+    #expect(try statusOf(path).st_ino == before.st_ino)
+    #expect(try directory.names() == ["settings.json", "settings.json.lock"])
+  }
+
   /// A symlink saved through by another process stays a link to the same place.
   @Test func symlinkStaysASymlinkWhenAnotherProcessSavesThroughIt() throws {
     let directory = try TemporaryDirectory()

@@ -155,6 +155,16 @@ struct AtomicReplace {
       }
     }
     try temporary.setPermissions(status.permissions)
-    if let file = original.file { _ = temporary.copyExtendedAttributes(from: file) }
+    guard let file = original.file else { return }
+    // Other attributes are kept where they can be; the access ACL must be, or the save fails:
+    // with an ACL the mode's group bits are its mask, which can grant more than its group
+    // entry, so the mode alone would widen access.
+    let failed = temporary.copyExtendedAttributes(from: file)
+    if let acl = failed.first(where: { $0.name == AtomicReplace.accessControlListAttribute }) {
+      throw SystemError(code: acl.code, operation: "copy \(AtomicReplace.accessControlListAttribute) to", path: temporary.path)
+    }
   }
+
+  /// The extended attribute that holds a file's POSIX access ACL.
+  static let accessControlListAttribute = "system.posix_acl_access"
 }

@@ -166,14 +166,14 @@ extension OpenFile {
   /// POSIX ACLs in `system.posix_acl_access`, security labels) onto this file. Attributes the
   /// file system or this user cannot set are skipped: the caller decides whether that matters.
   /// The corresponding C functions are `flistxattr`, `fgetxattr` and `fsetxattr`.
-  /// - Returns: the names of the attributes that could not be copied.
-  func copyExtendedAttributes(from source: OpenFile) -> [String] {
+  /// - Returns: the attributes that could not be copied, each with the `errno` of its failure.
+  func copyExtendedAttributes(from source: OpenFile) -> [(name: String, code: Int32)] {
     let listSize = flistxattr(source.descriptor, nil, 0)
     guard listSize > 0 else { return [] }
     var names = [CChar](repeating: 0, count: listSize)
     let listed = flistxattr(source.descriptor, &names, names.count)
     guard listed > 0 else { return [] }
-    var failed: [String] = []
+    var failed: [(name: String, code: Int32)] = []
     var start = 0
     while start < listed {
       var end = start
@@ -181,10 +181,10 @@ extension OpenFile {
       let name = String(decoding: names[start..<end].map { UInt8(bitPattern: $0) }, as: UTF8.self)
       start = end + 1
       let valueSize = fgetxattr(source.descriptor, name, nil, 0)
-      guard valueSize >= 0 else { failed.append(name); continue }
+      guard valueSize >= 0 else { failed.append((name, errno)); continue }
       var value = [UInt8](repeating: 0, count: max(valueSize, 1))
       let got = fgetxattr(source.descriptor, name, &value, valueSize)
-      guard got >= 0, fsetxattr(descriptor, name, value, got, 0) == 0 else { failed.append(name); continue }
+      guard got >= 0, fsetxattr(descriptor, name, value, got, 0) == 0 else { failed.append((name, errno)); continue }
     }
     return failed
   }
