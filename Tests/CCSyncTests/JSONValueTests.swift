@@ -2,6 +2,26 @@ import Testing
 @testable import CCSync
 
 @Suite struct JSONValueTests {
+  /// Exponents at the edge of `Int`'s range are valid JSON: comparing, hashing and reading
+  /// such numbers as integers must not trap (a file holding one would otherwise crash every
+  /// process watching it, which compares versions). Run in a child process (an exit test), so
+  /// a trap fails this test alone.
+  @Test func hugeExponentsAreHandledWithoutTrapping() async {
+    await #expect(processExitsWith: .success) {
+      struct Port: Decodable { var port: Int }
+      let texts = ["0.5e-9223372036854775808", "5e-9223372036854775809", "10e9223372036854775807",
+                   "1e9223372036854775807", "-1.0e-9223372036854775808", "1e99999999999999999999"]
+      let values = texts.map { try! JSONValue(parsing: $0) }
+      for value in values {
+        var hasher = Hasher()
+        value.hash(into: &hasher)
+        _ = values.map { $0 == value }
+        precondition(value.numberValue?.int64Value == nil && value.numberValue?.uint64Value == nil)
+        precondition((try? JSONValueDecoder().decode(Port.self, from: ["port": value])) == nil)
+      }
+    }
+  }
+
   @Test func numbersCompareByValue() {
     #expect(JSONNumber(text: "1.50")! == JSONNumber(text: "1.5")!)
     #expect(JSONNumber(text: "1e2")! == JSONNumber(text: "100")!)

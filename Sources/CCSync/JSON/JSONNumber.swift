@@ -308,8 +308,12 @@ struct DecimalParts: Hashable {
       }
     }
     if !exponentText.isEmpty {
-      // Exponents beyond Int's range are clamped; such numbers compare by clamped value.
-      exponent = Int(String(decoding: exponentText, as: UTF8.self)) ?? (exponentText.first == UInt8(ascii: "-") ? Int.min / 2 : Int.max / 2)
+      // Exponents are clamped to a quarter of Int's range (and beyond Int's range to that),
+      // so that the arithmetic below and the callers' (digit count plus exponent) cannot
+      // overflow; such numbers compare by their clamped value.
+      let limit = Int.max / 4
+      let parsed = Int(String(decoding: exponentText, as: UTF8.self)) ?? (exponentText.first == UInt8(ascii: "-") ? -limit : limit)
+      exponent = min(max(parsed, -limit), limit)
     }
     exponent -= fractionDigits
     while let last = digits.last, last == UInt8(ascii: "0") {
