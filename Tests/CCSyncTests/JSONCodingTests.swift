@@ -268,6 +268,24 @@ struct KeySequence: Encodable {
     #expect(error.map { "\($0)" }?.contains("b") == true)
   }
 
+  /// `Decimal` is a number with its digits, as Foundation's coders have it, not the struct's
+  /// own fields; the one-pass encoder writes the same bytes as the tree.
+  @Test func decimalsAreNumbersAsFoundationWritesThem() throws {
+    struct Price: Codable, Equatable { var amount: Decimal; var history: [Decimal] }
+    let price = Price(amount: Decimal(string: "1.50")!, history: [Decimal(string: "-0.001")!, Decimal(string: "12345678901234567890.5")!])
+    let ours = try JSONValueEncoder().encode(price).formatted(.compact)
+    #expect(ours == #"{"amount":1.5,"history":[-0.001,12345678901234567890.5]}"#)
+    #expect(try JSONValueEncoder().encodeBytes(price) == Array(ours.utf8))
+    let foundation = try JSONDecoder().decode(Price.self, from: JSONEncoder().encode(price))
+    #expect(try JSONValueDecoder().decode(Price.self, from: JSONValue(parsing: ours)) == foundation)
+    #expect(try JSONValueDecoder().decode(Decimal.self, from: JSONValue(parsing: "1.5e3")) == Decimal(1500))
+    #expect {
+      try JSONValueDecoder().decode(Price.self, from: JSONValue(parsing: #"{"amount": "1.5", "history": []}"#))
+    } throws: { error in
+      "\((error as? DecodingError)?.readableDescription ?? "")".contains("amount: expected Decimal (a number)")
+    }
+  }
+
   @Test func nestedStructsRoundTrip() throws {
     let config = Config(
       name: "demo", server: Server(host: "localhost", port: 8080),

@@ -149,6 +149,16 @@ extension JSONValueDecoderImpl {
     }
   }
 
+  func unboxDecimal(_ value: JSONValue, parent: @autoclosure () -> CodingPathNode, step: @autoclosure () -> CodingPathStep) throws -> Decimal {
+    guard case .number(let number) = value else {
+      throw mismatch(Decimal.self, value, parent: parent(), step: step(), expected: "Decimal (a number)")
+    }
+    guard let decimal = Decimal(string: number.text), !decimal.isNaN else {
+      throw corrupted(parent: parent(), step: step(), "number \(number.text) does not fit in Decimal")
+    }
+    return decimal
+  }
+
   func unboxURL(_ value: JSONValue, parent: @autoclosure () -> CodingPathNode, step: @autoclosure () -> CodingPathStep) throws -> URL {
     guard case .string(let string) = value else {
       throw mismatch(URL.self, value, parent: parent(), step: step(), expected: "URL (a string)")

@@ -11,7 +11,8 @@ import Foundation
 ///   spelling (`1e3` decodes as `Int` 1000; `1.5`, or `300` into `UInt8`, throws).
 ///   `Double` and `Float` accept any number within their range.
 /// - `Date` follows ``dateDecodingStrategy`` (ISO 8601 by default), `Data` follows
-///   ``dataDecodingStrategy`` (base64 by default), `URL` is read from a string.
+///   ``dataDecodingStrategy`` (base64 by default), `URL` is read from a string, `Decimal`
+///   from a number (its exact digits, as Foundation's `JSONDecoder` reads it).
 /// - Dictionaries mirror ``JSONValueEncoder``: `String`, `Int` and `CodingKeyRepresentable`
 ///   keys from objects, other keys from arrays of alternating keys and values.
 /// - A missing key decodes as `nil` for an optional property; `null` for a non-optional one
@@ -165,6 +166,7 @@ final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
     if T.self == Date.self { return try unboxDate(value, parent: parent(), step: step()) as! T }
     if T.self == Data.self { return try unboxData(value, parent: parent(), step: step()) as! T }
     if T.self == URL.self { return try unboxURL(value, parent: parent(), step: step()) as! T }
+    if T.self == Decimal.self { return try unboxDecimal(value, parent: parent(), step: step()) as! T }
     if case .array(let elements) = value {
       // Arrays skip the unkeyed container and the standard library's unspecialized
       // `Array.init(from:)`: the elements are decoded straight into the result.

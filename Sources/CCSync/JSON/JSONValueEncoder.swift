@@ -13,7 +13,8 @@ import Foundation
 ///   shortest round-trip text. Infinity and NaN throw `EncodingError.invalidValue` unless
 ///   ``nonConformingFloatEncodingStrategy`` turns them into strings.
 /// - `Date` follows ``dateEncodingStrategy`` (ISO 8601 by default), `Data` follows
-///   ``dataEncodingStrategy`` (base64 by default), `URL` becomes its `absoluteString`.
+///   ``dataEncodingStrategy`` (base64 by default), `URL` becomes its `absoluteString`,
+///   `Decimal` a number with its digits (as Foundation's `JSONEncoder` writes both).
 /// - Dictionaries whose keys are `String`, `Int` or `CodingKeyRepresentable` become objects
 ///   (an `Int` key `1` as the member name `"1"`); dictionaries with any other key type become
 ///   an array of alternating keys and values. That is what the standard library's
@@ -209,6 +210,7 @@ final class JSONValueEncoderImpl: Encoder, SingleValueEncodingContainer {
     if T.self == Date.self { return try wrap(date: value as! Date, parent: parent(), step: step()) }
     if T.self == Data.self { return try wrap(data: value as! Data, parent: parent(), step: step()) }
     if T.self == URL.self { return .string((value as! URL).absoluteString) }
+    if T.self == Decimal.self { return try wrap(decimal: value as! Decimal, parent: parent(), step: step()) }
     if T.self == [String].self { return .array((value as! [String]).map { .string($0) }) }
     if T.self == [Int].self { return .array((value as! [Int]).map { .number(JSONNumber(integer: Int64($0))) }) }
     if T.self == [String: String].self { return encodeStringDictionary(value as! [String: String]) }
@@ -249,6 +251,17 @@ final class JSONValueEncoderImpl: Encoder, SingleValueEncodingContainer {
     }
     try body(self)
     return storage
+  }
+
+  /// A `Decimal` as a number with its decimal digits, as Foundation's `JSONEncoder` writes it
+  /// (not the struct's own fields, which its `encode(to:)` writes); NaN throws.
+  private func wrap(decimal: Decimal, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep) throws -> JSONValue {
+    guard let number = JSONNumber(text: decimal.description) else {
+      throw EncodingError.invalidValue(
+        decimal,
+        EncodingError.Context(codingPath: parent.path(appending: step()), debugDescription: "Decimal \(decimal) is not a JSON number"))
+    }
+    return .number(number)
   }
 
   private func wrap(date: Date, parent: CodingPathNode, step: @autoclosure () -> CodingPathStep) throws -> JSONValue {
