@@ -286,6 +286,20 @@ struct KeySequence: Encodable {
     }
   }
 
+  /// Integer keys that are equal as numbers but spelled apart are ordered by spelling, not
+  /// left in the dictionary's order, which changes with every process's hash seed.
+  @Test func integerKeysThatTieAreOrderedBySpelling() throws {
+    let keys = ["01", "+1", "1", "001", "2", "-1"]
+    let expected = #"{"-1":0,"+1":0,"001":0,"01":0,"1":0,"2":0}"#
+    for rotation in keys.indices {
+      let rotated = Array(keys[rotation...] + keys[..<rotation])
+      #expect(ObjectBuffer.dictionaryOrder(of: rotated).map { rotated[$0] } == ["-1", "+1", "001", "01", "1", "2"])
+    }
+    let dictionary = Dictionary(uniqueKeysWithValues: keys.map { ($0, 0) })
+    #expect(try JSONValueEncoder().encode(dictionary).formatted(.compact) == expected)
+    #expect(try JSONValueEncoder().encodeBytes(dictionary) == Array(expected.utf8))
+  }
+
   @Test func nestedStructsRoundTrip() throws {
     let config = Config(
       name: "demo", server: Server(host: "localhost", port: 8080),

@@ -133,8 +133,8 @@ final class ObjectBuffer {
 
 extension ObjectBuffer {
   /// The order in which a dictionary's members are written, as positions in `keys`:
-  /// numerically when every key is an integer, otherwise by key. Both encoders sort through
-  /// here, so they agree even on ties (`1`, `01`).
+  /// numerically when every key is an integer (equal numbers by key), otherwise by key. Both
+  /// encoders sort through here.
   static func dictionaryOrder<Keys: RandomAccessCollection<String>>(of keys: Keys) -> [Int] where Keys.Index == Int {
     withDictionaryOrder(of: keys) { Array($0) }
   }
@@ -147,7 +147,8 @@ extension ObjectBuffer {
       var order = buffer  // the same memory; `sort` is a mutating method of the pointer
       for index in order.indices { order.initializeElement(at: index, to: index) }
       if let numbers = integers(keys) {
-        order.sort { numbers[$0] < numbers[$1] }
+        // Ties (`1`, `01`, `+1`) by key: the dictionary's own order changes from run to run.
+        order.sort { numbers[$0] != numbers[$1] ? numbers[$0] < numbers[$1] : keys[$0] < keys[$1] }
       } else {
         order.sort { keys[$0] < keys[$1] }
       }
