@@ -117,24 +117,28 @@ enum ArgumentParser {
     var optionsEnded = false
     func fail(_ message: String) -> UsageError { UsageError(message: message, command: spec) }
 
+    let requiredOperands = spec.operands.filter { !$0.isOptional }.count
     while index < arguments.count {
       let token = arguments[index]
       index += 1
-      if optionsEnded || !looksLikeOption(token) {
-        parsed.operands.append(token)
-        if let start = spec.commandStartsAfterOperands, parsed.operands.count == start + 1, !optionsEnded {
-          // `ccsync lock FILE CMD ARGS...`: the command and everything after it, verbatim.
-          parsed.command = [parsed.operands.removeLast()] + arguments[index...]
-          index = arguments.count
-        }
-        continue
-      }
-      if token == "--" {
-        if spec.takesCommand {
+      // `--` ends the options; for a command that runs a command, a `--` once its required
+      // operands are given (or after an earlier `--`) starts that command instead:
+      // `lock -- -file.json CMD` as with flock(1), `watch FILE -- CMD`, `watch -- -f.json a -- CMD`.
+      if token == "--" && (!optionsEnded || spec.takesCommand) {
+        if spec.takesCommand && (optionsEnded || parsed.operands.count >= requiredOperands) {
           parsed.command = Array(arguments[index...])
           index = arguments.count
         } else {
           optionsEnded = true
+        }
+        continue
+      }
+      if optionsEnded || !looksLikeOption(token) {
+        parsed.operands.append(token)
+        if let start = spec.commandStartsAfterOperands, parsed.operands.count == start + 1 {
+          // `ccsync lock FILE CMD ARGS...`: the command and everything after it, verbatim.
+          parsed.command = [parsed.operands.removeLast()] + arguments[index...]
+          index = arguments.count
         }
         continue
       }

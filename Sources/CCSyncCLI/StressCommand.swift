@@ -51,7 +51,7 @@ enum StressCommand {
     for _ in 0..<processes {
       do {
         workers.append(try Subprocess.start(
-          [ThisProcess.executablePath, "stress-worker", file, pathText, String(iterations)]))
+          [ThisProcess.executablePath, "stress-worker", "--", file, pathText, String(iterations)]))
       } catch {
         for worker in workers { try? worker.send(.kill); _ = worker.waitForStatus() }
         throw CommandFailure(ExitCode.ioError, error.description)
@@ -95,7 +95,9 @@ enum StressCommand {
         guard let number = current == nil ? 0 : current?.numberValue?.int64Value else {
           throw CommandFailure(ExitCode.dataError, "'\(pathText)' in '\(file)' is not an integer")
         }
-        try value.setValue(.number(JSONNumber(number + 1)), at: path)
+        let (next, overflow) = number.addingReportingOverflow(1)
+        if overflow { throw CommandFailure(ExitCode.dataError, "'\(pathText)' in '\(file)' is at the largest integer, \(number)") }
+        try value.setValue(.number(JSONNumber(next)), at: path)
       }
     }
     return ExitCode.success

@@ -88,12 +88,13 @@ final class WatchSession {
       if let status = children.start(with: nil) { return status }
     }
     while true {
+      // A command that cannot be run ends the watch with 126 or 127, --count or not.
+      if let status = children?.spawnFailure { return finish(status) }
       // exec: the last value's run (and one coalesced run) finish first; restart: stop now.
       if countReached && (children.map { $0.mode == .restart || $0.isIdle } ?? true) {
         return finish(ExitCode.success)
       }
       if let status = children?.exitedOnItsOwn { return status }
-      if let status = children?.spawnFailure { return finish(status) }
 
       var wakeAt = [deadline, children?.nextDeadline].compactMap { $0 }
       // SIGCHLD wakes the wait; a periodic look is a safety net should one be missed.

@@ -84,4 +84,6 @@ func runHelp(_ arguments: [String]) -> Int32 {
   return ExitCode.success
 }
 
+StandardStreams.exitOnOutputFailure(status: ExitCode.ioError)
+_ = Signal.ignoredAtStart  // read before any command changes a signal's disposition
 ThisProcess.exit(runMain(Array(CommandLine.arguments.dropFirst())))

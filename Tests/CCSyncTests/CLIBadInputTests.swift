@@ -169,4 +169,34 @@ import Testing
     let names = try FileManager.default.contentsOfDirectory(atPath: mountPoint).sorted()
     #expect(names == ["config.json", "config.json.lock", "fill"], "a temp file was left behind: \(names)")
   }
+
+  /// Output that cannot be written (a full device) is an I/O error, 74, named on standard
+  /// error; before, the bytes were dropped and the status was 0.
+  @Test(arguments: [["get", "FILE", "a"], ["load", "FILE"]])
+  func standardOutputThatCannotBeWrittenIsAnInputOutputError(arguments: [String]) throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    try CLI.write("{\"a\": 1}\n", to: file)
+    let outcome = try ChildProcess.run(
+      "/bin/sh", ["-c", "exec \"$@\" > /dev/full", "sh", CLI.executable()] + arguments.map { $0 == "FILE" ? file : $0 })
+    #expect(outcome.status == 74, "\(outcome.summary)")
+    #expect(outcome.standardError.contains("write error on standard output: No space left on device"), "\(outcome.summary)")
+  }
+
+  /// `stress` on a FILE starting with a dash (its workers get it after `--`), and on a
+  /// counter already at the largest integer (a data error, 65, not a crash).
+  @Test func stressTakesADashFileAndRefusesToOverflow() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let dashed = try ChildProcess.run(
+      "/bin/sh", ["-c", "cd \"$0\" && exec \"$1\" stress --processes 2 --iterations 3 -- -dash.json", directory.path, CLI.executable()])
+    #expect(dashed.status == 0, "\(dashed.summary)")
+    #expect(try CLI.run(["get", directory.file("-dash.json"), "counter"]).standardOutput == "6\n")
+    let full = directory.file("full.json")
+    try CLI.write("{\"counter\": 9223372036854775807}\n", to: full)
+    let overflow = try CLI.run(["stress", "--processes", "1", "--iterations", "1", full])
+    #expect(overflow.status == 65, "\(overflow.summary)")
+    #expect(CLI.bytes(full) == Data("{\"counter\": 9223372036854775807}\n".utf8), "changed")
+  }
 }

@@ -100,4 +100,39 @@ import Testing
     let outcome = child.wait(deadline: .seconds(10))
     #expect(outcome.status == 9 && !outcome.signaled, "\(outcome.summary)")
   }
+
+  /// `nohup ccsync lock FILE -- CMD`: a signal the caller started ccsync with ignored stays
+  /// ignored, in ccsync and in CMD, as flock(1) leaves it; before, ccsync caught SIGHUP,
+  /// passed it on and reset it to its default in CMD, which died of it.
+  @Test func aSignalIgnoredAtStartStaysIgnoredInTheCommand() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    let started = directory.file("started")
+    let done = directory.file("done")
+    let stop = directory.file("stop")
+    let holder = try ChildProcess.start("/bin/sh", [
+      "-c", "trap '' HUP; exec \"$0\" lock \"$1\" -- sh -c 'touch \"$1\"; while [ ! -e \"$2\" ]; do sleep 0.02; done; touch \"$3\"' sh \"$2\" \"$3\" \"$4\"",
+      CLI.executable(), file, started, stop, done,
+    ])
+    #expect(waitUntil { FileManager.default.fileExists(atPath: started) })
+    kill(holder.process.processIdentifier, SIGHUP)
+    _ = try ChildProcess.run("/bin/sh", ["-c", "pkill -HUP -P \(holder.process.processIdentifier) || true"])
+    try CLI.write("", to: stop)
+    let outcome = holder.wait(deadline: .seconds(10))
+    #expect(outcome.status == 0 && !outcome.signaled, "\(outcome.summary)")
+    #expect(FileManager.default.fileExists(atPath: done), "the command died of the SIGHUP")
+  }
+
+  /// `--` ends the options, so a FILE that starts with `-` can follow it, as with flock(1);
+  /// the command then starts at the next operand.
+  @Test func aFileStartingWithADashFollowsDoubleDash() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    try CLI.write("{\"a\": 1}\n", to: directory.file("-dash.json"))
+    let outcome = try ChildProcess.run(
+      "/bin/sh", ["-c", "cd \"$0\" && exec \"$1\" lock -- -dash.json echo held", directory.path, CLI.executable()])
+    #expect(outcome.status == 0 && outcome.standardOutput == "held\n", "\(outcome.summary)")
+    #expect(FileManager.default.fileExists(atPath: directory.file("-dash.json.lock")))
+  }
 }

@@ -152,4 +152,48 @@ import Testing
     let outcome = try CLI.run(["watch", file, "--restart", "--", "sh", "-c", "kill -KILL $$"], deadline: .seconds(10))
     #expect(outcome.status == 128 + SIGKILL && !outcome.signaled, "\(outcome.summary)")
   }
+
+  /// A command that cannot be run ends the watch with 127 (126 when not executable), also
+  /// with --count, which ended it with 0 before.
+  @Test(arguments: ["--exec", "--restart"])
+  func aCommandThatCannotRunEndsTheWatchWith127EvenWithCount(mode: String) throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    try CLI.write("{\"a\": 1}\n", to: file)
+    let outcome = try CLI.run(["watch", "--count", "1", file, "a", mode, "--", directory.file("no-such-command")], deadline: .seconds(10))
+    #expect(outcome.status == 127, "\(outcome.summary)")
+  }
+
+  /// `watch -- -dash.json a`: after `--`, FILE may start with a dash; a second `--` starts
+  /// the command.
+  @Test func aFileStartingWithADashFollowsDoubleDash() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    try CLI.write("{\"a\": 1}\n", to: directory.file("-dash.json"))
+    let plain = try ChildProcess.run(
+      "/bin/sh", ["-c", "cd \"$0\" && exec \"$1\" watch --count 1 -- -dash.json a", directory.path, CLI.executable()],
+      deadline: .seconds(10))
+    #expect(plain.status == 0 && plain.standardOutput == "1\n", "\(plain.summary)")
+    let exec = try ChildProcess.run(
+      "/bin/sh", ["-c", "cd \"$0\" && exec \"$1\" watch --count 1 -- -dash.json a --exec -- cat", directory.path, CLI.executable()],
+      deadline: .seconds(10))
+    #expect(exec.status == 64, "--exec after the second -- is the command's: \(exec.summary)")
+  }
+
+  /// `nohup ccsync watch`: SIGHUP, ignored at start, does not end the watch.
+  @Test func aSignalIgnoredAtStartDoesNotEndTheWatch() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    try CLI.write("{\"a\": 1}\n", to: file)
+    let watch = try ChildProcess.start("/bin/sh", ["-c", "trap '' HUP; exec \"$0\" watch \"$1\" a", CLI.executable(), file])
+    #expect(waitUntil { watch.standardOutput == "1\n" })
+    kill(watch.process.processIdentifier, SIGHUP)
+    try CLI.write("{\"a\": 2}\n", to: file)
+    #expect(waitUntil { watch.standardOutput == "1\n2\n" }, "the watch ended on SIGHUP: \(watch.standardOutput)")
+    kill(watch.process.processIdentifier, SIGTERM)
+    let outcome = watch.wait(deadline: .seconds(10))
+    #expect(outcome.status == 0, "\(outcome.summary)")
+  }
 }

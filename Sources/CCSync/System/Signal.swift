@@ -26,12 +26,28 @@ package struct Signal: RawRepresentable, Hashable, Sendable {
   /// `SIGCHLD`: a child process exited (or stopped).
   package static let childStatusChanged = Signal(rawValue: SIGCHLD)
 
+  /// The terminating signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT) and SIGPIPE that this
+  /// process was started with ignored (`nohup` ignores SIGHUP; a shell's background jobs
+  /// SIGINT and SIGQUIT), read the first time this is asked, which must be before this
+  /// process changes them (``SignalPipe/install(_:)`` and ``ignore()`` ask first). They stay
+  /// ignored here and in children, as flock(1) and every tool that `exec`s leave them.
+  package static let ignoredAtStart: Set<Signal> = {
+    var ignored: Set<Signal> = []
+    for signal in [Signal.interrupt, .terminate, .hangUp, .quit, .brokenPipe] {
+      var current = sigaction()
+      sigaction(signal.rawValue, nil, &current)
+      if unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == 1 { ignored.insert(signal) }  // SIG_IGN
+    }
+    return ignored
+  }()
+
   /// Ignores this signal in the whole process from now on. Children started with
   /// ``Subprocess/spawn(_:environment:standardInput:standardOutput:standardError:newProcessGroup:)``
-  /// still get it at its default action.
+  /// still get it at its default action, unless it was ignored at start (``ignoredAtStart``).
   /// - Throws: `SystemError` (`EINVAL` for `SIGKILL` and `SIGSTOP`).
   /// The corresponding C function is `sigaction` with `SIG_IGN`.
   package func ignore() throws(SystemError) {
+    _ = Signal.ignoredAtStart
     try setDisposition(SIG_IGN, operation: "ignore signal \(rawValue)")
   }
 

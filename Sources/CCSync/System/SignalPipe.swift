@@ -22,7 +22,9 @@ package final class SignalPipe: InputSource, Sendable {
   }
 
   /// Catches `signals` from now on, replacing their previous handlers, and unblocks them in
-  /// the calling thread. `SIGCHLD` is reported when a child exits, not when it stops.
+  /// the calling thread; except those this process was started with ignored
+  /// (``Signal/ignoredAtStart``: `nohup`'s SIGHUP), which stay ignored, as flock(1) leaves
+  /// them. `SIGCHLD` is reported when a child exits, not when it stops.
   /// System calls interrupted by these signals restart (`SA_RESTART`).
   /// - Returns: the process's signal pipe, to wait on and ``drain()``.
   /// - Throws: `SystemError` when the pipe cannot be created (`EMFILE`) or a handler
@@ -38,7 +40,8 @@ package final class SignalPipe: InputSource, Sendable {
       shared = created
       return created
     }
-    for signal in signals {
+    let ignored = Signal.ignoredAtStart
+    for signal in signals where !ignored.contains(signal) {
       var action = sigaction()
       action.__sigaction_handler.sa_handler = { number in
         let saved = errno

@@ -1,8 +1,20 @@
 import Glibc
+import Synchronization
+
+/// The exit status for a failed write to standard output; 0: none (the bytes are dropped).
+private let outputFailureStatus = Atomic<Int32>(0)
 
 /// Unbuffered writes to standard output and standard error: one `write` per line, so lines
 /// from several threads or processes never interleave mid-line.
 public enum StandardStreams {
+  /// Makes a failed write to standard output (a full disk, a closed descriptor) end the
+  /// process with `status` after one line on standard error naming the error, instead of
+  /// dropping the bytes: a command-line tool must not report success with its output lost.
+  /// (A reader that went away still ends the process by SIGPIPE, as before.)
+  public static func exitOnOutputFailure(status: Int32) {
+    outputFailureStatus.store(status, ordering: .relaxed)
+  }
+
   /// Writes `text` and a newline in one `write` call (retrying short writes).
   public static func writeLine(_ text: String, toStandardError: Bool = false) {
     write(text + "\n", toStandardError: toStandardError)
@@ -27,10 +39,18 @@ public enum StandardStreams {
         let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
         if written < 0 {
           if errno == EINTR { continue }
+          let status = outputFailureStatus.load(ordering: .relaxed)
+          if descriptor == 1 && status != 0 { failOutput(code: errno, status: status) }
           return  // nowhere left to report a failing stderr
         }
         offset += written
       }
     }
+  }
+
+  private static func failOutput(code: Int32, status: Int32) -> Never {
+    var message = Array("ccsync: write error on standard output: \(String(cString: strerror(code))) (errno \(code))\n".utf8)
+    writeBytes(&message, descriptor: 2)
+    Glibc.exit(status)
   }
 }

@@ -30,14 +30,15 @@ package struct Subprocess: Hashable, Sendable {
   /// The process id.
   package let id: Int32
 
-  /// Signals a child gets back at their default action whatever this process does with them:
-  /// an ignored signal would otherwise stay ignored across `exec`.
+  /// Signals a child gets back at their default action whatever this process does with them
+  /// (an ignored signal would otherwise stay ignored across `exec`), except those this
+  /// process was itself started with ignored (``Signal/ignoredAtStart``).
   package static let signalsReset: [Signal] = [.interrupt, .terminate, .hangUp, .quit, .brokenPipe, .childStatusChanged]
 
   /// Starts `arguments[0]` (looked up on `PATH` when it has no slash) with `arguments`.
   ///
-  /// The child gets the signals in ``signalsReset`` at their default action and none
-  /// blocked. It inherits this process's descriptors 0, 1 and 2 unless replaced; every
+  /// The child gets the signals in ``signalsReset`` at their default action (but those ignored
+  /// at start) and none blocked. It inherits this process's descriptors 0, 1 and 2 unless replaced; every
   /// descriptor this library opens is close-on-exec, so it gets no other.
   /// - Parameters:
   ///   - environment: variables to set (a value) or remove (`nil`) on top of this process's.
@@ -59,7 +60,7 @@ package struct Subprocess: Hashable, Sendable {
     defer { posix_spawnattr_destroy(&attributes) }
     var defaults = sigset_t()
     sigemptyset(&defaults)
-    for signal in signalsReset { sigaddset(&defaults, signal.rawValue) }
+    for signal in signalsReset where !Signal.ignoredAtStart.contains(signal) { sigaddset(&defaults, signal.rawValue) }
     posix_spawnattr_setsigdefault(&attributes, &defaults)
     var mask = sigset_t()
     sigemptyset(&mask)
