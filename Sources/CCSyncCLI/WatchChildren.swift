@@ -45,6 +45,10 @@ final class WatchChildren {
   /// When ``tick(now:)`` must next run (the SIGKILL of a command that ignores SIGTERM).
   var nextDeadline: Double? { killDeadline }
 
+  /// The longest `CCSYNC_VALUE` passed: Linux's limit on one environment string (128 KiB,
+  /// `MAX_ARG_STRLEN`) less the name and the terminating NUL.
+  static let largestEnvironmentValue = 128 * 1024 - "CCSYNC_VALUE=".utf8.count - 1
+
   /// Starts the command with `value`; returns a status to end with if it cannot be started.
   @discardableResult
   func start(with value: JSONValue?) -> Int32? {
@@ -55,14 +59,16 @@ final class WatchChildren {
     do {
       if let value {
         let text = value.formatted(.compact)
-        environment["CCSYNC_VALUE"] = text
+        // Linux refuses to start a program with one environment string over 128 KiB
+        // (MAX_ARG_STRLEN, E2BIG); a larger value goes on standard input only.
+        if text.utf8.count < WatchChildren.largestEnvironmentValue { environment["CCSYNC_VALUE"] = text }
         input = try FileDescriptor.temporaryFile(containing: Array((text + "\n").utf8))
-      } else {
-        input = try? FileDescriptor.openForReading("/dev/null")
       }
     } catch {
       StandardStreams.writeLine("ccsync: \(error)", toStandardError: true)
     }
+    // Never ccsync's own standard input, even when the value's file could not be made.
+    if input == nil { input = try? FileDescriptor.openForReading("/dev/null") }
     do {
       child = try Subprocess.start(command, environment: environment, standardInput: input, newProcessGroup: true)
       stopRequested = false

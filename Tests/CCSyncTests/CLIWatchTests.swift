@@ -196,4 +196,21 @@ import Testing
     let outcome = watch.wait(deadline: .seconds(10))
     #expect(outcome.status == 0, "\(outcome.summary)")
   }
+
+  /// A value too large for the environment (Linux refuses one string over 128 KiB) still runs
+  /// the command, with the value on standard input and `CCSYNC_VALUE` unset; before, the
+  /// command "could not be run" (E2BIG) and the watch ended with 126.
+  @Test func aValueTooLargeForTheEnvironmentGoesOnStandardInputOnly() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("big.json")
+    let large = String(repeating: "x", count: 140_000)
+    try CLI.write("{\"a\": \"\(large)\"}\n", to: file)
+    let outcome = try CLI.run(
+      ["watch", "--count", "1", file, "a", "--exec", "--", "sh", "-c", "echo \"${CCSYNC_VALUE-unset}\"; wc -c"],
+      deadline: .seconds(10))
+    #expect(outcome.status == 0, "\(outcome.summary)")
+    #expect(CLI.lines(outcome.standardOutput).suffix(2).map { $0.trimmingCharacters(in: .whitespaces) } == ["unset", "\(large.utf8.count + 3)"],
+            "\(outcome.standardOutput.suffix(200))")
+  }
 }
