@@ -26,6 +26,9 @@ final class WatchChildren {
   /// Set once SIGTERM was sent: the exit that follows is ours, not the command's own.
   private var stopRequested = false
   private var killDeadline: Double?
+  /// The process groups of stopped commands whose leader has exited while other members
+  /// (ignoring SIGTERM) may remain, each with the moment they get SIGKILL.
+  private var lingeringGroups: [(group: Int32, killAt: Double)] = []
   /// restart: the status of a command that exited on its own, which ends the watch.
   private(set) var exitedOnItsOwn: Int32?
   /// The status to end with when the command could not be started (126 or 127).
@@ -43,7 +46,7 @@ final class WatchChildren {
   var isIdle: Bool { child == nil && !pending }
 
   /// When ``tick(now:)`` must next run (the SIGKILL of a command that ignores SIGTERM).
-  var nextDeadline: Double? { killDeadline }
+  var nextDeadline: Double? { ([killDeadline].compactMap { $0 } + lingeringGroups.map(\.killAt)).min() }
 
   /// The longest `CCSYNC_VALUE` passed: Linux's limit on one environment string (128 KiB,
   /// `MAX_ARG_STRLEN`) less the name and the terminating NUL.
@@ -108,6 +111,11 @@ final class WatchChildren {
   func reap() {
     guard let current = child, let status = current.statusIfExited() else { return }
     child = nil
+    if stopRequested, let killDeadline, Subprocess.signalProcessGroup(current.id, Signal(rawValue: 0)) {
+      // What it started may still run, ignoring the SIGTERM: it gets SIGKILL when the
+      // leader would have.
+      lingeringGroups.append((current.id, killDeadline))
+    }
     killDeadline = nil
     switch mode {
     case .exec:
@@ -134,18 +142,26 @@ final class WatchChildren {
       try? child.sendToProcessGroup(.kill)
       self.killDeadline = nil
     }
+    lingeringGroups.removeAll { lingering in
+      guard now >= lingering.killAt else { return false }
+      _ = Subprocess.signalProcessGroup(lingering.group, .kill)
+      return true
+    }
   }
 
-  /// Stops the command, if one runs, and waits for it (SIGKILL after 5 s); no further runs.
+  /// Stops the command, if one runs, and waits for it and what it started (SIGKILL after
+  /// 5 s); no further runs. What earlier stopped commands left running gets SIGKILL at once.
   func shutDown() {
     pending = false
+    for lingering in lingeringGroups { _ = Subprocess.signalProcessGroup(lingering.group, .kill) }
+    lingeringGroups = []
     guard let current = child else { return }
     try? current.sendToProcessGroup(.terminate)
     let deadline = MonotonicClock.now() + WatchChildren.killDelay
-    while current.statusIfExited() == nil {
+    while current.statusIfExited() == nil || Subprocess.signalProcessGroup(current.id, Signal(rawValue: 0)) {
       if MonotonicClock.now() >= deadline {
-        try? current.sendToProcessGroup(.kill)
-        _ = current.waitForStatus()
+        _ = Subprocess.signalProcessGroup(current.id, .kill)
+        if current.statusIfExited() == nil { _ = current.waitForStatus() }
         break
       }
       MonotonicClock.sleep(seconds: 0.01)

@@ -213,4 +213,31 @@ import Testing
     #expect(CLI.lines(outcome.standardOutput).suffix(2).map { $0.trimmingCharacters(in: .whitespaces) } == ["unset", "\(large.utf8.count + 3)"],
             "\(outcome.standardOutput.suffix(200))")
   }
+
+  /// `--restart` stops the whole process group of the command: what it started and that
+  /// ignores SIGTERM gets SIGKILL after 5 s like the command itself, both when a new value
+  /// restarts it and when the watch ends; before, it was left running once the command had
+  /// exited.
+  @Test func restartKillsWhatTheCommandStartedThatIgnoresSigterm() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("w.json")
+    let pids = directory.file("pids")
+    let script = directory.file("run.sh")
+    try CLI.write("{\"a\": 1}\n", to: file)
+    try CLI.write("(trap '' TERM; exec sleep 300) &\necho $! >> '\(pids)'\nwait\n", to: script)
+    let watch = try CLI.start(["watch", file, "a", "--restart", "--", "sh", script])
+    func started() -> [Int32] { (try? String(contentsOfFile: pids, encoding: .utf8)).map { CLI.lines($0).compactMap { Int32($0) } } ?? [] }
+    func alive(_ pid: Int32) -> Bool { kill(pid, 0) == 0 && !((try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.contains(") Z ") ?? true) }
+    #expect(waitUntil { started().count == 1 })
+    try CLI.write("{\"a\": 2}\n", to: file)
+    #expect(waitUntil { started().count == 2 }, "not restarted")
+    let first = started()[0]
+    #expect(waitUntil(deadline: .seconds(15)) { !alive(first) }, "what the first run started outlived its SIGKILL time")
+    kill(watch.process.processIdentifier, SIGINT)
+    let outcome = watch.wait(deadline: .seconds(15))
+    #expect(outcome.status == 0, "\(outcome.summary)")
+    let second = started()[1]
+    #expect(waitUntil { !alive(second) }, "what the last run started outlived the watch")
+  }
 }

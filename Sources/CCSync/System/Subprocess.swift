@@ -118,6 +118,13 @@ package struct Subprocess: Hashable, Sendable {
   /// the process itself should it have left the group.
   /// - Throws: `SystemError` when neither could be signalled (`ESRCH`: all gone).
   /// The corresponding C function is `kill`.
+  /// Sends `signal` to every process left in process group `group` (a stopped command's,
+  /// after its leader exited); `false` when none is left.
+  /// The corresponding C function is `kill` with `-group`.
+  package static func signalProcessGroup(_ group: Int32, _ signal: Signal) -> Bool {
+    kill(-group, signal.rawValue) == 0
+  }
+
   package func sendToProcessGroup(_ signal: Signal) throws(SystemError) {
     let groupError: SystemError?
     do {
