@@ -8,6 +8,11 @@ enum SetCommand {
       throw UsageError(message: "The options '--string' and '--json' cannot be combined", command: spec)
     }
     let file = arguments.operands[0]
+    // An empty PATH is most often an unset shell variable (`set f "$KEY" v`); replacing the
+    // whole document must be asked for by name.
+    if arguments.operands[1].isEmpty {
+      throw UsageError(message: "The path is empty; to replace the whole document, give '.' as <path> (or use 'ccsync save')", command: spec)
+    }
     let path = try arguments.path(at: 1, in: spec)
     let wait = try LockWait(arguments, spec: spec)
     let text = arguments.operands[2]

@@ -199,4 +199,19 @@ import Testing
     #expect(overflow.status == 65, "\(overflow.summary)")
     #expect(CLI.bytes(full) == Data("{\"counter\": 9223372036854775807}\n".utf8), "changed")
   }
+
+  /// `set FILE "" VALUE` (an unset variable for PATH) is refused with 64, the file untouched;
+  /// `.` still replaces the whole document on purpose.
+  @Test func setWithAnEmptyPathIsRefusedAndDotReplacesTheDocument() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    try CLI.write("{\"a\": 1}\n", to: file)
+    let empty = try CLI.run(["set", file, "", "5"])
+    #expect(empty.status == 64 && empty.standardError.contains("The path is empty"), "\(empty.summary)")
+    #expect(CLI.bytes(file) == Data("{\"a\": 1}\n".utf8))
+    let dot = try CLI.run(["set", file, ".", "{\"b\": 2}"])
+    #expect(dot.status == 0, "\(dot.summary)")
+    #expect(try CLI.run(["get", file, "b"]).standardOutput == "2\n")
+  }
 }
