@@ -16,7 +16,14 @@ enum EditCommand {
     let shared = SharedFile(path: file)
     guard let snapshot = try shared.read() else { throw StorageError.missingFile(path: file) }
     let original = try DocumentReader.parse(snapshot.bytes, path: file)
-    let copy = try EditCopy(name: FilePath.name(of: try shared.resolvedPath()), bytes: snapshot.bytes)
+    let copy: EditCopy
+    do {
+      copy = try EditCopy(name: FilePath.name(of: try shared.resolvedPath()), bytes: snapshot.bytes)
+    } catch let error as SystemError {
+      // FILE exists: a failure here is the copy's ($TMPDIR missing or full), not FILE's (66).
+      throw CommandFailure(error.errorNumber == .noSpace ? ExitCode.ioError : ExitCode.cannotCreate,
+                           "cannot make the copy to edit: \(error)")
+    }
 
     let status = runEditor(on: copy.path)
     guard status == 0 else {

@@ -78,6 +78,18 @@ import Testing
     #expect(missing.status == 66, "\(missing.summary)")
   }
 
+  /// A copy that cannot be made ($TMPDIR missing) is 73, cannot create, not 66, which
+  /// means FILE is missing; the file is untouched.
+  @Test func editWithoutATemporaryDirectoryCannotCreate() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    try CLI.write("{\"a\": 1}\n", to: file)
+    let outcome = try CLI.run(["edit", file], environment: CLI.environment(["EDITOR": "true", "VISUAL": "", "TMPDIR": directory.file("missing")]))
+    #expect(outcome.status == 73 && outcome.standardError.contains("cannot make the copy to edit"), "\(outcome.summary)")
+    #expect(CLI.bytes(file) == Data("{\"a\": 1}\n".utf8))
+  }
+
   @Test func stressLosesNoUpdates() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
