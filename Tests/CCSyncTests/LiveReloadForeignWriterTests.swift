@@ -69,6 +69,27 @@ import Testing
     #expect(probe.errors.isEmpty)
   }
 
+  /// A truncating writer that stalls between truncating and writing (a loaded machine, a
+  /// slow pipe: here 300 ms, six times the grace period) causes no error: an empty file is
+  /// reported only once it has stayed empty for 1 s. One that stays empty is reported.
+  @Test func anEmptyFileIsReportedOnlyOnceItStaysEmpty() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    writeFile(path, Writer.json("light", 13) + "\n")
+    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: watchingOptions)
+    let probe = ReloadProbe(storage)
+
+    _ = try shell(": > settings.json; sleep 0.3; echo '\(Writer.json("slow", 30))' > settings.json", in: directory.path)
+    #expect(waitUntil { storage.wrappedValue == SharedSettings(theme: "slow", fontSize: 30) })
+    #expect(probe.errors.isEmpty, "a stalled truncating writer was reported: \(probe.errors)")
+
+    _ = try shell(": > settings.json", in: directory.path)
+    #expect(waitUntil { probe.errors.contains { "\($0)".contains("empty document") } }, "an empty file was never reported")
+    #expect(storage.wrappedValue.theme == "slow", "the value is kept")
+    #expect(waitUntil { storage.fileState != .valid })
+  }
+
   /// The Kubernetes ConfigMap layout: `settings.json -> ..data/settings.json`, `..data ->
   /// ..v1`; an update writes `..v2` and swaps `..data` with one rename.
   @Test func configMapSymlinkSwapReloadsWithoutErrors() throws {

@@ -4,6 +4,21 @@ extension CodableStorage {
   /// (an in-place writer between truncate and write) before it is reported invalid.
   static var invalidFileGracePeriod: Duration { .milliseconds(50) }
 
+  /// How long an empty file may stay empty before it is reported: a truncating writer
+  /// (`echo >`, `cp`) on a loaded machine can take longer than the grace period between its
+  /// truncation and its write, and a config file left empty on purpose is rare.
+  static var emptyFileWritingWindow: Int64 { 1_000_000_000 }
+
+  /// Whether the file at `path` is empty and was changed less than
+  /// ``emptyFileWritingWindow`` ago: probably a writer between truncating and writing.
+  static func mayBeMidWrite(_ path: String) -> Bool {
+    guard let identity = (try? fileIdentity(atPath: path)) ?? nil, identity.size == 0 else { return false }
+    let now = FileSystem.currentTime()
+    let changed = identity.modificationTime
+    let age = (now.seconds - changed.seconds) * 1_000_000_000 + (now.nanoseconds - changed.nanoseconds)
+    return age >= 0 && age < emptyFileWritingWindow
+  }
+
   func startWatching() {
     let token = FileWatcher.shared.watch(path) { [weak self] reason in
       self?.fileMayHaveChanged(reason)
@@ -13,7 +28,8 @@ extension CodableStorage {
 
   /// Looks again (identity, then content) and takes what it finds: a new valid version is
   /// merged with pending edits; a missing file keeps the value; an invalid file keeps the
-  /// value and is reported once the grace period has passed.
+  /// value and is reported once the grace period has passed (an empty one once it has been
+  /// empty for ``emptyFileWritingWindow``).
   func fileMayHaveChanged(_ reason: FileWatchReason) {
     // Every event naming the file compares contents, renames included: a file system may give
     // a new version the inode an older one just freed, with the same size and (within one
@@ -35,7 +51,7 @@ extension CodableStorage {
       state.withLock { $0.fileState = .missing }
       options.logger.log(.debug, "'\(path)' was removed; keeping the value in memory")
     case .invalid(let error):
-      if case .requested = reason {
+      if case .requested = reason, !CodableStorage.mayBeMidWrite(path) {
         let alreadyReported = state.withLock { state -> Bool in
           defer { state.fileState = .invalid(error.description) }
           return state.fileState == .invalid(error.description)
