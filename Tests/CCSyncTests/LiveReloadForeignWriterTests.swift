@@ -39,14 +39,20 @@ import Testing
     }
   }
 
+  /// `settings.json` in `directory`, holding theme "light" and size 13, and a watching,
+  /// manually saved storage on it with its probe.
+  private func watchedSettings(in directory: TemporaryDirectory) -> (String, CodableStorage<SharedSettings>, ReloadProbe<SharedSettings>) {
+    let path = directory.file("settings.json")
+    writeFile(path, Writer.json("light", 13) + "\n")
+    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: watchingOptions)
+    return (path, storage, ReloadProbe(storage))
+  }
+
   @Test(arguments: [Writer.echo, .copy, .sedInPlace, .renameReplace])
   func foreignWriterEndsWithTheFinalValueAndReloadStillWorks(_ writer: Writer) throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
-    let path = directory.file("settings.json")
-    writeFile(path, Writer.json("light", 13) + "\n")
-    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: watchingOptions)
-    let probe = ReloadProbe(storage)
+    let (path, storage, probe) = watchedSettings(in: directory)
 
     // Several writes back to back: a reader woken by one may fall into the next one's truncation.
     let script = (1...5).map { writer.script("theme\($0)", 20 + $0) }.joined(separator: " && ")
@@ -75,10 +81,7 @@ import Testing
   @Test func anEmptyFileIsReportedOnlyOnceItStaysEmpty() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
-    let path = directory.file("settings.json")
-    writeFile(path, Writer.json("light", 13) + "\n")
-    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: watchingOptions)
-    let probe = ReloadProbe(storage)
+    let (_, storage, probe) = watchedSettings(in: directory)
 
     _ = try shell(": > settings.json; sleep 0.3; echo '\(Writer.json("slow", 30))' > settings.json", in: directory.path)
     #expect(waitUntil { storage.wrappedValue == SharedSettings(theme: "slow", fontSize: 30) })
