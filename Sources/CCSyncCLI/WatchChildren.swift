@@ -111,7 +111,7 @@ final class WatchChildren {
   func reap() {
     guard let current = child, let status = current.statusIfExited() else { return }
     child = nil
-    if stopRequested, let killDeadline, Subprocess.signalProcessGroup(current.id, Signal(rawValue: 0)) {
+    if stopRequested, let killDeadline, Subprocess.processGroupIsAlive(current.id) {
       // What it started may still run, ignoring the SIGTERM: it gets SIGKILL when the
       // leader would have.
       lingeringGroups.append((current.id, killDeadline))
@@ -158,7 +158,7 @@ final class WatchChildren {
     guard let current = child else { return }
     try? current.sendToProcessGroup(.terminate)
     let deadline = MonotonicClock.now() + WatchChildren.killDelay
-    while current.statusIfExited() == nil || Subprocess.signalProcessGroup(current.id, Signal(rawValue: 0)) {
+    while current.statusIfExited() == nil || Subprocess.processGroupIsAlive(current.id) {
       if MonotonicClock.now() >= deadline {
         _ = Subprocess.signalProcessGroup(current.id, .kill)
         if current.statusIfExited() == nil { _ = current.waitForStatus() }

@@ -154,9 +154,10 @@ public final class SharedDocument: Sendable {
   /// Checks whether the file is still the version last seen: `stat` first, and when the
   /// identity is the same and `contentMayDiffer` (an in-place write within one timestamp tick),
   /// or the version seen changed too recently for its identity to be trusted (a newer version
-  /// can show the same identity within one timestamp tick), the bytes. Records what it finds as seen, valid or not, so one invalid version is
-  /// reported as `.invalid` each time it is looked at closely but a mere `stat` of it is
-  /// `.unchanged`. Never throws: problems are observations.
+  /// can show the same identity within one timestamp tick), the bytes. Records what it finds
+  /// as seen, valid or not, so one invalid version is reported as `.invalid` each time it is
+  /// looked at closely but a mere `stat` of it is `.unchanged`. Never throws: problems are
+  /// observations.
   public func readIfChanged(contentMayDiffer: Bool = false) -> Observation {
     readIfChangedTracked(contentMayDiffer: contentMayDiffer).observation
   }

@@ -55,10 +55,7 @@ final class FileLock {
         isHeld = true
         return
       }
-      try? file.unlock()
-      try? file.close()
-      gate.leave(exclusive: exclusive)
-      ProcessLockTable.shared.release(key)
+      FileLock.letGo(file, gate: gate, key: key, exclusive: exclusive)
     }
   }
 
@@ -68,10 +65,16 @@ final class FileLock {
   func release() {
     guard isHeld else { return }
     isHeld = false
+    FileLock.letGo(file, gate: gate, key: gateKey, exclusive: exclusive)
+  }
+
+  /// Undoes a lock both of whose parts are held: the `flock` (closing the lock file releases
+  /// it too) and the in-process gate.
+  private static func letGo(_ file: OpenFile, gate: ProcessLockGate, key: ProcessLockTable.Key, exclusive: Bool) {
     try? file.unlock()
     try? file.close()
     gate.leave(exclusive: exclusive)
-    ProcessLockTable.shared.release(gateKey)
+    ProcessLockTable.shared.release(key)
   }
 
   /// Opens (or creates) the lock file and checks it is a regular file; returns it with its

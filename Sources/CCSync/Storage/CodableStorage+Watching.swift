@@ -13,9 +13,7 @@ extension CodableStorage {
   /// ``emptyFileWritingWindow`` ago: probably a writer between truncating and writing.
   static func mayBeMidWrite(_ path: String) -> Bool {
     guard let identity = (try? fileIdentity(atPath: path)) ?? nil, identity.size == 0 else { return false }
-    let now = FileSystem.currentTime()
-    let changed = identity.modificationTime
-    let age = (now.seconds - changed.seconds) * 1_000_000_000 + (now.nanoseconds - changed.nanoseconds)
+    let age = FileSystem.currentTime().nanoseconds(since: identity.modificationTime)
     return age >= 0 && age < emptyFileWritingWindow
   }
 

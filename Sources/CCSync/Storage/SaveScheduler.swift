@@ -30,19 +30,15 @@ final class SaveScheduler: Sendable {
     let due: Int64? = timing.withLock { timing in
       timing.lastChange = now
       if timing.firstUnsavedChange == nil { timing.firstUnsavedChange = now }
-      // A pending timer (or retry) re-checks the deadline when it fires.
-      guard timing.scheduled == nil, let due = dueTime(timing, now: now) else { return nil }
-      timing.scheduled = due
-      return due
+      return scheduleUnlessScheduled(&timing, now: now)
     }
     if let due { arm(at: due) }
   }
 
   /// A write succeeded (this scheduler's or an explicit save), or found nothing left to
-  /// write. `stillPending`: local changes
-  /// made while it ran were not in it; they are due as changes made now would be, and a
-  /// write is scheduled for them (unless one already is), so they are not left waiting for
-  /// the next edit.
+  /// write. `stillPending`: local changes made while it ran were not in it; they are due as
+  /// changes made now would be, and a write is scheduled for them (unless one already is),
+  /// so they are not left waiting for the next edit.
   func didSave(stillPending: Bool) {
     let now = FileSystem.monotonicNanoseconds()
     let due: Int64? = timing.withLock { timing in
@@ -53,11 +49,18 @@ final class SaveScheduler: Sendable {
         return nil
       }
       timing.firstUnsavedChange = now
-      guard timing.scheduled == nil, let due = dueTime(timing, now: now) else { return nil }
-      timing.scheduled = due
-      return due
+      return scheduleUnlessScheduled(&timing, now: now)
     }
     if let due { arm(at: due) }
+  }
+
+  /// Records when the pending change is due and returns it, for the caller to ``arm(at:)``
+  /// once unlocked; `nil` when a timer (or retry) is already set, which re-checks the
+  /// deadline when it fires, or when the mode never writes on its own.
+  private func scheduleUnlessScheduled(_ timing: inout Timing, now: Int64) -> Int64? {
+    guard timing.scheduled == nil, let due = dueTime(timing, now: now) else { return nil }
+    timing.scheduled = due
+    return due
   }
 
   /// An automatic write failed: try again after the next backoff step.

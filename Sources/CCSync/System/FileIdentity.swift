@@ -27,6 +27,11 @@ public struct FileIdentity: Hashable, Sendable, CustomStringConvertible {
       self.init(seconds: Int64(time.tv_sec), nanoseconds: Int64(time.tv_nsec))
     }
 
+    /// Nanoseconds from `earlier` to this timestamp (negative when `earlier` is later).
+    func nanoseconds(since earlier: Timestamp) -> Int64 {
+      (seconds - earlier.seconds) * 1_000_000_000 + (nanoseconds - earlier.nanoseconds)
+    }
+
     /// Whether `lhs` is earlier than `rhs`.
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
       (lhs.seconds, lhs.nanoseconds) < (rhs.seconds, rhs.nanoseconds)
@@ -71,8 +76,7 @@ public struct FileIdentity: Hashable, Sendable, CustomStringConvertible {
   /// of the same size, in the inode of one replaced meanwhile, is indistinguishable by
   /// identity. Such an identity must be confirmed by content (git's "racily clean" entries).
   func mayRecur(seenAt now: Timestamp, window: Int64) -> Bool {
-    let elapsed = (now.seconds - statusChangeTime.seconds) * 1_000_000_000 + (now.nanoseconds - statusChangeTime.nanoseconds)
-    return elapsed < window
+    now.nanoseconds(since: statusChangeTime) < window
   }
 
   /// The identity as text, for diagnostics: `dev 64768 ino 1234 size 20 mtime 1700000000.5 ctime ...`.

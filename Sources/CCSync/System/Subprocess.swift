@@ -125,6 +125,11 @@ package struct Subprocess: Hashable, Sendable {
     kill(-group, signal.rawValue) == 0
   }
 
+  /// Whether any process is left in process group `group` (signal 0 checks without sending).
+  package static func processGroupIsAlive(_ group: Int32) -> Bool {
+    kill(-group, 0) == 0
+  }
+
   package func sendToProcessGroup(_ signal: Signal) throws(SystemError) {
     let groupError: SystemError?
     do {
