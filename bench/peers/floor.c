@@ -4,9 +4,13 @@
  * One locked read-modify-write, exactly as DESIGN.md "Writing" has it: flock(2) LOCK_EX on the
  * sidecar NAME.lock (opened O_NOFOLLOW, never truncated); open and read the whole data file;
  * change it; create .NAME.tmp-XXXXXXXX beside it (O_CREAT|O_EXCL|O_NOFOLLOW, 0600); give it
- * the target's mode; write every byte; fsync; rename over the target; fsync the directory;
- * unlock. Relaxed mode skips both fsyncs. No JSON parser: the change edits the text of the
- * top-level "counter" number in place, which is the least any writer can do.
+ * the target's mode; write every byte; fsync; rename over the target; unlock; close the
+ * replaced version (kept open since the read: its last close frees it); fsync the directory.
+ * Relaxed mode skips both fsyncs. As in ccsync, the lock covers the read, the temp file and
+ * the rename; closing the replaced file and the directory's fsync come after the unlock, so
+ * the next writer does not wait for them (the call still returns only once they are done).
+ * No JSON parser: the change edits the text of the top-level "counter" number in place, which
+ * is the least any writer can do.
  *
  * Modes (each prints "ready" and waits for a line on stdin before it starts, prints "done" at
  * the end):
@@ -108,7 +112,6 @@ static int64_t locked_replace(const struct target *t, int durable, change_fn cha
       if (got == 0) break;
       old->length += (size_t)got;
     }
-    close(data);
   } else if (errno != ENOENT) {
     die("open", t->path);
   }
@@ -129,14 +132,15 @@ static int64_t locked_replace(const struct target *t, int durable, change_fn cha
   int64_t renamed_at = now_ns();
   if (rename(temporary, t->path) != 0) die("rename", temporary);
   close(file);
+  flock(lock, LOCK_UN);
+  close(lock);
+  if (data >= 0) close(data);
   if (durable) {
     int directory = open(t->directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (directory < 0) die("open", t->directory);
     if (fsync(directory) != 0) die("fsync", t->directory);
     close(directory);
   }
-  flock(lock, LOCK_UN);
-  close(lock);
   return renamed_at;
 }
 

@@ -5,7 +5,8 @@
 /// 2. give it the target's owner and group, then its mode and extended attributes (ACLs), so
 ///    that the single `fsync` below makes data and metadata durable together;
 /// 3. write every byte; 4. `fsync` (durable mode); 5. `rename` over the target;
-/// 6. `fsync` the directory (durable mode).
+/// 6. `fsync` the directory (durable mode). A write under the lock does step 6 after the lock
+/// is released (see ``AfterUnlock``).
 ///
 /// Before step 1 it refuses a target this process may not write itself (see
 /// ``checkTargetWritable()``) and removes temp files that writers killed mid-save left behind
@@ -46,8 +47,39 @@ struct AtomicReplace {
   /// Prefix of temp file names: readers and watchers ignore names that start with it.
   static func temporaryPrefix(forName name: String) -> String { "." + name + ".tmp-" }
 
+  /// A replacement whose rename is done: what is left is the directory's `fsync` (durable
+  /// mode), which a write under the lock leaves for after the lock's release (``AfterUnlock``).
+  struct Renamed: Sendable {
+    /// The identity of the new version.
+    let identity: FileIdentity
+    /// The directory whose `fsync` makes the rename durable; `nil` in relaxed mode.
+    let directoryToSynchronize: String?
+    /// The path to name in error messages.
+    let displayPath: String
+
+    /// Makes the rename durable (nothing to do in relaxed mode).
+    /// - Throws: ``StorageError/notDurable(path:_:)``: the new version is in place, its
+    ///   durability unknown.
+    func makeDurable() throws(StorageError) {
+      guard let directoryToSynchronize else { return }
+      do {
+        try FileSystem.synchronizeDirectory(directoryToSynchronize)
+      } catch {
+        throw .notDurable(path: displayPath, error)
+      }
+    }
+  }
+
+  /// The whole replacement, the directory's `fsync` included.
   @discardableResult
   func write(_ bytes: [UInt8]) throws(StorageError) -> FileIdentity {
+    let renamed = try writeAndRename(bytes)
+    try renamed.makeDurable()
+    return renamed.identity
+  }
+
+  /// Steps 1 to 5: the new version is in place when it returns; the caller makes it durable.
+  func writeAndRename(_ bytes: [UInt8]) throws(StorageError) -> Renamed {
     let directory = FilePath.directory(of: target)
     let template = FilePath.join(directory, AtomicReplace.temporaryPrefix(forName: FilePath.name(of: target)))
     let original: (file: OpenFile?, status: FileStatus)?
@@ -77,13 +109,12 @@ struct AtomicReplace {
       try? FileSystem.removeFile(temporaryPath)
       throw .system(error)
     }
-    // Renamed: the new version is in place. What follows can still fail (the directory sync),
-    // and is reported as such, but nothing is left to clean up.
+    // Renamed: the new version is in place. What follows can still fail, and is reported as
+    // such, but nothing is left to clean up.
     do {
       let identity = try temporary.status().identity
       try temporary.close()
-      if durable { try FileSystem.synchronizeDirectory(directory) }
-      return identity
+      return Renamed(identity: identity, directoryToSynchronize: durable ? directory : nil, displayPath: displayPath)
     } catch {
       throw .notDurable(path: displayPath, error)
     }

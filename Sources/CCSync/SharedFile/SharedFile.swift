@@ -116,7 +116,8 @@ public final class SharedFile: Sendable {
   }
 
   /// Runs `body` while holding this file's lock: exclusive for writers, shared for readers that
-  /// must see one consistent version.
+  /// must see one consistent version. A ``replaceContents(with:)`` in `body` finishes under the
+  /// lock, its directory's `fsync` included.
   /// - Throws: ``StorageError/lockUnavailable(path:)`` when `wait` runs out, or what `body` throws.
   public func withLock<Result>(
     exclusive: Bool = true, wait: LockWait = .forever, _ body: () throws -> Result
@@ -127,17 +128,30 @@ public final class SharedFile: Sendable {
   /// Runs `body` while holding this file's lock, with a ``LockedFile`` whose reads and writes
   /// go to the file the path led to when the lock was taken, so a symlink retargeted meanwhile
   /// cannot send a write to a file whose lock is not held.
+  ///
+  /// What a ``LockedFile/replaceContents(with:)`` leaves (the directory's `fsync`, closing the
+  /// replaced version) is done after the lock is released and before this returns.
   /// - Throws: ``StorageError/lockUnavailable(path:)`` when `wait` runs out;
-  ///   ``StorageError/missingDirectory(path:)``; or what `body` throws.
+  ///   ``StorageError/missingDirectory(path:)``; ``StorageError/notDurable(path:_:)`` when the
+  ///   directory's `fsync` after a replacement failed; or what `body` throws.
   public func withLockedFile<Result>(
     exclusive: Bool = true, wait: LockWait = .forever, _ body: (LockedFile) throws -> Result
   ) throws -> Result {
     let target = try resolvedPath()
-    let lock = try FileLock(resolvedPath: target, exclusive: exclusive, wait: wait)
-    defer { lock.release() }
     let handoff = ReadHandoff()
-    defer { handoff.closeRemaining() }  // before the lock is released: declared after it
-    return try body(LockedFile(file: self, target: target, handoff: handoff))
+    let afterUnlock = AfterUnlock()
+    let result: Result
+    do {
+      let lock = try FileLock(resolvedPath: target, exclusive: exclusive, wait: wait)
+      defer { lock.release() }
+      defer { handoff.closeRemaining() }  // before the lock is released: declared after it
+      result = try body(LockedFile(file: self, target: target, handoff: handoff, afterUnlock: afterUnlock))
+    } catch {
+      try? afterUnlock.run()
+      throw error
+    }
+    try afterUnlock.run()
+    return result
   }
 
   /// Replaces the file's contents atomically (and durably unless relaxed): a temp file beside
@@ -152,14 +166,12 @@ public final class SharedFile: Sendable {
   ///   ``StorageError/notRegularFile(path:kind:)``; ``StorageError/system(_:)`` otherwise.
   @discardableResult
   public func replaceContents(with bytes: [UInt8]) throws(StorageError) -> FileIdentity {
-    try replaceContents(target: try resolvedPath(), with: bytes)
+    try atomicReplace(target: try resolvedPath()).write(bytes)
   }
 
-  /// Replaces the resolved file `target`. `original` is the target as a read under the same
-  /// lock opened it (see ``ReadHandoff``); the caller closes it.
-  func replaceContents(
-    target: String, with bytes: [UInt8], original: ReadHandoff.OpenedVersion? = nil
-  ) throws(StorageError) -> FileIdentity {
+  /// The replacement of the resolved file `target`. `original` is the target as a read under
+  /// the same lock opened it (see ``ReadHandoff``); the caller closes it.
+  func atomicReplace(target: String, original: ReadHandoff.OpenedVersion? = nil) -> AtomicReplace {
     var replace = AtomicReplace(target: target, displayPath: path, durable: isDurable)
     replace.openedOriginal = original
     replace.hardLinksNoticed = { [self] links in
@@ -167,7 +179,7 @@ public final class SharedFile: Sendable {
       logger.log(.warning, "'\(path)' has \(links) hard links: a save replaces this name with a new file, "
         + "so the other \(links - 1) keep the old content")
     }
-    return try replace.write(bytes)
+    return replace
   }
 
   /// Keeps a copy of `bytes` (a file's contents that are not valid JSON) as
@@ -211,6 +223,8 @@ public struct LockedFile: Sendable {
   public let target: String
   /// Where a read leaves the file open for the write after it.
   let handoff: ReadHandoff
+  /// What a write leaves for after the lock is released.
+  let afterUnlock: AfterUnlock
 
   /// Reads the file (see ``SharedFile/read()``). The file stays open until the next
   /// ``replaceContents(with:)`` or the end of the lock, whichever comes first.
@@ -219,12 +233,19 @@ public struct LockedFile: Sendable {
   }
 
   /// Replaces the file's contents (see ``SharedFile/replaceContents(with:)``), inheriting the
-  /// metadata from the file the last ``read()`` under this lock opened, if any, and closing it.
+  /// metadata from the file the last ``read()`` under this lock opened, if any.
+  ///
+  /// The new version is in place when it returns; closing the replaced version and, in durable
+  /// mode, the directory's `fsync` wait until the lock is released (see ``AfterUnlock``), and
+  /// ``SharedFile/withLockedFile(exclusive:wait:_:)`` returns only once they are done: it
+  /// throws ``StorageError/notDurable(path:_:)`` when the `fsync` fails.
   @discardableResult
   public func replaceContents(with bytes: [UInt8]) throws(StorageError) -> FileIdentity {
     let original = handoff.take()
-    defer { try? original?.file.close() }
-    return try file.replaceContents(target: target, with: bytes, original: original)
+    if let original { afterUnlock.close(original.file) }
+    let renamed = try file.atomicReplace(target: target, original: original).writeAndRename(bytes)
+    afterUnlock.makeDurable(renamed)
+    return renamed.identity
   }
 
   /// Keeps invalid bytes in `NAME.corrupt-TIMESTAMP` (see ``SharedFile/preserveCorruptCopy(of:)``).

@@ -54,8 +54,13 @@ struct TracedRun {
 /// Runs the test helper with `arguments`, attaches `strace -f -p` to it once it is ready (so
 /// the counts in `when=N` start with the helper's own work, not with the Swift runtime's
 /// start-up), lets it go, and waits for both. `straceArguments` are the `-e` options.
-/// - Parameter keepTrace: record strace's output (`-o FILE`) and return it.
-func runHelperTraced(_ arguments: [String], strace straceArguments: [String], keepTrace: Bool = false) throws -> TracedRun {
+/// - Parameters:
+///   - keepTrace: record strace's output (`-o FILE`) and return it.
+///   - whileRunning: called once the helper was let go, before waiting for it, with the helper.
+func runHelperTraced(
+  _ arguments: [String], strace straceArguments: [String], keepTrace: Bool = false,
+  whileRunning: (ChildProcess) throws -> Void = { _ in }
+) throws -> TracedRun {
   let strace = try FaultTools.strace()
   let control = try TemporaryDirectory()
   defer { control.remove() }
@@ -79,6 +84,13 @@ func runHelperTraced(_ arguments: [String], strace straceArguments: [String], ke
     throw FaultError.straceFailed(outcome.standardError)
   }
   _ = FileManager.default.createFile(atPath: go, contents: nil)
+  do {
+    try whileRunning(helper)
+  } catch {
+    helper.stop()
+    tracer.stop()
+    throw error
+  }
   let helperOutcome = helper.wait(deadline: .seconds(30))
   let straceOutcome = tracer.wait(deadline: .seconds(10))
   let trace = keepTrace ? ((try? String(contentsOfFile: traceFile, encoding: .utf8)) ?? "") : ""
