@@ -32,8 +32,8 @@ final class AfterUnlock: Sendable {
     pending.withLock { $0.renames.append(renamed) }
   }
 
-  /// Does what is pending: closes the files, then synchronizes each directory once. Call it
-  /// after the lock is released.
+  /// Does what is pending: closes the files, then makes each rename durable (one `fsync` for
+  /// renames in a row into the same directory). Call it after the lock is released.
   /// - Throws: ``StorageError/notDurable(path:_:)`` for the first directory whose `fsync`
   ///   failed; the others are still synchronized.
   func run() throws(StorageError) {
@@ -43,10 +43,10 @@ final class AfterUnlock: Sendable {
       return taken
     }
     for file in work.files { try? file.close() }
-    var synchronized: Set<String> = []
+    var previousDirectory: String?
     var firstFailure: StorageError?
-    for renamed in work.renames {
-      guard let directory = renamed.directoryToSynchronize, synchronized.insert(directory).inserted else { continue }
+    for renamed in work.renames where renamed.directoryToSynchronize != previousDirectory {
+      previousDirectory = renamed.directoryToSynchronize
       do {
         try renamed.makeDurable()
       } catch {

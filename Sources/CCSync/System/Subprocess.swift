@@ -114,10 +114,6 @@ package struct Subprocess: Hashable, Sendable {
     _ = try systemCall("send signal \(signal.rawValue) to process \(id)") { kill(id, signal.rawValue) }
   }
 
-  /// Sends `signal` to the process group the process leads (see `newProcessGroup`), and to
-  /// the process itself should it have left the group.
-  /// - Throws: `SystemError` when neither could be signalled (`ESRCH`: all gone).
-  /// The corresponding C function is `kill`.
   /// Sends `signal` to every process left in process group `group` (a stopped command's,
   /// after its leader exited); `false` when none is left.
   /// The corresponding C function is `kill` with `-group`.
@@ -130,6 +126,10 @@ package struct Subprocess: Hashable, Sendable {
     kill(-group, 0) == 0
   }
 
+  /// Sends `signal` to the process group the process leads (see `newProcessGroup`), and to
+  /// the process itself should it have left the group.
+  /// - Throws: `SystemError` when neither could be signalled (`ESRCH`: all gone).
+  /// The corresponding C function is `kill`.
   package func sendToProcessGroup(_ signal: Signal) throws(SystemError) {
     let groupError: SystemError?
     do {
