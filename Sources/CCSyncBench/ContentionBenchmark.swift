@@ -1,7 +1,7 @@
 import CCSync
 import Foundation
 
-/// `ccsync-bench bench-worker FILE [--relaxed] [--threads T] [--api document|storage]`: one
+/// `ccsync-bench bench-worker FILE [--relaxed] [--threads T] [--api document|file|storage]`: one
 /// contender of the locked read-modify-write benchmark, kept running for several trials. It
 /// prints `ready` once set up; then, for each line `N` it reads on standard input, it adds
 /// one to the document's top-level `counter` N times, each an exact locked read-modify-write,
@@ -10,10 +10,12 @@ import Foundation
 /// - `--relaxed`: `SharedDocument(path:durable: false)` (no `fsync`); durable by default.
 /// - `--threads T`: T threads of this process share each trial's N updates (N / T each), all
 ///   through one `SharedDocument`, so the library's group commit can batch them.
+/// - `--api file`: `SharedFile.withLockedFile`, the counter's digits edited in the text as the
+///   C floor does (no JSON): the library's protocol layer alone.
 /// - `--api storage`: a typed `CodableStorage<CounterSettings>` and `update { $0.counter += 1 }`
 ///   instead of `SharedDocument.update` on the JSON tree.
 enum ContentionBenchmark {
-  static let usage = "USAGE: ccsync-bench bench-worker FILE [--relaxed] [--threads T] [--api document|storage]"
+  static let usage = "USAGE: ccsync-bench bench-worker FILE [--relaxed] [--threads T] [--api document|file|storage]"
 
   /// The typed view of the benchmark document: only the counter; the other settings are
   /// keys this type does not know, which the library keeps.
@@ -41,6 +43,16 @@ enum ContentionBenchmark {
           try json.setValue(.number(JSONNumber(value + 1)), at: counter)
         }
       }
+    case "file":
+      let file = SharedFile(path: path, durable: durable)
+      increment = {
+        try file.withLockedFile { locked in
+          guard let snapshot = try locked.read(), let bytes = CounterText.incremented(snapshot.bytes) else {
+            throw StorageError.decodingFailed(path: path, message: "no integer 'counter'")
+          }
+          try locked.replaceContents(with: bytes)
+        }
+      }
     case "storage":
       let storage = CodableStorage(
         defaultValue: CounterSettings(), path: path, updateMode: .manual,
@@ -58,6 +70,43 @@ enum ContentionBenchmark {
       let failures = runConcurrently(threads: threads, iterations: count / threads, increment)
       if let failure = failures.first { BenchmarkProcess.fail("update failed: \(failure)") }
       BenchmarkProcess.say("done")
+    }
+  }
+
+  /// The floor's edit (`bench/peers/floor.c`): the digits after the first `"counter"` key,
+  /// incremented in the text, with no parser.
+  enum CounterText {
+    static func incremented(_ bytes: [UInt8]) -> [UInt8]? {
+      bytes.withUnsafeBufferPointer { text -> [UInt8]? in
+        let key: StaticString = "\"counter\""
+        let needle = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
+        guard text.count >= needle.count,
+              let found = (0...(text.count - needle.count)).first(where: { start in
+                text[start] == needle[0] && memcmp(text.baseAddress! + start, needle.baseAddress!, needle.count) == 0
+              })
+        else { return nil }
+        var digits = found + needle.count
+        while digits < text.count, text[digits] == UInt8(ascii: " ") || text[digits] == UInt8(ascii: ":") { digits += 1 }
+        var end = digits
+        var value: UInt64 = 0
+        while end < text.count, text[end] >= UInt8(ascii: "0"), text[end] <= UInt8(ascii: "9") {
+          value = value * 10 + UInt64(text[end] - UInt8(ascii: "0"))
+          end += 1
+        }
+        guard end > digits else { return nil }
+        var number: [UInt8] = []
+        var rest = value + 1
+        repeat {
+          number.append(UInt8(ascii: "0") + UInt8(rest % 10))
+          rest /= 10
+        } while rest > 0
+        var result = [UInt8]()
+        result.reserveCapacity(text.count + 1)
+        result.append(contentsOf: UnsafeBufferPointer(rebasing: text[..<digits]))
+        result.append(contentsOf: number.reversed())
+        result.append(contentsOf: UnsafeBufferPointer(rebasing: text[end...]))
+        return result
+      }
     }
   }
 

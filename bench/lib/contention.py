@@ -27,6 +27,8 @@ def contenders(bench):
                   lambda path: [tool, "bench-worker", path]),
         Contender("ccsync-storage", "ccsync `CodableStorage.update`", "durable: fsync file + dir", "durable",
                   lambda path: [tool, "bench-worker", path, "--api", "storage"]),
+        Contender("ccsync-file", "ccsync `SharedFile` alone (digits edited as the floor does, no JSON)", "durable: fsync file + dir", "durable",
+                  lambda path: [tool, "bench-worker", path, "--api", "file"]),
         Contender("floor", "C floor (ccsync's protocol, no JSON parser)", "durable: fsync file + dir", "durable",
                   lambda path: [peer("floor"), "increment", path]),
         Contender("python-dir", "Python flock + json + os.replace", "durable: fsync file + dir", "durable",
@@ -199,6 +201,7 @@ COMPARISONS = [
     ("ccsync", "sqlite-delete-full", "ccsync durable vs SQLite rollback journal FULL", None, "speed"),
     ("ccsync-relaxed", "shell", "ccsync relaxed vs shell flock+jq+mv", None, "speed"),
     ("ccsync-storage", "ccsync", "`CodableStorage.update` vs `SharedDocument.update`", None, "speed"),
+    ("ccsync-file", "floor", "ccsync `SharedFile` alone (no JSON) time / C floor time", None, "time"),
     ("ccsync", "baseline", "this build vs the `--baseline` build, durable", None, "speed"),
     ("ccsync-relaxed", "baseline-relaxed", "this build vs the `--baseline` build, relaxed", None, "speed"),
 ]
