@@ -1,7 +1,8 @@
+import Synchronization
 import CCSync
 import Foundation
 
-/// `ccsync-bench bench-worker FILE [--relaxed] [--threads T] [--api document|file|storage]`: one
+/// `ccsync-bench bench-worker FILE [--relaxed] [--threads T] [--api document|file|storage] [--instances I]`: one
 /// contender of the locked read-modify-write benchmark, kept running for several trials. It
 /// prints `ready` once set up; then, for each line `N` it reads on standard input, it adds
 /// one to the document's top-level `counter` N times, each an exact locked read-modify-write,
@@ -12,10 +13,13 @@ import Foundation
 ///   through one `SharedDocument`, so the library's group commit can batch them.
 /// - `--api file`: `SharedFile.withLockedFile`, the counter's digits edited in the text as the
 ///   C floor does (no JSON): the library's protocol layer alone.
+/// - `--instances I`: I `SharedDocument`s on the file, used in turn (document API): each update
+///   then reads a version another instance wrote, as under contention, but in one process and
+///   in a fixed order (for a repeatable profile of the contended path).
 /// - `--api storage`: a typed `CodableStorage<CounterSettings>` and `update { $0.counter += 1 }`
 ///   instead of `SharedDocument.update` on the JSON tree.
 enum ContentionBenchmark {
-  static let usage = "USAGE: ccsync-bench bench-worker FILE [--relaxed] [--threads T] [--api document|file|storage]"
+  static let usage = "USAGE: ccsync-bench bench-worker FILE [--relaxed] [--threads T] [--api document|file|storage] [--instances I]"
 
   /// The typed view of the benchmark document: only the counter; the other settings are
   /// keys this type does not know, which the library keeps.
@@ -28,14 +32,17 @@ enum ContentionBenchmark {
     let durable = !arguments.contains("--relaxed")
     let threads = BenchmarkProcess.option("--threads", in: arguments).flatMap { Int($0) } ?? 1
     let api = BenchmarkProcess.option("--api", in: arguments) ?? "document"
-    guard threads > 0 else { BenchmarkProcess.fail(usage, code: 64) }
+    let instances = BenchmarkProcess.option("--instances", in: arguments).flatMap { Int($0) } ?? 1
+    guard threads > 0, instances > 0 else { BenchmarkProcess.fail(usage, code: 64) }
 
     let increment: @Sendable () throws -> Void
     switch api {
     case "document":
-      let document = SharedDocument(path: path, durable: durable)
+      let documents = (0..<instances).map { _ in SharedDocument(path: path, durable: durable) }
+      let turn = Atomic<Int>(0)
       let counter = JSONPath(tokens: ["counter"])
       increment = {
+        let document = documents[turn.add(1, ordering: .relaxed).oldValue % documents.count]
         try document.update { json in
           guard let value = try json.value(at: counter)?.numberValue?.int64Value else {
             throw StorageError.decodingFailed(path: path, message: "no integer 'counter'")

@@ -45,8 +45,10 @@ extension SharedDocument {
   /// printed pretty, even when it equals the current document in meaning).
   /// - Throws: as ``update(wait:invalidFile:_:)``.
   public func replace(with value: JSONValue, wait: LockWait = .forever) throws {
+    var retired = RetiredVersions()
+    defer { withExtendedLifetime(retired) {} }
     try file.withLockedFile(exclusive: true, wait: wait) { locked throws -> Void in
-      _ = try write(value, to: locked)
+      _ = try write(value, to: locked, retired: &retired)
     }
   }
 
@@ -54,6 +56,11 @@ extension SharedDocument {
   fileprivate func commit(_ batch: [GroupCommit.Request], wait: LockWait) throws {
     // Taken before the locked read: what a reader records after it may be older or newer.
     let generationBeforeRead = tracking.withLock { $0.generation }
+    // What the commit replaces (the version recorded before, the document read) is freed
+    // after the lock is released: taking a parsed document apart is work no other writer
+    // needs to wait for.
+    var retired = RetiredVersions()
+    defer { withExtendedLifetime(retired) {} }
     try file.withLockedFile(exclusive: true, wait: wait) { locked in
       let current: CurrentVersion
       do {
@@ -62,6 +69,7 @@ extension SharedDocument {
         for request in batch { request.fail(error) }
         return
       }
+      retired.document = current.document
       var document = current.document ?? .object(JSONObject())
       for request in batch {
         if current.isMissing && request.missingFile == .fail {
@@ -75,13 +83,13 @@ extension SharedDocument {
       let generation: UInt64
       if let bytes = bytesToWrite(document, over: current, for: committed) {
         do {
-          generation = try write(document, printedAs: bytes, to: locked, replacing: current.identity)
+          generation = try write(document, printedAs: bytes, to: locked, replacing: current.identity, retired: &retired)
         } catch {
           for request in committed { request.fail(error) }
           return
         }
       } else {
-        generation = recordUnreplaced(current, generationBeforeRead: generationBeforeRead)
+        generation = recordUnreplaced(current, generationBeforeRead: generationBeforeRead, retired: &retired)
       }
       for (position, request) in batch.enumerated() {
         request.resultRank = Rank(generation: generation, position: position)
@@ -101,15 +109,24 @@ extension SharedDocument {
   /// ranks before it and does not replace it. If that other version was the older one, its
   /// reader read it before the rename of this one, whose event is still to come.
   /// - Returns: the generation this version ranks under.
-  fileprivate func recordUnreplaced(_ current: CurrentVersion, generationBeforeRead: UInt64) -> UInt64 {
+  fileprivate func recordUnreplaced(
+    _ current: CurrentVersion, generationBeforeRead: UInt64, retired: inout RetiredVersions
+  ) -> UInt64 {
     tracking.withLock { state in
       guard let bytes = current.bytes, let identity = current.identity else { return generationBeforeRead }
       if let seen = state.seen, seen.bytes.hasSameBytes(as: bytes) { return state.generation }
       guard state.generation == generationBeforeRead else { return generationBeforeRead }
       state.generation += 1
+      retired.seen = state.seen
       state.seen = SeenVersion(identity: identity, bytes: bytes, document: current.document)
       return state.generation
     }
+  }
+
+  /// Values a commit drops while it holds the lock, kept until it has released it.
+  fileprivate struct RetiredVersions {
+    var seen: SeenVersion?
+    var document: JSONValue?
   }
 
   /// The file as a write found it under the lock.
@@ -158,7 +175,8 @@ extension SharedDocument {
   /// ignores the lock renamed its file over this one) and overwritten when it is `replacing`,
   /// the version this write read and replaced.
   fileprivate func write(
-    _ value: JSONValue, printedAs bytes: [UInt8]? = nil, to locked: LockedFile, replacing: FileIdentity? = nil
+    _ value: JSONValue, printedAs bytes: [UInt8]? = nil, to locked: LockedFile, replacing: FileIdentity? = nil,
+    retired: inout RetiredVersions
   ) throws(StorageError) -> UInt64 {
     let bytes = bytes ?? SharedDocument.documentBytes(value)
     let started = tracking.withLock { state in
@@ -179,6 +197,7 @@ extension SharedDocument {
         return started  // a newer version was recorded meanwhile: this one ranks before it
       }
       state.generation += 1
+      retired.seen = state.seen
       state.seen = SeenVersion(identity: identity, bytes: bytes, document: value)
       return state.generation
     }

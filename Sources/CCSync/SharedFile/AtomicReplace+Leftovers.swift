@@ -30,16 +30,17 @@ extension AtomicReplace {
   /// target path.
   static let lastLeftoverSweeps = Protected<[String: Int64]>([:])
 
-  /// ``removeLeftoverTemporaryFiles(directory:name:)`` unless this process already did so for
-  /// this target within ``leftoverSweepInterval``.
-  func removeLeftoverTemporaryFilesIfDue(directory: String, name: String) {
-    let now = FileSystem.monotonicNanoseconds()
-    let due = AtomicReplace.lastLeftoverSweeps.withLock { sweeps -> Bool in
-      if let last = sweeps[target], now - last < AtomicReplace.leftoverSweepInterval { return false }
+  /// Whether this process should look for the target's leftovers now (it has not within
+  /// ``leftoverSweepInterval``; the answer `true` records the look as made), and when it
+  /// should ask next: the interval after the last look.
+  func claimLeftoverSweep(now: Int64) -> (isDue: Bool, nextDue: Int64) {
+    AtomicReplace.lastLeftoverSweeps.withLock { sweeps in
+      if let last = sweeps[target], now - last < AtomicReplace.leftoverSweepInterval {
+        return (false, last + AtomicReplace.leftoverSweepInterval)
+      }
       sweeps[target] = now
-      return true
+      return (true, now + AtomicReplace.leftoverSweepInterval)
     }
-    if due { removeLeftoverTemporaryFiles(directory: directory, name: name) }
   }
 
   /// Removes the leftover temp files of `name` in `directory`: regular files (never a

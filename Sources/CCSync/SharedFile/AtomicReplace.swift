@@ -10,14 +10,16 @@
 ///
 /// Before step 1 it refuses a target this process may not write itself (see
 /// ``checkTargetWritable()``) and removes temp files that writers killed mid-save left behind
-/// (see ``removeLeftoverTemporaryFilesIfDue(directory:name:)``). While its temp file exists, the
+/// (see ``removeLeftoverTemporaryFiles(directory:name:)`` and ``claimLeftoverSweep(now:)``). While its temp file exists, the
 /// writer holds a `flock` on it: that is how a later writer tells a leftover from a file a
 /// live writer is still writing. A failure after the rename (the directory `fsync`) is
 /// reported as ``StorageError/notDurable(path:_:)``: the new version is already in place, its
 /// durability unknown.
 struct AtomicReplace {
+  /// The file to replace (symlinks already resolved), with its directory and temp-file names.
+  var names: ReplacementNames
   /// The file to replace (symlinks already resolved).
-  var target: String
+  var target: String { names.target }
   /// The path to name in error messages (as the user gave it).
   var displayPath: String
   var durable: Bool
@@ -33,9 +35,18 @@ struct AtomicReplace {
   var hardLinksNoticed: ((UInt64) -> Void)?
   /// Makes the random part of temp file names (tests substitute names that already exist).
   var makeSuffix: () -> String = { FileSystem.randomSuffix(length: AtomicReplace.suffixLength) }
+  /// Whether this write first looks for leftover temp files; `nil`: when this process has not
+  /// looked for the target's within ``leftoverSweepInterval`` (see
+  /// ``claimLeftoverSweep(now:)``). A ``SharedFile`` decides it for its writes (it can tell
+  /// cheaply when no look is due).
+  var sweepsLeftovers: Bool?
 
   init(target: String, displayPath: String, durable: Bool, inheritFrom: String? = nil) {
-    self.target = target
+    self.init(names: ReplacementNames(target: target), displayPath: displayPath, durable: durable, inheritFrom: inheritFrom)
+  }
+
+  init(names: ReplacementNames, displayPath: String, durable: Bool, inheritFrom: String? = nil) {
+    self.names = names
     self.displayPath = displayPath
     self.durable = durable
     self.inheritFrom = inheritFrom
@@ -80,8 +91,7 @@ struct AtomicReplace {
 
   /// Steps 1 to 5: the new version is in place when it returns; the caller makes it durable.
   func writeAndRename(_ bytes: [UInt8]) throws(StorageError) -> Renamed {
-    let directory = FilePath.directory(of: target)
-    let template = FilePath.join(directory, AtomicReplace.temporaryPrefix(forName: FilePath.name(of: target)))
+    let directory = names.directory
     let original: (file: OpenFile?, status: FileStatus)?
     if let openedOriginal {
       original = (openedOriginal.file, openedOriginal.status)
@@ -95,8 +105,10 @@ struct AtomicReplace {
       try checkTargetWritable()
       if let links = original?.status.linkCount, links > 1 { hardLinksNoticed?(links) }
     }
-    removeLeftoverTemporaryFilesIfDue(directory: directory, name: FilePath.name(of: target))
-    let (temporary, temporaryPath) = try createTemporary(template: template, directory: directory)
+    if sweepsLeftovers ?? claimLeftoverSweep(now: FileSystem.monotonicNanoseconds()).isDue {
+      removeLeftoverTemporaryFiles(directory: directory, name: names.name)
+    }
+    let (temporary, temporaryPath) = try createTemporary()
     // The mark of a live writer: a leftover nobody holds a lock on is one whose writer is gone.
     _ = try? temporary.lock(exclusive: true, nonBlocking: true)
     do {
@@ -149,7 +161,8 @@ struct AtomicReplace {
     }
   }
 
-  private func createTemporary(template: String, directory: String) throws(StorageError) -> (OpenFile, String) {
+  private func createTemporary() throws(StorageError) -> (OpenFile, String) {
+    let template = names.temporaryPathPrefix
     for _ in 0..<100 {
       let candidate = template + makeSuffix()
       do {
@@ -157,7 +170,7 @@ struct AtomicReplace {
       } catch where error.errorNumber == .fileExists {
         continue  // a leftover or someone else's name (even a symlink): pick another
       } catch where error.isNoSuchFile {
-        throw .missingDirectory(path: directory)
+        throw .missingDirectory(path: names.directory)
       } catch {
         throw .system(SystemError(code: error.code, operation: "create temporary file", path: candidate))
       }

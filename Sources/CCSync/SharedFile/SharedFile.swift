@@ -21,6 +21,9 @@ public final class SharedFile: Sendable {
   /// Where warnings go (a hard link that a save splits off).
   public let logger: StorageLogger
   private let warnedAboutHardLinks = Atomic<Bool>(false)
+  /// The names the last write worked with, and the monotonic time before which this process
+  /// need not look for the target's leftover temp files again (see ``atomicReplace(target:original:)``).
+  private let lastReplacement = Protected<(names: ReplacementNames, nextLeftoverSweep: Int64)?>(nil)
 
   /// Creates a handle for `path`; nothing is opened until an operation needs it.
   public init(path: String, durable: Bool = true, logger: StorageLogger = .standardError) {
@@ -172,14 +175,31 @@ public final class SharedFile: Sendable {
   /// The replacement of the resolved file `target`. `original` is the target as a read under
   /// the same lock opened it (see ``ReadHandoff``); the caller closes it.
   func atomicReplace(target: String, original: ReadHandoff.OpenedVersion? = nil) -> AtomicReplace {
-    var replace = AtomicReplace(target: target, displayPath: path, durable: isDurable)
-    replace.openedOriginal = original
-    replace.hardLinksNoticed = { [self] links in
-      guard !warnedAboutHardLinks.exchange(true, ordering: .relaxed) else { return }
-      logger.log(.warning, "'\(path)' has \(links) hard links: a save replaces this name with a new file, "
-        + "so the other \(links - 1) keep the old content")
+    let now = FileSystem.monotonicNanoseconds()
+    let (names, sweepKnownNotDue) = lastReplacement.withLock { last in
+      // Compared byte for byte: `String ==` would take canonically equivalent paths, which name
+      // different files on Linux, for the same.
+      guard let last, last.names.target.utf8.elementsEqual(target.utf8) else { return (ReplacementNames(target: target), false) }
+      return (last.names, now < last.nextLeftoverSweep)
     }
+    var replace = AtomicReplace(names: names, displayPath: path, durable: isDurable)
+    if sweepKnownNotDue {
+      replace.sweepsLeftovers = false
+    } else {
+      let (isDue, nextDue) = replace.claimLeftoverSweep(now: now)
+      replace.sweepsLeftovers = isDue
+      lastReplacement.withLock { $0 = (names, nextDue) }
+    }
+    replace.openedOriginal = original
+    replace.hardLinksNoticed = warnAboutHardLinks
     return replace
+  }
+
+  /// Warns, once per `SharedFile`, that a save splits the file off its other hard links.
+  private func warnAboutHardLinks(_ links: UInt64) {
+    guard !warnedAboutHardLinks.exchange(true, ordering: .relaxed) else { return }
+    logger.log(.warning, "'\(path)' has \(links) hard links: a save replaces this name with a new file, "
+      + "so the other \(links - 1) keep the old content")
   }
 
   /// Keeps a copy of `bytes` (a file's contents that are not valid JSON) as

@@ -1,4 +1,5 @@
 import Glibc
+import CCSyncSystemShims
 
 /// Path-level system calls: rename, unlink, lstat, readlink, mkdir, directory sync.
 /// Each retries on `EINTR` and throws a ``SystemError`` naming the path.
@@ -111,23 +112,42 @@ enum FileSystem {
 
   /// Random letters and digits for temp file names.
   ///
-  /// One 64-bit draw gives ten characters (62^10 < 2^64): `SystemRandomNumberGenerator` makes
-  /// a `getrandom` call per draw, and drawing per character cost every save eight of them.
-  /// The slight bias of taking the draw modulo 62 does not matter for names that only need
-  /// to differ.
+  /// One 64-bit draw gives ten characters (62^10 < 2^64), from ``randomDraw()``. The slight
+  /// bias of taking the draw modulo 62 does not matter for names that only need to differ.
   static func randomSuffix(length: Int = 8) -> String {
-    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
-    var generator = SystemRandomNumberGenerator()
-    var characters: [UInt8] = []
-    characters.reserveCapacity(length)
-    var draw: UInt64 = 0
-    for position in 0..<length {
-      if position % 10 == 0 { draw = generator.next() }
-      characters.append(alphabet[Int(draw % 62)])
-      draw /= 62
+    let alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+    return String(unsafeUninitializedCapacity: length) { characters in
+      var draw: UInt64 = 0
+      for position in 0..<length {
+        if position % 10 == 0 { draw = randomDraw() }
+        characters[position] = alphabet.utf8Start[Int(draw % 62)]
+        draw /= 62
+      }
+      return length
     }
-    return String(decoding: characters, as: UTF8.self)
   }
+
+  /// 64 random bits from the kernel, drawn 16 at a time: a `getrandom` call per draw
+  /// (`SystemRandomNumberGenerator`'s way) was one system call more in every locked save.
+  static func randomDraw() -> UInt64 {
+    randomDraws.withLock { pool in
+      if pool.next == pool.draws.count {
+        let filled = pool.draws.withUnsafeMutableBytes { bytes in
+          getrandom(bytes.baseAddress, bytes.count, 0) == bytes.count
+        }
+        if !filled {
+          var generator = SystemRandomNumberGenerator()
+          for index in pool.draws.indices { pool.draws[index] = generator.next() }
+        }
+        pool.next = 0
+      }
+      defer { pool.next += 1 }
+      return pool.draws[pool.next]
+    }
+  }
+
+  /// Draws fetched and not yet used; `next == draws.count` when all are used.
+  private static let randomDraws = Protected<(draws: [UInt64], next: Int)>((Array(repeating: 0, count: 16), 16))
 
   /// Suspends the calling thread. The corresponding C function is `nanosleep`.
   static func sleep(nanoseconds: Int64) {

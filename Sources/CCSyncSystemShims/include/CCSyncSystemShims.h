@@ -7,4 +7,5 @@
 // GNU extensions hidden from Glibc's module map (declared here as glibc defines them).
 int pipe2(int pipefd[2], int flags);
 int mkostemp(char *template, int flags);
+ssize_t getrandom(void *buffer, size_t length, unsigned int flags);
 #endif
