@@ -103,6 +103,11 @@ import Testing
     let text = JSONValue.string(long).formatted(.compact)
     #expect(text.utf8.count == 2 + 10_000 * 9)
     #expect(try JSONValue(parsing: text) == .string(long))
+    // Escapes that grow the text six times over, past the room reserved for the plain text.
+    let controls = String(repeating: "\u{1}a\u{1f}", count: 4_000)
+    let escaped = JSONValue.string(controls).formatted(.compact)
+    #expect(escaped.utf8.count == 2 + 4_000 * 13)
+    #expect(try JSONValue(parsing: escaped) == .string(controls))
     let substring = String(Substring("xx\u{1}yy".dropFirst()))
     #expect(JSONValue.string(substring).formatted(.compact) == #""x\u0001yy""#)
   }

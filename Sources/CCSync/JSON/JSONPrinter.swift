@@ -69,7 +69,7 @@ struct JSONPrinter: ~Copyable {
     }
   }
 
-  mutating func write(_ value: JSONValue, depth: Int) {
+  mutating func write(_ value: borrowing JSONValue, depth: Int) {
     switch value {
     case .null:
       append("null")
@@ -232,32 +232,31 @@ struct JSONPrinter: ~Copyable {
   }
 
   private mutating func writeQuoted(_ bytes: UnsafeBufferPointer<UInt8>) {
-    // Worst case: every byte becomes a six-byte \u00XX escape.
-    reserve(bytes.count * 6 + 2)
-    var output = base + count
-    output.pointee = UInt8(ascii: "\"")
-    output += 1
+    // Room for the quotes and the text as it is; each escape found reserves its own room
+    // (at most six bytes, `\u00XX`), so a long string without escapes does not make the
+    // buffer grow for a worst case that does not come.
+    reserve(bytes.count + 2)
+    base[count] = UInt8(ascii: "\"")
+    count += 1
     var runStart = 0
     var index = 0
     while true {
       index = JSONPrinter.firstByteToEscape(in: bytes, from: index)
       guard index < bytes.count else { break }
-      let byte = bytes[index]
       let run = index - runStart
-      output.update(from: bytes.baseAddress! + runStart, count: run)
-      output += run
-      output = JSONPrinter.writeEscape(of: byte, to: output)
+      reserve(run + 6 + (bytes.count - index - 1) + 1)
+      (base + count).update(from: bytes.baseAddress! + runStart, count: run)
+      count = JSONPrinter.writeEscape(of: bytes[index], to: base + count + run) - base
       index += 1
       runStart = index
     }
     let run = index - runStart
     if run > 0 {
-      output.update(from: bytes.baseAddress! + runStart, count: run)
-      output += run
+      (base + count).update(from: bytes.baseAddress! + runStart, count: run)
+      count += run
     }
-    output.pointee = UInt8(ascii: "\"")
-    output += 1
-    count = output - base
+    base[count] = UInt8(ascii: "\"")
+    count += 1
   }
 
   /// The offset of the first `"`, `\\` or control character at or after `start`, or
