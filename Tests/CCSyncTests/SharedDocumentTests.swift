@@ -41,6 +41,54 @@ import Testing
     }
   }
 
+  /// Two documents on one file take turns, as two processes do: each update reads the other's
+  /// version, which differs from its own last write in one top-level value, and parses and
+  /// prints by that value (see `JSONDocumentLayout`). Between the turns another tool writes
+  /// its own formatting, a change inside a nested value, a value in its own spelling, and
+  /// invalid text. Every change is kept, the file is always what printing the whole document
+  /// gives, and what the shortcut parsed is always what parsing the whole file gives.
+  @Test func updatesTakingTurnsWithOtherWritersKeepEveryChange() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("doc.json")
+    let documents = [SharedDocument(path: path), SharedDocument(path: path)]
+    try documents[0].update { $0 = ["counter": 0, "name": "svc", "nested": ["list": [1, 2], "on": true], "ratio": 1.5] }
+    var expectedName: JSONValue = "svc"
+    for turn in 1...24 {
+      switch turn {
+      case 5: writeFile(path, #"{"counter":4,"name":"compact","nested":{"list":[1,2],"on":true},"ratio":1.5}"#); expectedName = "compact"
+      case 9:
+        let text = try String(contentsOfFile: path, encoding: .utf8).replacingOccurrences(of: #""on": true"#, with: #""on": false"#)
+        writeFile(path, text)
+      case 13:
+        let text = try String(contentsOfFile: path, encoding: .utf8).replacingOccurrences(of: #""ratio": 1.5"#, with: #""ratio": 1.50"#)
+        writeFile(path, text)
+      case 17:
+        let valid = try String(contentsOfFile: path, encoding: .utf8)
+        writeFile(path, valid.replacingOccurrences(of: #""name": "#, with: #""name": ,"#))
+        #expect(throws: StorageError.self) { try documents[turn % 2].update { try $0.setValue(0, at: JSONPath(tokens: ["counter"])) } }
+        writeFile(path, valid)
+      default: break
+      }
+      let seen = try documents[turn % 2].update { json -> JSONValue in
+        let counter = json.objectValue?["counter"]?.numberValue?.int64Value ?? -100
+        try json.setValue(.number(JSONNumber(counter + 1)), at: JSONPath(tokens: ["counter"]))
+        if turn % 4 == 0 { try json.setValue(.string("turn \(turn)"), at: JSONPath(tokens: ["name"])) }
+        return json
+      }
+      if turn % 4 == 0 { expectedName = .string("turn \(turn)") }
+      let bytes = try contents(of: path)
+      let whole = try JSONValue(parsing: bytes)
+      #expect(whole == seen, "turn \(turn)")
+      #expect(bytes == SharedDocument.documentBytes(whole), "turn \(turn): not the printer's text")
+      #expect(whole.objectValue?["counter"] == .number(JSONNumber(Int64(turn))), "turn \(turn)")
+      #expect(whole.objectValue?["name"] == expectedName, "turn \(turn)")
+    }
+    let final = try #require(try JSONValue(parsing: try contents(of: path)).objectValue)
+    #expect(final["nested"] == ["list": [1, 2], "on": false])
+    #expect(final["ratio"]?.numberValue?.text == "1.50")
+  }
+
   @Test func anUpdateThatThrowsCreatesNoFile() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }

@@ -317,6 +317,11 @@ struct JSONPrinter: ~Copyable {
     append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
   }
 
+  /// Appends `bytes` as they are (text already in JSON form).
+  mutating func append(contentsOf bytes: UnsafeBufferPointer<UInt8>) {
+    append(bytes)
+  }
+
   private mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
     reserve(bytes.count)
     if let source = bytes.baseAddress { (base + count).update(from: source, count: bytes.count) }

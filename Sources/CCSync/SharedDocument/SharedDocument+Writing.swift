@@ -81,9 +81,9 @@ extension SharedDocument {
       let committed = batch.filter(\.succeeded)
       guard !committed.isEmpty else { return }
       let generation: UInt64
-      if let bytes = bytesToWrite(document, over: current, for: committed) {
+      if let text = textToWrite(document, over: current, for: committed) {
         do {
-          generation = try write(document, printedAs: bytes, to: locked, replacing: current.identity, retired: &retired)
+          generation = try write(document, printedAs: text, to: locked, replacing: current.identity, retired: &retired)
         } catch {
           for request in committed { request.fail(error) }
           return
@@ -118,7 +118,7 @@ extension SharedDocument {
       guard state.generation == generationBeforeRead else { return generationBeforeRead }
       state.generation += 1
       retired.seen = state.seen
-      state.seen = SeenVersion(identity: identity, bytes: bytes, document: current.document)
+      state.seen = SeenVersion(identity: identity, bytes: bytes, document: current.document, layout: current.layout)
       return state.generation
     }
   }
@@ -137,26 +137,48 @@ extension SharedDocument {
     var bytes: [UInt8]?
     /// The identity of the version read, which the write replaces.
     var identity: FileIdentity?
+    /// Where `document`'s top-level members lie in `bytes`, when `bytes` are the printer's
+    /// text of `document` (see ``JSONDocumentLayout``).
+    var layout: JSONDocumentLayout?
     var isMissing: Bool { bytes == nil }
   }
 
-  /// The text to write for `document`, or `nil` when nothing needs writing: the document means
-  /// what the file already holds and no request asked for a write when only the text differs.
-  /// The text is printed once, whether it decides or not.
-  fileprivate func bytesToWrite(_ document: JSONValue, over current: CurrentVersion, for requests: [GroupCommit.Request]) -> [UInt8]? {
-    let printed = { SharedDocument.documentBytes(document, sizeHint: current.bytes?.count ?? 0) }
+  /// The text to write for `document` with its layout, or `nil` when nothing needs writing:
+  /// the document means what the file already holds and no request asked for a write when
+  /// only the text differs. The text is printed once, whether it decides or not.
+  fileprivate func textToWrite(
+    _ document: JSONValue, over current: CurrentVersion, for requests: [GroupCommit.Request]
+  ) -> PrintedVersion? {
+    let printed = { SharedDocument.printedVersion(of: document, over: current) }
     guard let original = current.document, document == original else { return printed() }  // changed, created, or replacing an invalid file
     guard requests.contains(where: { $0.writes == .whenTextDiffers }) else { return nil }
     let text = printed()
-    return current.bytes.map(text.hasSameBytes(as:)) == true ? nil : text
+    return current.bytes.map(text.bytes.hasSameBytes(as:)) == true ? nil : text
+  }
+
+  /// A document's text as a write puts it in the file, with its layout.
+  fileprivate typealias PrintedVersion = (bytes: [UInt8], layout: JSONDocumentLayout?)
+
+  /// The text of `document`: printed over the version read where that version's text is the
+  /// printer's (only the top-level values that changed are printed, see
+  /// ``JSONDocumentLayout``), whole otherwise; the same bytes either way, those of
+  /// ``documentBytes(_:)``.
+  fileprivate static func printedVersion(of document: JSONValue, over current: CurrentVersion) -> PrintedVersion {
+    if let layout = current.layout, let original = current.document, let bytes = current.bytes,
+      let printed = layout.print(document, over: bytes, printedFrom: original)
+    {
+      return printed
+    }
+    let size = current.bytes?.count ?? 0
+    return JSONDocumentLayout.print(document, initialCapacity: max(1024, size + size / 16 + 64))
   }
 
   /// Reads the file for a write, under the lock. An invalid file is kept in a corrupt copy
   /// first under `.preserveAndReplace` (an empty file has nothing to keep).
   fileprivate func readForWrite(_ locked: LockedFile, policy: InvalidFilePolicy) throws(StorageError) -> CurrentVersion {
     guard let snapshot = try locked.read() else { return CurrentVersion() }
-    if let known = knownDocument(for: snapshot.bytes) {
-      return CurrentVersion(document: known, bytes: snapshot.bytes, identity: snapshot.identity)
+    if let known = knownVersion(for: snapshot.bytes) {
+      return CurrentVersion(document: known.document, bytes: snapshot.bytes, identity: snapshot.identity, layout: known.layout)
     }
     do {
       return CurrentVersion(document: try parse(snapshot.bytes), bytes: snapshot.bytes, identity: snapshot.identity)
@@ -175,10 +197,10 @@ extension SharedDocument {
   /// ignores the lock renamed its file over this one) and overwritten when it is `replacing`,
   /// the version this write read and replaced.
   fileprivate func write(
-    _ value: JSONValue, printedAs bytes: [UInt8]? = nil, to locked: LockedFile, replacing: FileIdentity? = nil,
+    _ value: JSONValue, printedAs text: PrintedVersion? = nil, to locked: LockedFile, replacing: FileIdentity? = nil,
     retired: inout RetiredVersions
   ) throws(StorageError) -> UInt64 {
-    let bytes = bytes ?? SharedDocument.documentBytes(value)
+    let (bytes, layout) = text ?? JSONDocumentLayout.print(value)
     let started = tracking.withLock { state in
       state.generation += 1
       state.writing = bytes
@@ -198,7 +220,7 @@ extension SharedDocument {
       }
       state.generation += 1
       retired.seen = state.seen
-      state.seen = SeenVersion(identity: identity, bytes: bytes, document: value)
+      state.seen = SeenVersion(identity: identity, bytes: bytes, document: value, layout: layout)
       return state.generation
     }
   }

@@ -75,9 +75,13 @@ public final class SharedDocument: Sendable {
     var problem: StorageError? = nil
     /// The document this process wrote as `bytes`: its next write, reading these very bytes
     /// again under the lock, takes it instead of parsing them (see
-    /// ``SharedDocument/knownDocument(for:)``). Kept for writes only: a process that only
+    /// ``SharedDocument/knownVersion(for:)``). Kept for writes only: a process that only
     /// reads (a watcher) would pay its memory (about three times the file's size) for nothing.
     var document: JSONValue? = nil
+    /// Where `document`'s top-level members lie in `bytes`, when `bytes` are exactly the
+    /// printer's text of `document` (see ``JSONDocumentLayout``): the next write parses a
+    /// version that differs in a few top-level values by those values alone.
+    var layout: JSONDocumentLayout? = nil
   }
 
   /// How long after a version's last change its identity may recur (see
@@ -252,30 +256,26 @@ public final class SharedDocument: Sendable {
     }
   }
 
-  /// The document `bytes` parse to, when they are exactly the bytes this process last wrote
-  /// and nothing else was seen since; `nil` otherwise. The printer's text parses back to an
-  /// equal document, so a process that is the only writer (or the last one) of its file
-  /// skips the parse its next update would repeat. The bytes themselves are still read under
-  /// the lock; only their comparison with the remembered ones replaces the parse.
-  func knownDocument(for bytes: [UInt8]) -> JSONValue? {
+  /// The document `bytes` parse to, and their layout when known, by way of the version this
+  /// process last wrote (or last read for a write) when nothing else was seen since; `nil`
+  /// when that version is not known or the shortcut does not apply (the caller parses).
+  ///
+  /// - The same bytes: that version's document, without a parse. The printer's text parses
+  ///   back to an equal document, so a process that is the only writer (or the last one) of
+  ///   its file skips the parse its next update would repeat.
+  /// - Bytes that differ from them only inside one top-level value (another process changed a
+  ///   setting): that value's text alone is parsed (see ``JSONDocumentLayout``).
+  ///
+  /// The bytes themselves are always read under the lock; only the parse is spared.
+  func knownVersion(for bytes: [UInt8]) -> (document: JSONValue, layout: JSONDocumentLayout?)? {
     let seen = tracking.withLock { $0.seen }
-    guard let seen, let document = seen.document, seen.bytes.hasSameBytes(as: bytes) else { return nil }
-    return document
+    guard let seen, let document = seen.document else { return nil }
+    if seen.bytes.hasSameBytes(as: bytes) { return (document, seen.layout) }
+    return seen.layout?.parse(bytes, over: seen.bytes, parsedAs: document)
   }
 
   /// The bytes a document is written as: pretty JSON with a trailing newline.
   public static func documentBytes(_ value: JSONValue) -> [UInt8] {
-    documentBytes(value, sizeHint: 0)
-  }
-
-  /// ``documentBytes(_:)`` with the printer's buffer sized for about `sizeHint` bytes (the
-  /// size of the version being replaced), so that printing a large document does not grow
-  /// and copy its buffer again and again.
-  static func documentBytes(_ value: JSONValue, sizeHint: Int) -> [UInt8] {
-    var printer = JSONPrinter(style: .pretty, initialCapacity: max(1024, sizeHint + sizeHint / 16 + 64))
-    printer.write(value)
-    var bytes = printer.makeBytes()
-    if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
-    return bytes
+    JSONDocumentLayout.print(value).bytes
   }
 }

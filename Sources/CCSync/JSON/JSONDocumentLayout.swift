@@ -1,0 +1,223 @@
+/// Where each top-level member of a document lies in its pretty-printed text, so that a
+/// version differing from a known one in a few top-level values is parsed, and printed, by
+/// those values alone.
+///
+/// A locked read-modify-write parses the whole file and prints it whole, though a change
+/// (another process's, or this one's) usually touches one setting: on a 1 KB document that
+/// was most of the work done under the lock. With the layout of a version whose text is
+/// exactly what the printer makes of its document (the text this process wrote), the next
+/// version is compared with it byte for byte; when the bytes differ only inside one top-level
+/// value, only that value's text is parsed, and printing a new document copies the text of
+/// every top-level value that prints the same and prints only the others.
+///
+/// Both shortcuts give exactly what parsing and printing the whole text give, or nothing (the
+/// caller then does the whole work):
+/// - ``parse(_:over:parsedAs:options:)``: the new text is the known text with one value's
+///   text replaced (the bytes before and after it are the known ones), and that replacement
+///   parses as one complete value. JSON's grammar makes the value's text parse the same
+///   wherever it sits between a member's `": "` and the `,` or newline after it, so the whole
+///   parses to the known document with that value replaced. Invalid text is never accepted
+///   here: the whole-text parse reports it, with its line and column.
+/// - ``print(_:over:printedFrom:)``: the known text is the printer's own for the known
+///   document (its layout says so), so a member that prints the same keeps its text.
+///
+/// The text is the printer's pretty style of a non-empty top-level object: `{`, each member on
+/// a line indented by two spaces (`"key": value`, a comma after all but the last), `}` and a
+/// final newline.
+struct JSONDocumentLayout: Sendable, Equatable {
+  /// The offset of each member's line (its indent), then of the closing brace's line: one
+  /// more entry than the object has members.
+  private(set) var lineStarts: [Int]
+  /// The offset of each member's value, just after `": "`.
+  private(set) var valueStarts: [Int]
+
+  /// How many top-level members the text has.
+  var memberCount: Int { valueStarts.count }
+
+  /// Where member `position`'s value ends: before the `,` and newline, or for the last member
+  /// before the newline that ends its line.
+  func valueEnd(_ position: Int) -> Int {
+    lineStarts[position + 1] - (position + 1 < memberCount ? 2 : 1)
+  }
+
+  /// Moves the offsets of every member after `position` by `delta` bytes (the value at
+  /// `position` grew or shrank by that much).
+  mutating func shift(after position: Int, by delta: Int) {
+    guard delta != 0 else { return }
+    for index in (position + 1)..<lineStarts.count { lineStarts[index] += delta }
+    for index in (position + 1)..<valueStarts.count { valueStarts[index] += delta }
+  }
+
+  /// The pretty text of `value` with its layout; the layout is `nil` unless `value` is a
+  /// non-empty object. The bytes are those of ``JSONValue/formattedBytes(_:)`` in pretty style.
+  static func print(_ value: JSONValue, initialCapacity: Int = 1024) -> (bytes: [UInt8], layout: JSONDocumentLayout?) {
+    var printer = JSONPrinter(style: .pretty, initialCapacity: initialCapacity)
+    guard case .object(let object) = value, !object.isEmpty else {
+      printer.write(value)
+      return (printer.makeBytes(), nil)
+    }
+    var layout = JSONDocumentLayout(lineStarts: [], valueStarts: [])
+    layout.lineStarts.reserveCapacity(object.count + 1)
+    layout.valueStarts.reserveCapacity(object.count)
+    printer.append(UInt8(ascii: "{"))
+    object.members.withUnsafeBufferPointer { members in
+      for index in members.indices {
+        if index > 0 { printer.append(UInt8(ascii: ",")) }
+        layout.lineStarts.append(printer.count + 1)
+        printer.writeNewline(depth: 1)
+        printer.writeKey(members[index].key)
+        layout.valueStarts.append(printer.count)
+        printer.write(members[index].value, depth: 1)
+      }
+    }
+    layout.lineStarts.append(printer.count + 1)
+    printer.writeNewline(depth: 0)
+    printer.append(UInt8(ascii: "}"))
+    printer.finishDocument()
+    return (printer.makeBytes(), layout)
+  }
+
+  /// `document` printed over `known`, the text (with this layout) the printer made of
+  /// `original`: a top-level member of `document` whose key and value print as in `original`
+  /// keeps its text, the others are printed. `nil` when `document` is not an object with the
+  /// same keys in the same order (then it is printed whole). The bytes are exactly those of
+  /// ``print(_:initialCapacity:)``, and so is the layout.
+  func print(_ document: JSONValue, over known: [UInt8], printedFrom original: JSONValue) -> (bytes: [UInt8], layout: JSONDocumentLayout)? {
+    guard case .object(let new) = document, case .object(let old) = original,
+      new.count == memberCount, old.count == memberCount
+    else { return nil }
+    var changed: [Int] = []
+    for position in 0..<memberCount {
+      guard JSONReader.sameBytes(new[position].key, old[position].key) else { return nil }
+      if !new[position].value.printsIdentically(to: old[position].value) { changed.append(position) }
+    }
+    guard !changed.isEmpty else { return (known, self) }
+    var printer = JSONPrinter(style: .pretty, initialCapacity: known.count + known.count / 16 + 64)
+    var layout = self
+    var copiedUpTo = 0
+    known.withUnsafeBufferPointer { text in
+      for position in changed {
+        printer.append(contentsOf: UnsafeBufferPointer(rebasing: text[copiedUpTo..<valueStarts[position]]))
+        let before = printer.count
+        printer.write(new[position].value, depth: 1)
+        let oldLength = valueEnd(position) - valueStarts[position]
+        layout.shift(after: position, by: (printer.count - before) - oldLength)
+        copiedUpTo = valueEnd(position)
+      }
+      printer.append(contentsOf: UnsafeBufferPointer(rebasing: text[copiedUpTo...]))
+    }
+    return (printer.makeBytes(), layout)
+  }
+
+  /// `bytes` parsed by way of `known`, a text with this layout that parses to `document`,
+  /// when the two texts differ only inside one top-level value: only that value's new text is
+  /// parsed. Returns the document and, when the new value's text is the printer's own (so the
+  /// whole new text is), the new text's layout. `nil` when the shortcut does not apply or the
+  /// value's text is not valid JSON; the caller then parses the whole text.
+  func parse(
+    _ bytes: [UInt8], over known: [UInt8], parsedAs document: JSONValue, options: JSONParser.Options = .init()
+  ) -> (document: JSONValue, layout: JSONDocumentLayout?)? {
+    guard case .object(var object) = document, object.count == memberCount, options.maximumDepth > 1 else { return nil }
+    let (prefix, suffix) = JSONDocumentLayout.commonEnds(known, bytes)
+    let changedEnd = known.count - suffix  // the changed bytes of `known` are prefix..<changedEnd
+    // The member whose line holds the first changed byte: the last line starting at or before it.
+    var low = 0
+    var high = memberCount - 1
+    while low < high {
+      let middle = (low + high + 1) / 2
+      if lineStarts[middle] <= prefix { low = middle } else { high = middle - 1 }
+    }
+    let position = low
+    let delta = bytes.count - known.count
+    guard valueStarts[position] <= prefix, changedEnd <= valueEnd(position) else { return nil }
+    let newEnd = valueEnd(position) + delta
+    guard newEnd > valueStarts[position] else { return nil }
+    let valueOptions = JSONParser.Options(maximumDepth: options.maximumDepth - 1, duplicateKeys: options.duplicateKeys)
+    let parsed: JSONValue? = bytes.withUnsafeBufferPointer { text in
+      try? JSONValue(parsing: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: text[valueStarts[position]..<newEnd])), options: valueOptions)
+    }
+    guard let value = parsed else { return nil }
+    let canonical = bytes.withUnsafeBufferPointer { text in
+      JSONDocumentLayout.printsAsIs(value, text: UnsafeBufferPointer(rebasing: text[valueStarts[position]..<newEnd]))
+    }
+    object.modifyValue(at: position) { $0 = value }
+    var layout = self
+    layout.shift(after: position, by: delta)
+    return (.object(object), canonical ? layout : nil)
+  }
+
+  /// Whether the printer writes `value`, as a top-level member's value, as exactly `text`.
+  private static func printsAsIs(_ value: JSONValue, text: UnsafeBufferPointer<UInt8>) -> Bool {
+    var printer = JSONPrinter(style: .pretty, initialCapacity: text.count + 16)
+    printer.write(value, depth: 1)
+    return printer.count == text.count && printer.withWrittenBytes(0..<printer.count) { printed in
+      JSONKeyCache.equalBytes(printed.baseAddress!, text.baseAddress, text.count)
+    }
+  }
+
+  /// How many bytes `a` and `b` share at their start, and then at their end (the two never
+  /// overlap in the shorter one).
+  static func commonEnds(_ a: [UInt8], _ b: [UInt8]) -> (prefix: Int, suffix: Int) {
+    a.withUnsafeBufferPointer { a in
+      b.withUnsafeBufferPointer { b in
+        let shorter = min(a.count, b.count)
+        guard shorter > 0, let left = a.baseAddress, let right = b.baseAddress else { return (0, 0) }
+        let leftRaw = UnsafeRawPointer(left)
+        let rightRaw = UnsafeRawPointer(right)
+        var prefix = 0
+        while prefix + 8 <= shorter,
+          leftRaw.loadUnaligned(fromByteOffset: prefix, as: UInt64.self)
+            == rightRaw.loadUnaligned(fromByteOffset: prefix, as: UInt64.self)
+        {
+          prefix += 8
+        }
+        while prefix < shorter, left[prefix] == right[prefix] { prefix += 1 }
+        let room = shorter - prefix
+        var suffix = 0
+        while suffix + 8 <= room,
+          leftRaw.loadUnaligned(fromByteOffset: a.count - suffix - 8, as: UInt64.self)
+            == rightRaw.loadUnaligned(fromByteOffset: b.count - suffix - 8, as: UInt64.self)
+        {
+          suffix += 8
+        }
+        while suffix < room, left[a.count - suffix - 1] == right[b.count - suffix - 1] { suffix += 1 }
+        return (prefix, suffix)
+      }
+    }
+  }
+}
+
+extension JSONValue {
+  /// Whether the two values print as the same text: the same kinds in the same order, keys
+  /// and strings with the same bytes, numbers with the same spelling (`==` is looser: `1.50`
+  /// equals `1.5`, and canonically equivalent strings are equal). Arrays and objects that
+  /// share storage (a copy not changed since) are so without a look inside.
+  func printsIdentically(to other: JSONValue) -> Bool {
+    switch (self, other) {
+    case (.null, .null):
+      return true
+    case (.bool(let left), .bool(let right)):
+      return left == right
+    case (.number(let left), .number(let right)):
+      return JSONReader.sameBytes(left.text, right.text)
+    case (.string(let left), .string(let right)):
+      return JSONReader.sameBytes(left, right)
+    case (.array(let left), .array(let right)):
+      guard left.count == right.count else { return false }
+      let shared = left.withUnsafeBufferPointer { mine in right.withUnsafeBufferPointer { mine.baseAddress == $0.baseAddress } }
+      if shared { return true }
+      return zip(left, right).allSatisfy { $0.printsIdentically(to: $1) }
+    case (.object(let left), .object(let right)):
+      guard left.count == right.count else { return false }
+      let shared = left.members.withUnsafeBufferPointer { mine in
+        right.members.withUnsafeBufferPointer { mine.baseAddress == $0.baseAddress }
+      }
+      if shared { return true }
+      return zip(left.members, right.members).allSatisfy {
+        JSONReader.sameBytes($0.key, $1.key) && $0.value.printsIdentically(to: $1.value)
+      }
+    default:
+      return false
+    }
+  }
+}
