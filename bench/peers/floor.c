@@ -9,12 +9,23 @@
  * Relaxed mode skips both fsyncs. As in ccsync, the lock covers the read, the temp file and
  * the rename; closing the replaced file and the directory's fsync come after the unlock, so
  * the next writer does not wait for them (the call still returns only once they are done).
+ *
+ * It makes every system call ccsync's protocol makes, for the same reasons (the library's
+ * safeguards; strace a `ccsync set` to compare): lstat of the data file's name (ccsync follows
+ * a symlink itself) and fstat of the lock file before the flock; after it, lstat of the lock
+ * file's name (the lock is void if that file was replaced); faccessat(W_OK) (a read-only file
+ * is refused, not replaced); the temp file's own flock (the mark of a live writer, for the
+ * leftover cleaner) and fstat (owner and group to inherit); flistxattr of the original
+ * (attributes and ACLs to inherit); fstat of the new version after the rename (its identity);
+ * and, on the first write and then every 10 s, a listing of the directory for leftover temp
+ * files. With --bare it makes only the protocol's bare steps above (the floor before those
+ * safeguards), a reference for what they cost.
  * No JSON parser: the change edits the text of the top-level "counter" number in place, which
  * is the least any writer can do.
  *
  * Modes (each prints "ready" and waits for a line on stdin before it starts, prints "done" at
  * the end):
- *   floor increment FILE [--relaxed]             for each line N on stdin, N counter
+ *   floor increment FILE [--relaxed] [--bare]    for each line N on stdin, N counter
  *                                                increments, then "done"; ends at end of input
  *   floor timed-writer FILE COUNT BYTES INTERVAL_US
  *       COUNT saves of {"sequence": N, "sentAt": T, "payload": "x..."} (about BYTES long),
@@ -35,6 +46,7 @@
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static int64_t now_ns(void) {
@@ -68,6 +80,25 @@ static void target_init(struct target *t, const char *path) {
 
 struct buffer { char *bytes; size_t length, capacity; };
 
+/* --bare: only the protocol's bare steps, without ccsync's safeguards. */
+static int bare = 0;
+
+/* ccsync lists the directory for leftover temp files on a process's first write of a file and
+ * then every 10 s; the floor does the same listing (it finds nothing to remove here). */
+static void sweep_leftovers_if_due(const struct target *t) {
+  static int64_t next_sweep = 0;
+  int64_t now = now_ns();
+  if (now < next_sweep) return;
+  next_sweep = now + 10000000000LL;
+  int directory = open(t->directory, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+  if (directory < 0) die("open", t->directory);
+  struct stat status;
+  if (fstat(directory, &status) != 0) die("fstat", t->directory);
+  char entries[32768];
+  while (syscall(SYS_getdents64, directory, entries, sizeof entries) > 0) {}
+  close(directory);
+}
+
 static void reserve(struct buffer *b, size_t capacity) {
   if (b->capacity >= capacity) return;
   b->bytes = realloc(b->bytes, capacity);
@@ -93,15 +124,22 @@ typedef void (*change_fn)(const struct buffer *old, struct buffer *new_contents,
 /* One locked read-modify-write. Returns CLOCK_MONOTONIC just before rename(2). */
 static int64_t locked_replace(const struct target *t, int durable, change_fn change, void *context,
                               struct buffer *old, struct buffer *new_contents) {
+  struct stat status;
+  if (!bare && lstat(t->path, &status) != 0 && errno != ENOENT) die("lstat", t->path);
   int lock = open(t->lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
   if (lock < 0) die("open", t->lock);
+  struct stat lock_status;
+  if (!bare && fstat(lock, &lock_status) != 0) die("fstat", t->lock);
   while (flock(lock, LOCK_EX) != 0) if (errno != EINTR) die("flock", t->lock);
+  if (!bare) {
+    struct stat at_name;
+    if (lstat(t->lock, &at_name) != 0 || at_name.st_ino != lock_status.st_ino) die("lock file replaced", t->lock);
+  }
 
   old->length = 0;
   mode_t mode = 0644;
   int data = open(t->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (data >= 0) {
-    struct stat status;
     if (fstat(data, &status) != 0) die("fstat", t->path);
     mode = status.st_mode & 07777;
     reserve(old, (size_t)status.st_size + 4096);
@@ -111,12 +149,17 @@ static int64_t locked_replace(const struct target *t, int durable, change_fn cha
       if (got < 0) { if (errno == EINTR) continue; die("read", t->path); }
       if (got == 0) break;
       old->length += (size_t)got;
+      if (!bare && old->length == (size_t)status.st_size) break;  /* as ccsync: one read of the size fstat gave */
     }
   } else if (errno != ENOENT) {
     die("open", t->path);
   }
 
   change(old, new_contents, context);
+  if (!bare) {
+    if (data >= 0 && faccessat(AT_FDCWD, t->path, W_OK, AT_EACCESS) != 0) die("faccessat", t->path);
+    sweep_leftovers_if_due(t);
+  }
 
   char temporary[PATH_MAX + 32];
   int file = -1;
@@ -126,11 +169,23 @@ static int64_t locked_replace(const struct target *t, int durable, change_fn cha
     if (file < 0 && errno != EEXIST) die("create", temporary);
   }
   if (file < 0) die("create", temporary);
+  if (!bare) {
+    if (flock(file, LOCK_EX | LOCK_NB) != 0) die("flock", temporary);
+    struct stat created;
+    if (fstat(file, &created) != 0) die("fstat", temporary);
+    if (data >= 0 && (created.st_uid != status.st_uid || created.st_gid != status.st_gid)
+        && fchown(file, status.st_uid, status.st_gid) != 0) die("fchown", temporary);
+  }
   if (fchmod(file, mode) != 0) die("fchmod", temporary);
+  if (!bare && data >= 0 && flistxattr(data, NULL, 0) < 0 && errno != ENOTSUP) die("flistxattr", t->path);
   write_all(file, new_contents->bytes, new_contents->length, temporary);
   if (durable && fsync(file) != 0) die("fsync", temporary);
   int64_t renamed_at = now_ns();
   if (rename(temporary, t->path) != 0) die("rename", temporary);
+  if (!bare) {
+    struct stat renamed;
+    if (fstat(file, &renamed) != 0) die("fstat", temporary);
+  }
   close(file);
   flock(lock, LOCK_UN);
   close(lock);
@@ -190,7 +245,7 @@ static void wait_for_start(void) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: floor increment FILE [--relaxed]\n"
+  fprintf(stderr, "usage: floor increment FILE [--relaxed] [--bare]\n"
                   "       floor timed-writer FILE COUNT BYTES INTERVAL_US\n"
                   "       floor churn FILE SECONDS\n");
   return 64;
@@ -202,8 +257,10 @@ int main(int argc, char **argv) {
   struct target t;
   target_init(&t, argv[2]);
   struct buffer old = {0}, new_contents = {0};
+  for (int i = 3; i < argc; i++) if (strcmp(argv[i], "--bare") == 0) bare = 1;
   if (strcmp(argv[1], "increment") == 0) {
-    int durable = !(argc > 3 && strcmp(argv[3], "--relaxed") == 0);
+    int durable = 1;
+    for (int i = 3; i < argc; i++) if (strcmp(argv[i], "--relaxed") == 0) durable = 0;
     printf("ready\n");
     fflush(stdout);
     char line[64];
