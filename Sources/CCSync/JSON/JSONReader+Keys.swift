@@ -160,21 +160,9 @@ extension JSONReader {
     return mixed ^ (mixed >> 32)
   }
 
-  /// Whether two strings have the same UTF-8 bytes, compared a word at a time (not at all
-  /// for two copies of one string), where `String ==` would compare them as Unicode text.
+  /// Whether two keys have the same UTF-8 bytes (see `String.hasSameBytes(as:)`).
   static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
-    // The same representation is the same string: one buffer, or one small string's bytes.
-    if unsafeBitCast(lhs, to: (UInt64, UInt64).self) == unsafeBitCast(rhs, to: (UInt64, UInt64).self) { return true }
-    let count = lhs.utf8.count
-    guard count == rhs.utf8.count else { return false }
-    guard count > 0 else { return true }
-    let compared: Bool?? = lhs.utf8.withContiguousStorageIfAvailable { left in
-      rhs.utf8.withContiguousStorageIfAvailable { right in
-        left.baseAddress == right.baseAddress || JSONKeyCache.equalBytes(left.baseAddress!, right.baseAddress, count)
-      }
-    }
-    if let compared, let compared { return compared }
-    return lhs.utf8.elementsEqual(rhs.utf8)
+    lhs.hasSameBytes(as: rhs)
   }
 
   /// A key as messages show it: as a JSON string, shortened when long.

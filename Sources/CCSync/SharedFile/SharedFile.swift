@@ -179,7 +179,7 @@ public final class SharedFile: Sendable {
     let (names, sweepKnownNotDue) = lastReplacement.withLock { last in
       // Compared byte for byte: `String ==` would take canonically equivalent paths, which name
       // different files on Linux, for the same.
-      guard let last, JSONReader.sameBytes(last.names.target, target) else { return (ReplacementNames(target: target), false) }
+      guard let last, last.names.target.hasSameBytes(as: target) else { return (ReplacementNames(target: target), false) }
       return (last.names, now < last.nextLeftoverSweep)
     }
     var replace = AtomicReplace(names: names, displayPath: path, durable: isDurable)

@@ -14,3 +14,23 @@ extension Array where Element == UInt8 {
     }
   }
 }
+
+extension String {
+  /// Whether `other` has exactly the same UTF-8 bytes (`==` compares Unicode text: it takes
+  /// canonically equivalent strings, `"é"` and `"e\u{301}"`, for equal). No look at the bytes
+  /// for two copies of one string; otherwise one `memcmp`.
+  func hasSameBytes(as other: String) -> Bool {
+    // The same representation is the same string: one buffer, or one small string's bytes.
+    if unsafeBitCast(self, to: (UInt64, UInt64).self) == unsafeBitCast(other, to: (UInt64, UInt64).self) { return true }
+    let count = utf8.count
+    guard count == other.utf8.count else { return false }
+    guard count > 0 else { return true }
+    let compared: Bool?? = utf8.withContiguousStorageIfAvailable { mine in
+      other.utf8.withContiguousStorageIfAvailable { theirs in
+        mine.baseAddress == theirs.baseAddress || memcmp(mine.baseAddress!, theirs.baseAddress!, count) == 0
+      }
+    }
+    if let compared, let compared { return compared }
+    return utf8.elementsEqual(other.utf8)
+  }
+}

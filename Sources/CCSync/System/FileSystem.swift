@@ -128,7 +128,9 @@ enum FileSystem {
   }
 
   /// 64 random bits from the kernel, drawn 16 at a time: a `getrandom` call per draw
-  /// (`SystemRandomNumberGenerator`'s way) was one system call more in every locked save.
+  /// (`SystemRandomNumberGenerator`'s way) was one system call more in every locked save. A
+  /// forked child goes on with its parent's draws; the names they make are created
+  /// `O_EXCL`, so one drawn twice is only drawn again.
   static func randomDraw() -> UInt64 {
     randomDraws.withLock { pool in
       if pool.next == pool.draws.count {
