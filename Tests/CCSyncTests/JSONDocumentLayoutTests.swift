@@ -119,6 +119,55 @@ import Testing
     }
   }
 
+  /// Random byte edits of a printed document (bytes inserted, removed or replaced anywhere,
+  /// JSON's structural characters, escapes and invalid UTF-8 among them): whenever the
+  /// shortcut answers, the whole text parses to the same document, and a layout comes only
+  /// with the printer's own text; when the whole text is invalid, the shortcut never answers.
+  @Test func randomEditsNeverGiveAnotherAnswer() throws {
+    var answered = 0
+    var rejected = 0
+    for seed in 0..<40 {
+      try Self.checkRandomEdits(seed: seed, answered: &answered, rejected: &rejected)
+    }
+    // The edits exercise both sides: answers to check, and invalid texts left alone.
+    #expect(answered >= 100 && rejected >= 200, "\(answered) answered, \(rejected) invalid")
+  }
+
+  static func checkRandomEdits(seed: Int, answered: inout Int, rejected: inout Int) throws {
+    var (random, original, known, layout) = try Self.printed(seed: seed)
+    let alphabet = Array("{}[],:\" 0123456789.-eEtrufalsn\\".utf8) + [0x0A, 0x00, 0x1F, 0x80, 0xC3, 0xA9, 0xFF]
+    for _ in 0..<50 {
+      var bytes = known
+      for _ in 0..<Int.random(in: 1...3, using: &random) {
+        let position = Int.random(in: 0...bytes.count, using: &random)
+        switch Int.random(in: 0..<3, using: &random) {
+        case 0: bytes.insert(random.pick(alphabet), at: position)
+        case 1: if position < bytes.count { bytes.remove(at: position) }
+        default: if position < bytes.count { bytes[position] = random.pick(alphabet) }
+        }
+      }
+      guard bytes != known else { continue }
+      let shortcut = layout.parse(bytes, over: known, parsedAs: original)
+      let whole = Result { () throws(JSONParseError) in try JSONValue(parsing: bytes) }
+      if case .failure = whole { rejected += 1 }
+      switch (shortcut, whole) {
+      case (nil, _):
+        continue
+      case (let answer?, .success(let document)):
+        answered += 1
+        #expect(answer.document.printsIdentically(to: document), "\(String(decoding: bytes, as: UTF8.self))")
+        let (printed, printedLayout) = JSONDocumentLayout.print(document)
+        if let newLayout = answer.layout {
+          #expect(printed == bytes && newLayout == printedLayout, "a layout for text that is not the printer's")
+        } else {
+          #expect(printed != bytes, "no layout for the printer's own text")
+        }
+      case (_?, .failure(let error)):
+        Issue.record("the shortcut accepted text the whole parse rejects (\(error)): \(String(decoding: bytes, as: UTF8.self))")
+      }
+    }
+  }
+
   /// The nesting limit holds as for the whole text: a value nested to the limit parses, one
   /// level more is left to the whole parse, which rejects it.
   @Test func nestingLimitIsTheWholeTexts() throws {
