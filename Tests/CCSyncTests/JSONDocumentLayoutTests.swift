@@ -227,6 +227,37 @@ import Testing
     }
   }
 
+  /// The common start and end of two byte strings, against a byte-by-byte count: lengths
+  /// around the word and the 4 KB run, differences anywhere, equal and empty inputs.
+  @Test func commonEndsMatchesACountByteByByte() {
+    var random = SeededJSONRandom(seed: 7)
+    func naive(_ a: [UInt8], _ b: [UInt8]) -> (Int, Int) {
+      let shorter = min(a.count, b.count)
+      var prefix = 0
+      while prefix < shorter, a[prefix] == b[prefix] { prefix += 1 }
+      var suffix = 0
+      while suffix < shorter - prefix, a[a.count - suffix - 1] == b[b.count - suffix - 1] { suffix += 1 }
+      return (prefix, suffix)
+    }
+    for length in [0, 1, 7, 8, 9, 63, 4095, 4096, 4097, 9000] {
+      let a = (0..<length).map { _ in UInt8.random(in: 0...3, using: &random) }
+      for _ in 0..<20 {
+        var b = a
+        for _ in 0..<Int.random(in: 0...2, using: &random) where !b.isEmpty {
+          let position = Int.random(in: 0..<b.count, using: &random)
+          switch Int.random(in: 0..<3, using: &random) {
+          case 0: b[position] &+= 1
+          case 1: b.remove(at: position)
+          default: b.insert(9, at: position)
+          }
+        }
+        let found = JSONDocumentLayout.commonEnds(a, b)
+        let expected = naive(a, b)
+        #expect(found.prefix == expected.0 && found.suffix == expected.1, "length \(length)")
+      }
+    }
+  }
+
   /// `printsIdentically` is stricter than `==`: spelling and canonically equivalent strings.
   @Test func printsIdenticallyIsAboutText() {
     #expect(JSONValue.number(JSONNumber(text: "1.50")!) == .number(JSONNumber(text: "1.5")!))

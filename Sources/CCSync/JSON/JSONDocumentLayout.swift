@@ -92,21 +92,23 @@ struct JSONDocumentLayout: Sendable, Equatable {
       if !new[position].value.printsIdentically(to: old[position].value) { changed.append(position) }
     }
     guard !changed.isEmpty else { return (known, self) }
-    var printer = JSONPrinter(style: .pretty, initialCapacity: known.count + known.count / 16 + 64)
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(known.count + known.count / 16 + 64)
     var layout = self
     var copiedUpTo = 0
+    var printer = JSONPrinter(style: .pretty, initialCapacity: 256)
     known.withUnsafeBufferPointer { text in
       for position in changed {
-        printer.append(contentsOf: UnsafeBufferPointer(rebasing: text[copiedUpTo..<valueStarts[position]]))
-        let before = printer.count
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[copiedUpTo..<valueStarts[position]]))
+        printer.reset()
         printer.write(new[position].value, depth: 1)
-        let oldLength = valueEnd(position) - valueStarts[position]
-        layout.shift(after: position, by: (printer.count - before) - oldLength)
+        printer.withWrittenBytes(0..<printer.count) { bytes.append(contentsOf: $0) }
+        layout.shift(after: position, by: printer.count - (valueEnd(position) - valueStarts[position]))
         copiedUpTo = valueEnd(position)
       }
-      printer.append(contentsOf: UnsafeBufferPointer(rebasing: text[copiedUpTo...]))
+      bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[copiedUpTo...]))
     }
-    return (printer.makeBytes(), layout)
+    return (bytes, layout)
   }
 
   /// `bytes` parsed by way of `known`, a text with this layout that parses to `document`,
@@ -158,32 +160,7 @@ struct JSONDocumentLayout: Sendable, Equatable {
   /// How many bytes `a` and `b` share at their start, and then at their end (the two never
   /// overlap in the shorter one).
   static func commonEnds(_ a: [UInt8], _ b: [UInt8]) -> (prefix: Int, suffix: Int) {
-    a.withUnsafeBufferPointer { a in
-      b.withUnsafeBufferPointer { b in
-        let shorter = min(a.count, b.count)
-        guard shorter > 0, let left = a.baseAddress, let right = b.baseAddress else { return (0, 0) }
-        let leftRaw = UnsafeRawPointer(left)
-        let rightRaw = UnsafeRawPointer(right)
-        var prefix = 0
-        while prefix + 8 <= shorter,
-          leftRaw.loadUnaligned(fromByteOffset: prefix, as: UInt64.self)
-            == rightRaw.loadUnaligned(fromByteOffset: prefix, as: UInt64.self)
-        {
-          prefix += 8
-        }
-        while prefix < shorter, left[prefix] == right[prefix] { prefix += 1 }
-        let room = shorter - prefix
-        var suffix = 0
-        while suffix + 8 <= room,
-          leftRaw.loadUnaligned(fromByteOffset: a.count - suffix - 8, as: UInt64.self)
-            == rightRaw.loadUnaligned(fromByteOffset: b.count - suffix - 8, as: UInt64.self)
-        {
-          suffix += 8
-        }
-        while suffix < room, left[a.count - suffix - 1] == right[b.count - suffix - 1] { suffix += 1 }
-        return (prefix, suffix)
-      }
-    }
+    a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in CCSync.commonEnds(a, b) } }
   }
 }
 

@@ -42,6 +42,11 @@ struct JSONPrinter: ~Copyable {
     base.deallocate()
   }
 
+  /// Forgets what was written, keeping the buffer for more.
+  mutating func reset() {
+    count = 0
+  }
+
   /// Writes a whole document: the value, and in pretty style a final newline.
   mutating func write(_ value: JSONValue) {
     write(value, depth: 0)
@@ -315,11 +320,6 @@ struct JSONPrinter: ~Copyable {
 
   mutating func append(_ text: StaticString) {
     append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
-  }
-
-  /// Appends `bytes` as they are (text already in JSON form).
-  mutating func append(contentsOf bytes: UnsafeBufferPointer<UInt8>) {
-    append(bytes)
   }
 
   private mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {

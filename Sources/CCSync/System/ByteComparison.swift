@@ -15,6 +15,37 @@ extension Array where Element == UInt8 {
   }
 }
 
+/// How many bytes two buffers share at their start, then at their end (never overlapping in
+/// the shorter one). Runs of 4 KB are compared with `memcmp`, then words, then bytes: a 1 MB
+/// document that differs in one value costs a pass of `memcmp`, not a loop over each word.
+func commonEnds(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> (prefix: Int, suffix: Int) {
+  let shorter = min(a.count, b.count)
+  guard shorter > 0, let left = a.baseAddress, let right = b.baseAddress else { return (0, 0) }
+  let run = 4096
+  let word = MemoryLayout<UInt64>.size
+  let leftRaw = UnsafeRawPointer(left)
+  let rightRaw = UnsafeRawPointer(right)
+  var prefix = 0
+  while prefix + run <= shorter, memcmp(left + prefix, right + prefix, run) == 0 { prefix += run }
+  while prefix + word <= shorter,
+    leftRaw.loadUnaligned(fromByteOffset: prefix, as: UInt64.self) == rightRaw.loadUnaligned(fromByteOffset: prefix, as: UInt64.self)
+  {
+    prefix += word
+  }
+  while prefix < shorter, left[prefix] == right[prefix] { prefix += 1 }
+  let room = shorter - prefix
+  var suffix = 0
+  while suffix + run <= room, memcmp(left + a.count - suffix - run, right + b.count - suffix - run, run) == 0 { suffix += run }
+  while suffix + word <= room,
+    leftRaw.loadUnaligned(fromByteOffset: a.count - suffix - word, as: UInt64.self)
+      == rightRaw.loadUnaligned(fromByteOffset: b.count - suffix - word, as: UInt64.self)
+  {
+    suffix += word
+  }
+  while suffix < room, left[a.count - suffix - 1] == right[b.count - suffix - 1] { suffix += 1 }
+  return (prefix, suffix)
+}
+
 extension String {
   /// Whether `other` has exactly the same UTF-8 bytes (`==` compares Unicode text: it takes
   /// canonically equivalent strings, `"é"` and `"e\u{301}"`, for equal). No look at the bytes
