@@ -89,6 +89,44 @@ import Testing
     #expect(final["ratio"]?.numberValue?.text == "1.50")
   }
 
+  /// A process that writes keeps the document of the versions it reads afterwards (the next
+  /// update starts from it without a parse), reads a version changed in one top-level value by
+  /// parsing that value, and gets what the whole parse gives; one that only reads keeps no
+  /// document.
+  @Test func readsAfterAWriteKeepTheDocumentAndParseOnlyWhatChanged() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("doc.json")
+    let writer = SharedDocument(path: path)
+    let other = SharedDocument(path: path)
+    let reader = SharedDocument(path: path)
+    try writer.update { $0 = ["counter": 1, "name": "svc", "list": [1, 2]] }
+    #expect(try reader.read() == ["counter": 1, "name": "svc", "list": [1, 2]])
+    try other.update { try $0.setValue(2, at: JSONPath(tokens: ["counter"])) }
+
+    guard case .changed(let value) = writer.readIfChanged(contentMayDiffer: true) else {
+      Issue.record("the other writer's version was not seen")
+      return
+    }
+    let whole = try JSONValue(parsing: try contents(of: path))
+    #expect(value.printsIdentically(to: whole))
+    let kept = writer.tracking.withLock { $0.seen }
+    #expect(kept?.document.map { $0.printsIdentically(to: whole) } == true, "the writer keeps the document")
+    #expect(kept?.layout == JSONDocumentLayout.print(whole).layout, "and the layout of the printer's text")
+
+    guard case .changed = reader.readIfChanged(contentMayDiffer: true) else {
+      Issue.record("the reader did not see the change")
+      return
+    }
+    #expect(reader.tracking.withLock { $0.seen?.document } == nil, "a reader keeps no document")
+
+    writeFile(path, #"{"counter": 3, "name": "foreign", "list": [1, 2]}"#)  // another tool's format
+    #expect(try writer.read() == ["counter": 3, "name": "foreign", "list": [1, 2]])
+    #expect(writer.tracking.withLock { $0.seen?.layout } == nil, "no layout for text that is not the printer's")
+    try writer.update { try $0.setValue(4, at: JSONPath(tokens: ["counter"])) }
+    #expect(try JSONValue(parsing: try contents(of: path)) == ["counter": 4, "name": "foreign", "list": [1, 2]])
+  }
+
   @Test func anUpdateThatThrowsCreatesNoFile() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }

@@ -73,15 +73,26 @@ public final class SharedDocument: Sendable {
     var bytes: [UInt8]
     /// Why this version is not a valid document, or `nil` when it is.
     var problem: StorageError? = nil
-    /// The document this process wrote as `bytes`: its next write, reading these very bytes
-    /// again under the lock, takes it instead of parsing them (see
-    /// ``SharedDocument/knownVersion(for:)``). Kept for writes only: a process that only
-    /// reads (a watcher) would pay its memory (about three times the file's size) for nothing.
+    /// The document `bytes` parse to, kept by a process that writes (from its first write on):
+    /// its next write, reading these very bytes again under the lock, takes it instead of
+    /// parsing them, and one reading a version that differs from them in one top-level value
+    /// parses that value alone (see ``SharedDocument/knownVersion(for:)``). A process that only
+    /// reads (a watcher) keeps none: it would pay its memory (about three times the file's
+    /// size) for nothing.
     var document: JSONValue? = nil
     /// Where `document`'s top-level members lie in `bytes`, when `bytes` are exactly the
     /// printer's text of `document` (see ``JSONDocumentLayout``): the next write parses a
     /// version that differs in a few top-level values by those values alone.
     var layout: JSONDocumentLayout? = nil
+
+    /// `bytes` parsed by way of this version, when it kept its document: the same bytes give
+    /// that document, bytes that differ in one top-level value that value's parse (see
+    /// ``SharedDocument/knownVersion(for:)``); `nil` otherwise.
+    func knownVersion(for bytes: [UInt8]) -> (document: JSONValue, layout: JSONDocumentLayout?)? {
+      guard let document else { return nil }
+      if self.bytes.hasSameBytes(as: bytes) { return (document, layout) }
+      return layout?.parse(bytes, over: self.bytes, parsedAs: document)
+    }
   }
 
   /// How long after a version's last change its identity may recur (see
@@ -145,12 +156,12 @@ public final class SharedDocument: Sendable {
     var attempts = 0
     while true {
       attempts += 1
-      let generation = tracking.withLock { $0.generation }
+      let (seen, generation) = tracking.withLock { ($0.seen, $0.generation) }
       guard let snapshot = try file.read() else { return (nil, nil) }
-      let value = try parse(snapshot.bytes)
+      let parsed = try parse(snapshot.bytes, after: seen)
       // The fourth attempt records what it read whatever happened meanwhile.
-      if let recorded = remember(snapshot, ifGenerationIs: attempts < 4 ? generation : nil) {
-        return (value, Rank(generation: recorded))
+      if let recorded = remember(snapshot, parsed, ifGenerationIs: attempts < 4 ? generation : nil) {
+        return (parsed.document, Rank(generation: recorded))
       }
     }
   }
@@ -202,7 +213,8 @@ public final class SharedDocument: Sendable {
         return (.invalid(error), nil)
       }
       let sameBytes = seen.map { $0.bytes.hasSameBytes(as: snapshot.bytes) } ?? false
-      let parsed: Result<JSONValue, StorageError>? = sameBytes ? nil : Result { () throws(StorageError) in try parse(snapshot.bytes) }
+      let parsed: Result<ParsedVersion, StorageError>? =
+        sameBytes ? nil : Result { () throws(StorageError) in try parse(snapshot.bytes, after: seen) }
       let outcome = tracking.withLock { state -> (Observation, Rank?)? in
         if state.writing?.hasSameBytes(as: snapshot.bytes) == true { return (.unchanged, nil) }  // our own write, finishing
         guard state.generation == generation || attempt == 3 else { return nil }
@@ -213,9 +225,10 @@ public final class SharedDocument: Sendable {
         }
         state.generation += 1
         switch parsed {
-        case .success(let value):
-          state.seen = SeenVersion(identity: snapshot.identity, bytes: snapshot.bytes)
-          return (.changed(value), Rank(generation: state.generation))
+        case .success(let version):
+          state.seen = SeenVersion(
+            identity: snapshot.identity, bytes: snapshot.bytes, document: version.kept, layout: version.layout)
+          return (.changed(version.document), Rank(generation: state.generation))
         case .failure(let error):
           state.seen = SeenVersion(identity: snapshot.identity, bytes: snapshot.bytes, problem: error)
           return (.invalid(error), nil)
@@ -245,15 +258,39 @@ public final class SharedDocument: Sendable {
     }
   }
 
-  /// Records `snapshot` (valid) as seen, if the generation is still `expected` (always when
-  /// `nil`); returns its generation, or `nil` when another version was recorded meanwhile.
-  private func remember(_ snapshot: FileSnapshot, ifGenerationIs expected: UInt64?) -> UInt64? {
+  /// Records `snapshot` (valid, parsed as `parsed`) as seen, if the generation is still
+  /// `expected` (always when `nil`); returns its generation, or `nil` when another version was
+  /// recorded meanwhile.
+  private func remember(_ snapshot: FileSnapshot, _ parsed: ParsedVersion, ifGenerationIs expected: UInt64?) -> UInt64? {
     tracking.withLock { state in
       if let expected, state.generation != expected { return nil }
       state.generation += 1
-      state.seen = SeenVersion(identity: snapshot.identity, bytes: snapshot.bytes)
+      state.seen = SeenVersion(identity: snapshot.identity, bytes: snapshot.bytes, document: parsed.kept, layout: parsed.layout)
       return state.generation
     }
+  }
+
+  /// A version read outside a write: its document, the document to keep with it as seen, and
+  /// its layout.
+  struct ParsedVersion {
+    var document: JSONValue
+    /// `document` when the version seen before kept its document (a process that writes:
+    /// its next update then starts from this one without a parse), `nil` otherwise (a process
+    /// that only reads keeps no document; see ``SeenVersion/document``).
+    var kept: JSONValue?
+    var layout: JSONDocumentLayout?
+  }
+
+  /// Parses a version read outside a write, by way of `seen` when that is a version this
+  /// process wrote or kept (see ``knownVersion(for:)``): then only a changed top-level value
+  /// is parsed, and the result is kept for the next update.
+  func parse(_ bytes: [UInt8], after seen: SeenVersion?) throws(StorageError) -> ParsedVersion {
+    guard let seen, seen.document != nil else { return ParsedVersion(document: try parse(bytes)) }
+    if let known = seen.knownVersion(for: bytes) {
+      return ParsedVersion(document: known.document, kept: known.document, layout: known.layout)
+    }
+    let document = try parse(bytes)
+    return ParsedVersion(document: document, kept: document)
   }
 
   /// The document `bytes` parse to, and their layout when known, by way of the version this
@@ -268,10 +305,7 @@ public final class SharedDocument: Sendable {
   ///
   /// The bytes themselves are always read under the lock; only the parse is spared.
   func knownVersion(for bytes: [UInt8]) -> (document: JSONValue, layout: JSONDocumentLayout?)? {
-    let seen = tracking.withLock { $0.seen }
-    guard let seen, let document = seen.document else { return nil }
-    if seen.bytes.hasSameBytes(as: bytes) { return (document, seen.layout) }
-    return seen.layout?.parse(bytes, over: seen.bytes, parsedAs: document)
+    tracking.withLock { $0.seen }?.knownVersion(for: bytes)
   }
 
   /// The bytes a document is written as: pretty JSON with a trailing newline.
