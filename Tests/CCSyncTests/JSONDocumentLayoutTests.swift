@@ -53,15 +53,17 @@ import Testing
     }
   }
 
-  /// One top-level value changed (any new value, written by the printer): the shortcut parses
-  /// to what the whole text parses to, with the whole text's layout.
+  /// Top-level values changed (one, or several; any new values, written by the printer): the
+  /// shortcut parses to what the whole text parses to, with the whole text's layout.
   @Test(arguments: 0..<200)
   func parseOfOneChangedValueMatchesTheWholeParse(seed: Int) throws {
     var (random, original, known, layout) = try Self.printed(seed: seed)
     var changed = original
     guard case .object(var object) = changed else { return }
-    let position = Int.random(in: 0..<object.count, using: &random)
-    object.modifyValue(at: position) { $0 = random.value(depth: 3) }
+    for _ in 0..<Int.random(in: 1...2, using: &random) {
+      let position = Int.random(in: 0..<object.count, using: &random)
+      object.modifyValue(at: position) { $0 = random.value(depth: 3) }
+    }
     changed = .object(object)
     let (bytes, expectedLayout) = JSONDocumentLayout.print(changed)
 
@@ -70,14 +72,15 @@ import Testing
     if bytes == known {
       return  // the same text: the caller never asks
     }
-    let (document, newLayout) = try #require(result, "no shortcut for a change inside one value")
+    let (document, newLayout) = try #require(result, "no shortcut for a change inside values")
     #expect(document.printsIdentically(to: whole))
     #expect(newLayout == expectedLayout)
   }
 
-  /// Text another writer formatted its own way: the document is still the whole parse's, but
-  /// without a layout (its text is not the printer's); two changed values, a changed key, a
-  /// value made invalid or an added member: no shortcut.
+  /// Two values changed (the first and the last): the shortcut parses both and gives the whole
+  /// parse's document and layout. Text another writer formatted its own way: the document is
+  /// still the whole parse's, but without a layout (its text is not the printer's). A changed
+  /// key, a value made invalid or an added member: no shortcut.
   @Test func textTheShortcutMustNotTake() throws {
     let members: [(String, JSONValue)] = [("name", "svc"), ("ports", [1, 2]), ("counter", 7)]
     let original: JSONValue = .object(JSONObject(members))
@@ -90,13 +93,18 @@ import Testing
       return Array(replaced.utf8)
     }
 
+    let twoValues = Array(String(decoding: variant("\"svc\"", "\"web\""), as: UTF8.self).replacingOccurrences(of: "7", with: "8").utf8)
+    let (both, bothLayout) = try #require(layout.parse(twoValues, over: known, parsedAs: original))
+    let bothWhole = try JSONValue(parsing: twoValues)
+    #expect(both.printsIdentically(to: bothWhole))
+    #expect(bothLayout == JSONDocumentLayout.print(bothWhole).layout)
+
     let compact = variant("[\n    1,\n    2\n  ]", "[1,2]")
     let (document, compactLayout) = try #require(layout.parse(compact, over: known, parsedAs: original))
     #expect(document.printsIdentically(to: try JSONValue(parsing: compact)))
     #expect(compactLayout == nil)
 
     let cases: [(String, [UInt8])] = [
-      ("two values", Array(String(decoding: variant("\"svc\"", "\"web\""), as: UTF8.self).replacingOccurrences(of: "7", with: "8").utf8)),
       ("a key", variant("\"counter\"", "\"countex\"")),
       ("invalid text", variant("7", "7,")),
       ("a member added", variant("7\n}", "7,\n  \"more\": 1\n}")),

@@ -6,18 +6,19 @@
 /// (another process's, or this one's) usually touches one setting: on a 1 KB document that
 /// was most of the work done under the lock. With the layout of a version whose text is
 /// exactly what the printer makes of its document (the text this process wrote), the next
-/// version is compared with it byte for byte; when the bytes differ only inside one top-level
-/// value, only that value's text is parsed, and printing a new document copies the text of
+/// version is compared with it byte for byte; when the bytes differ only inside top-level
+/// values, only those values' text is parsed, and printing a new document copies the text of
 /// every top-level value that prints the same and prints only the others.
 ///
 /// Both shortcuts give exactly what parsing and printing the whole text give, or nothing (the
 /// caller then does the whole work):
-/// - ``parse(_:over:parsedAs:options:)``: the new text is the known text with one value's
-///   text replaced (the bytes before and after it are the known ones), and that replacement
-///   parses as one complete value. JSON's grammar makes the value's text parse the same
-///   wherever it sits between a member's `": "` and the `,` or newline after it, so the whole
-///   parses to the known document with that value replaced. Invalid text is never accepted
-///   here: the whole-text parse reports it, with its line and column.
+/// - ``parse(_:over:parsedAs:options:)``: the new text is the known text with some values'
+///   text replaced (the bytes before the first, between them and after the last are the known
+///   ones), and each replacement parses as one complete value that ends where the known text
+///   resumes. JSON's grammar makes a value's text parse the same wherever it sits between a
+///   member's `": "` and the `,` or newline after it, so the whole parses to the known
+///   document with those values replaced. Invalid text is never accepted here: the whole-text
+///   parse reports it, with its line and column.
 /// - ``print(_:over:printedFrom:)``: the known text is the printer's own for the known
 ///   document (its layout says so), so a member that prints the same keeps its text.
 ///
@@ -112,40 +113,65 @@ struct JSONDocumentLayout: Sendable, Equatable {
   }
 
   /// `bytes` parsed by way of `known`, a text with this layout that parses to `document`,
-  /// when the two texts differ only inside one top-level value: only that value's new text is
-  /// parsed. Returns the document and, when the new value's text is the printer's own (so the
-  /// whole new text is), the new text's layout. `nil` when the shortcut does not apply or the
-  /// value's text is not valid JSON; the caller then parses the whole text.
+  /// when the two texts differ only inside top-level values (not in keys or between members):
+  /// only the new text of those values is parsed, from the first changed one to the last, and
+  /// the text between them must be the known one. Returns the document and, when every value
+  /// parsed is the printer's own text (so the whole new text is), the new text's layout.
+  /// `nil` when the shortcut does not apply or a value's text is not valid JSON; the caller
+  /// then parses the whole text.
   func parse(
     _ bytes: [UInt8], over known: [UInt8], parsedAs document: JSONValue, options: JSONParser.Options = .init()
   ) -> (document: JSONValue, layout: JSONDocumentLayout?)? {
     guard case .object(var object) = document, object.count == memberCount, options.maximumDepth > 1 else { return nil }
     let (prefix, suffix) = JSONDocumentLayout.commonEnds(known, bytes)
     let changedEnd = known.count - suffix  // the changed bytes of `known` are prefix..<changedEnd
-    // The member whose line holds the first changed byte: the last line starting at or before it.
+    let first = memberLine(containing: prefix)
+    let last = memberLine(containing: max(prefix, changedEnd - 1))
+    let delta = bytes.count - known.count
+    guard valueStarts[first] <= prefix, changedEnd <= valueEnd(last) else { return nil }
+    let valueOptions = JSONParser.Options(maximumDepth: options.maximumDepth - 1, duplicateKeys: options.duplicateKeys)
+    var layout = self
+    var canonical = true
+    let parsed: Bool = bytes.withUnsafeBufferPointer { text in
+      known.withUnsafeBufferPointer { knownText in
+        var reader = JSONReader(input: text, options: valueOptions)
+        var start = valueStarts[first]
+        for position in first...last {
+          guard let (value, end) = try? reader.readValue(at: start) else { return false }
+          if position < last {
+            // What follows, up to the next value (`,`, newline, indent, key, `: `), is the known text.
+            let between = UnsafeBufferPointer(rebasing: knownText[valueEnd(position)..<valueStarts[position + 1]])
+            guard end + between.count <= text.count,
+              JSONKeyCache.equalBytes(text.baseAddress! + end, between.baseAddress, between.count)
+            else { return false }
+            layout.lineStarts[position + 1] = end + 2
+            layout.valueStarts[position + 1] = end + between.count
+          } else {
+            guard end == valueEnd(last) + delta else { return false }
+          }
+          canonical = canonical && JSONDocumentLayout.printsAsIs(value, text: UnsafeBufferPointer(rebasing: text[start..<end]))
+          object.modifyValue(at: position) { $0 = value }
+          start = layout.valueStarts[min(position + 1, memberCount - 1)]
+        }
+        return true
+      }
+    }
+    guard parsed else { return nil }
+    for index in (last + 1)..<layout.lineStarts.count { layout.lineStarts[index] += delta }
+    for index in (last + 1)..<layout.valueStarts.count { layout.valueStarts[index] += delta }
+    return (.object(object), canonical ? layout : nil)
+  }
+
+  /// The member whose line holds `offset`: the last one whose line starts at or before it
+  /// (the first member for an offset before every line).
+  private func memberLine(containing offset: Int) -> Int {
     var low = 0
     var high = memberCount - 1
     while low < high {
       let middle = (low + high + 1) / 2
-      if lineStarts[middle] <= prefix { low = middle } else { high = middle - 1 }
+      if lineStarts[middle] <= offset { low = middle } else { high = middle - 1 }
     }
-    let position = low
-    let delta = bytes.count - known.count
-    guard valueStarts[position] <= prefix, changedEnd <= valueEnd(position) else { return nil }
-    let newEnd = valueEnd(position) + delta
-    guard newEnd > valueStarts[position] else { return nil }
-    let valueOptions = JSONParser.Options(maximumDepth: options.maximumDepth - 1, duplicateKeys: options.duplicateKeys)
-    let parsed: JSONValue? = bytes.withUnsafeBufferPointer { text in
-      try? JSONValue(parsing: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: text[valueStarts[position]..<newEnd])), options: valueOptions)
-    }
-    guard let value = parsed else { return nil }
-    let canonical = bytes.withUnsafeBufferPointer { text in
-      JSONDocumentLayout.printsAsIs(value, text: UnsafeBufferPointer(rebasing: text[valueStarts[position]..<newEnd]))
-    }
-    object.modifyValue(at: position) { $0 = value }
-    var layout = self
-    layout.shift(after: position, by: delta)
-    return (.object(object), canonical ? layout : nil)
+    return low
   }
 
   /// Whether the printer writes `value`, as a top-level member's value, as exactly `text`.

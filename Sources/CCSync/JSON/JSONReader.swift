@@ -68,6 +68,15 @@ struct JSONReader: ~Copyable {
     return value
   }
 
+  /// Reads the one value that starts at `start` (no whitespace before it) and returns it with
+  /// the offset just after it; what follows is not looked at. For parsing a part of a text
+  /// whose rest is known (see `JSONDocumentLayout`).
+  mutating func readValue(at start: Int) throws(JSONParseError) -> (value: JSONValue, end: Int) {
+    position = start
+    let value = try readValue()
+    return (value, position)
+  }
+
   /// Reads one value, with everything nested in it, starting at a non-whitespace byte.
   private mutating func readValue() throws(JSONParseError) -> JSONValue {
     nextValue: while true {
