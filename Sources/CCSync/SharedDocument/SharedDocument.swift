@@ -75,8 +75,8 @@ public final class SharedDocument: Sendable {
     var problem: StorageError? = nil
     /// The document `bytes` parse to, kept by a process that writes (from its first write on):
     /// its next write, reading these very bytes again under the lock, takes it instead of
-    /// parsing them, and one reading a version that differs from them in one top-level value
-    /// parses that value alone (see ``SharedDocument/knownVersion(for:)``). A process that only
+    /// parsing them, and one reading a version that differs from them inside top-level values
+    /// parses those values alone (see ``SharedDocument/knownVersion(for:)``). A process that only
     /// reads (a watcher) keeps none: it would pay its memory (about three times the file's
     /// size) for nothing.
     var document: JSONValue? = nil
@@ -86,7 +86,7 @@ public final class SharedDocument: Sendable {
     var layout: JSONDocumentLayout? = nil
 
     /// `bytes` parsed by way of this version, when it kept its document: the same bytes give
-    /// that document, bytes that differ in one top-level value that value's parse (see
+    /// that document, bytes that differ inside top-level values the parse of those values (see
     /// ``SharedDocument/knownVersion(for:)``); `nil` otherwise.
     func knownVersion(for bytes: [UInt8]) -> (document: JSONValue, layout: JSONDocumentLayout?)? {
       guard let document else { return nil }
@@ -282,8 +282,8 @@ public final class SharedDocument: Sendable {
   }
 
   /// Parses a version read outside a write, by way of `seen` when that is a version this
-  /// process wrote or kept (see ``knownVersion(for:)``): then only a changed top-level value
-  /// is parsed, and the result is kept for the next update.
+  /// process wrote or kept (see ``knownVersion(for:)``): then only the changed top-level values
+  /// are parsed, and the result is kept for the next update.
   func parse(_ bytes: [UInt8], after seen: SeenVersion?) throws(StorageError) -> ParsedVersion {
     guard let seen, seen.document != nil else { return ParsedVersion(document: try parse(bytes)) }
     if let known = seen.knownVersion(for: bytes) {
@@ -294,14 +294,14 @@ public final class SharedDocument: Sendable {
   }
 
   /// The document `bytes` parse to, and their layout when known, by way of the version this
-  /// process last wrote (or last read for a write) when nothing else was seen since; `nil`
-  /// when that version is not known or the shortcut does not apply (the caller parses).
+  /// process last saw, when it kept that version's document (it has written the file); `nil`
+  /// when it did not or the shortcut does not apply (the caller parses).
   ///
   /// - The same bytes: that version's document, without a parse. The printer's text parses
   ///   back to an equal document, so a process that is the only writer (or the last one) of
   ///   its file skips the parse its next update would repeat.
-  /// - Bytes that differ from them only inside one top-level value (another process changed a
-  ///   setting): that value's text alone is parsed (see ``JSONDocumentLayout``).
+  /// - Bytes that differ from them only inside top-level values (another process changed a
+  ///   setting): those values' text alone is parsed (see ``JSONDocumentLayout``).
   ///
   /// The bytes themselves are always read under the lock; only the parse is spared.
   func knownVersion(for bytes: [UInt8]) -> (document: JSONValue, layout: JSONDocumentLayout?)? {
