@@ -16,6 +16,37 @@ import Testing
     #expect(try fileJSON(path).objectValue?["counter"] == 1600)
   }
 
+  /// Three processes increment while this one, under the same lock, rewrites the file in its
+  /// own compact format and changes other settings: the writers' updates, which parse and
+  /// print only the values that changed when the text is their own, fall back to the whole
+  /// parse after each foreign write, and no update is lost.
+  @Test func incrementsStayExactWhileAForeignWriterReformatsTheFile() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("counter.json")
+    writeFile(path, #"{"theme": "light", "fontSize": 13, "counter": 0, "tags": []}"#)
+    let children = try (0..<3).map { _ in try ChildProcess.start(testHelper(), ["increment", path, "150"]) }
+    let file = SharedFile(path: path)
+    var foreign = 0
+    while children.contains(where: \.isRunning) && foreign < 200 {
+      try file.withLockedFile { locked in
+        guard let snapshot = try locked.read(), case .object(var object) = try JSONValue(parsing: snapshot.bytes),
+          let counter = object["counter"]?.numberValue?.int64Value
+        else { throw StorageError.decodingFailed(path: path, message: "no counter") }
+        object["counter"] = .number(JSONNumber(counter + 1))
+        object["fontSize"] = .number(JSONNumber(Int64(10 + foreign % 7)))
+        try locked.replaceContents(with: JSONValue.object(object).formattedBytes(.compact))
+      }
+      foreign += 1
+    }
+    for child in children {
+      let outcome = child.wait(deadline: .seconds(240))
+      #expect(outcome.succeeded, "\(outcome.standardError)")
+    }
+    #expect(foreign > 0)
+    #expect(try fileJSON(path).objectValue?["counter"] == .number(JSONNumber(Int64(450 + foreign))))
+  }
+
   @Test func pendingIdleEditAndAnotherProcessSaveBothSurvive() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
