@@ -186,7 +186,7 @@ struct JSONDocumentLayout: Sendable, Equatable {
   /// How many bytes `a` and `b` share at their start, and then at their end (the two never
   /// overlap in the shorter one).
   static func commonEnds(_ a: [UInt8], _ b: [UInt8]) -> (prefix: Int, suffix: Int) {
-    a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in CCSync.commonEnds(a, b) } }
+    a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in commonByteEnds(a, b) } }
   }
 }
 

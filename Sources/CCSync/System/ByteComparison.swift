@@ -18,7 +18,7 @@ extension Array where Element == UInt8 {
 /// How many bytes two buffers share at their start, then at their end (never overlapping in
 /// the shorter one). Runs of 4 KB are compared with `memcmp`, then words, then bytes: a 1 MB
 /// document that differs in one value costs a pass of `memcmp`, not a loop over each word.
-func commonEnds(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> (prefix: Int, suffix: Int) {
+func commonByteEnds(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> (prefix: Int, suffix: Int) {
   let shorter = min(a.count, b.count)
   guard shorter > 0, let left = a.baseAddress, let right = b.baseAddress else { return (0, 0) }
   let run = 4096
