@@ -193,8 +193,7 @@ enum ArgumentParser {
       }
     }
 
-    let required = spec.operands.filter { !$0.isOptional }.count
-    if parsed.operands.count < required {
+    if parsed.operands.count < requiredOperands {
       throw fail("Missing expected argument '<\(spec.operands[parsed.operands.count].name)>'")
     }
     if parsed.operands.count > spec.operands.count {

@@ -48,8 +48,9 @@ final class WatchChildren {
   /// When ``tick(now:)`` must next run (the SIGKILL of a command that ignores SIGTERM).
   var nextDeadline: Double? { ([killDeadline].compactMap { $0 } + lingeringGroups.map(\.killAt)).min() }
 
-  /// The longest `CCSYNC_VALUE` passed: Linux's limit on one environment string (128 KiB,
-  /// `MAX_ARG_STRLEN`) less the name and the terminating NUL.
+  /// Linux's limit on one environment string (128 KiB, `MAX_ARG_STRLEN`) less the name and the
+  /// terminating NUL: a `CCSYNC_VALUE` must be shorter than this to be passed in the
+  /// environment; a value this long or longer goes on standard input only.
   static let largestEnvironmentValue = 128 * 1024 - "CCSYNC_VALUE=".utf8.count - 1
 
   /// Starts the command with `value`; returns a status to end with if it cannot be started.
@@ -144,7 +145,7 @@ final class WatchChildren {
     }
     lingeringGroups.removeAll { lingering in
       guard now >= lingering.killAt else { return false }
-      _ = Subprocess.signalProcessGroup(lingering.group, .kill)
+      Subprocess.signalProcessGroup(lingering.group, .kill)
       return true
     }
   }
@@ -153,14 +154,14 @@ final class WatchChildren {
   /// 5 s); no further runs. What earlier stopped commands left running gets SIGKILL at once.
   func shutDown() {
     pending = false
-    for lingering in lingeringGroups { _ = Subprocess.signalProcessGroup(lingering.group, .kill) }
+    for lingering in lingeringGroups { Subprocess.signalProcessGroup(lingering.group, .kill) }
     lingeringGroups = []
     guard let current = child else { return }
     try? current.sendToProcessGroup(.terminate)
     let deadline = MonotonicClock.now() + WatchChildren.killDelay
     while current.statusIfExited() == nil || Subprocess.processGroupIsAlive(current.id) {
       if MonotonicClock.now() >= deadline {
-        _ = Subprocess.signalProcessGroup(current.id, .kill)
+        Subprocess.signalProcessGroup(current.id, .kill)
         if current.statusIfExited() == nil { _ = current.waitForStatus() }
         break
       }

@@ -210,22 +210,12 @@ def sized_tables(bench, rows, raw):
         "The same durable increment on the settings document grown with service entries, %d processes; "
         "updates per trial: %s; updates per second, median of %d trials (no goal: the issue's goals are for "
         "1 KB). Here parsing and printing the whole document under the lock would be most of the work; "
-        "ccsync parses and prints only the top-level value that changed (BENCHMARKS.md, \"Parsing and "
+        "ccsync parses and prints only the top-level values that changed (BENCHMARKS.md, \"Parsing and "
         "printing by what changed\")."
         % (SIZED_PROCESSES, " and ".join("%d for %s" % (updates, label) for _, label, updates in SIZED_DOCUMENTS),
            bench.options.trials))
     lines.append("")
-    lines.append("| Contender | Durability | " + " | ".join(labels) + " |")
-    lines.append("|" + "---|" * (2 + len(labels)))
-    for row in rows:
-        cells = []
-        for label in labels:
-            rate, error = cell_rate(raw[row.key][label])
-            cells.append("FAILING" if error else "%.0f/s" % rate)
-            if error:
-                bench.notes.append("%s, %s document: %s" % (row.label, label, error))
-        lines.append("| %s | %s | %s |" % (row.label, row.durability, " | ".join(cells)))
-    lines.append("")
+    lines += rate_table(bench, rows, raw, labels, labels)
     lines.append("| Comparison | " + " | ".join(labels) + " |")
     lines.append("|" + "---|" * (1 + len(labels)))
     keys = {row.key for row in rows}
@@ -239,6 +229,21 @@ def sized_tables(bench, rows, raw):
         lines.append("| %s | %s |" % (label, " | ".join(cells)))
     lines.append("")
     return "\n".join(lines)
+
+
+def rate_table(bench, rows, raw, columns, headers):
+    """The contenders' updates per second, a column per key of `columns` in `raw` (headed by
+    `headers`), and a blank line; a failure is a FAILING cell and a note."""
+    lines = ["| Contender | Durability | " + " | ".join(headers) + " |", "|" + "---|" * (2 + len(headers))]
+    for row in rows:
+        cells = []
+        for column, header in zip(columns, headers):
+            rate, error = cell_rate(raw[row.key][column])
+            cells.append("FAILING" if error else "%.0f/s" % rate)
+            if error:
+                bench.notes.append("%s, %s: %s" % (row.label, header, error))
+        lines.append("| %s | %s | %s |" % (row.label, row.durability, " | ".join(cells)))
+    return lines + [""]
 
 
 def cell_rate(samples):
@@ -294,17 +299,7 @@ def tables(bench, rows, raw, thread_raw, work):
         "After every trial the counter is checked: FAILING means it was not exact."
         % (len(settings_document(1024).encode()), work["durable"], work["relaxed"], work["shell"], options.trials))
     lines.append("")
-    lines.append("| Contender | Durability | " + " | ".join("P=%d" % p for p in counts) + " |")
-    lines.append("|" + "---|" * (2 + len(counts)))
-    for row in rows:
-        cells = []
-        for processes in counts:
-            rate, error = cell_rate(raw[row.key][processes])
-            cells.append("FAILING" if error else "%.0f/s" % rate)
-            if error:
-                bench.notes.append("%s, P=%d: %s" % (row.label, processes, error))
-        lines.append("| %s | %s | %s |" % (row.label, row.durability, " | ".join(cells)))
-    lines.append("")
+    lines += rate_table(bench, rows, raw, counts, ["P=%d" % p for p in counts])
 
     lines.append("Ratios, each taken within one trial round and then the median over the trials: \"speed\" is "
                  "ccsync's updates/s over the peer's (> 1: ccsync faster); \"time\" is ccsync's time over the "

@@ -49,10 +49,18 @@ struct JSONDocumentLayout: Sendable, Equatable {
     for index in (position + 1)..<valueStarts.count { valueStarts[index] += delta }
   }
 
+  /// Room for the text of a document about `size` bytes long (the version it replaces) and a
+  /// little growth, so that printing it does not grow and copy its buffer again and again.
+  static func capacity(forAbout size: Int) -> Int {
+    max(1024, size + size / 16 + 64)
+  }
+
   /// The pretty text of `value` with its layout; the layout is `nil` unless `value` is a
   /// non-empty object. The bytes are those of ``JSONValue/formattedBytes(_:)`` in pretty style.
-  static func print(_ value: JSONValue, initialCapacity: Int = 1024) -> (bytes: [UInt8], layout: JSONDocumentLayout?) {
-    var printer = JSONPrinter(style: .pretty, initialCapacity: initialCapacity)
+  /// - Parameter sizeHint: the size of the version it replaces, if known (see
+  ///   ``capacity(forAbout:)``).
+  static func print(_ value: JSONValue, sizeHint: Int = 0) -> (bytes: [UInt8], layout: JSONDocumentLayout?) {
+    var printer = JSONPrinter(style: .pretty, initialCapacity: capacity(forAbout: sizeHint))
     guard case .object(let object) = value, !object.isEmpty else {
       printer.write(value)
       return (printer.makeBytes(), nil)
@@ -82,19 +90,19 @@ struct JSONDocumentLayout: Sendable, Equatable {
   /// `original`: a top-level member of `document` whose key and value print as in `original`
   /// keeps its text, the others are printed. `nil` when `document` is not an object with the
   /// same keys in the same order (then it is printed whole). The bytes are exactly those of
-  /// ``print(_:initialCapacity:)``, and so is the layout.
+  /// ``print(_:sizeHint:)``, and so is the layout.
   func print(_ document: JSONValue, over known: [UInt8], printedFrom original: JSONValue) -> (bytes: [UInt8], layout: JSONDocumentLayout)? {
     guard case .object(let new) = document, case .object(let old) = original,
       new.count == memberCount, old.count == memberCount
     else { return nil }
     var changed: [Int] = []
     for position in 0..<memberCount {
-      guard JSONReader.sameBytes(new[position].key, old[position].key) else { return nil }
+      guard new[position].key.hasSameBytes(as: old[position].key) else { return nil }
       if !new[position].value.printsIdentically(to: old[position].value) { changed.append(position) }
     }
     guard !changed.isEmpty else { return (known, self) }
     var bytes: [UInt8] = []
-    bytes.reserveCapacity(known.count + known.count / 16 + 64)
+    bytes.reserveCapacity(JSONDocumentLayout.capacity(forAbout: known.count))
     var layout = self
     var copiedUpTo = 0
     var printer = JSONPrinter(style: .pretty, initialCapacity: 256)
@@ -202,9 +210,9 @@ extension JSONValue {
     case (.bool(let left), .bool(let right)):
       return left == right
     case (.number(let left), .number(let right)):
-      return JSONReader.sameBytes(left.text, right.text)
+      return left.text.hasSameBytes(as: right.text)
     case (.string(let left), .string(let right)):
-      return JSONReader.sameBytes(left, right)
+      return left.hasSameBytes(as: right)
     case (.array(let left), .array(let right)):
       guard left.count == right.count else { return false }
       let shared = left.withUnsafeBufferPointer { mine in right.withUnsafeBufferPointer { mine.baseAddress == $0.baseAddress } }
@@ -217,7 +225,7 @@ extension JSONValue {
       }
       if shared { return true }
       return zip(left.members, right.members).allSatisfy {
-        JSONReader.sameBytes($0.key, $1.key) && $0.value.printsIdentically(to: $1.value)
+        $0.key.hasSameBytes(as: $1.key) && $0.value.printsIdentically(to: $1.value)
       }
     default:
       return false

@@ -101,7 +101,7 @@ extension JSONReader {
     if existing <= JSONReader.linearScanLimit {
       var index = start
       while index < members.count {
-        if fingerprints[index] == fingerprint, JSONReader.sameBytes(members[index].key, key) {
+        if fingerprints[index] == fingerprint, members[index].key.hasSameBytes(as: key) {
           found = true
           break
         }
@@ -160,11 +160,6 @@ extension JSONReader {
     return mixed ^ (mixed >> 32)
   }
 
-  /// Whether two keys have the same UTF-8 bytes (see `String.hasSameBytes(as:)`).
-  static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
-    lhs.hasSameBytes(as: rhs)
-  }
-
   /// A key as messages show it: as a JSON string, shortened when long.
   static func quoted(_ key: String) -> String {
     guard key.unicodeScalars.count > 40 else { return JSONValue.string(key).formatted(.compact) }
@@ -180,7 +175,7 @@ struct KeyReference: Hashable {
   var fingerprint: UInt64
 
   static func == (lhs: KeyReference, rhs: KeyReference) -> Bool {
-    lhs.fingerprint == rhs.fingerprint && JSONReader.sameBytes(lhs.key, rhs.key)
+    lhs.fingerprint == rhs.fingerprint && lhs.key.hasSameBytes(as: rhs.key)
   }
 
   func hash(into hasher: inout Hasher) {

@@ -117,7 +117,8 @@ final class ObjectBuffer {
     return finished
   }
 
-  /// Sorts the members numerically when every key is an integer, otherwise by key.
+  /// Sorts the members in ``dictionaryOrder(of:)``: numerically when every key is an integer
+  /// (equal numbers by key), otherwise by key.
   func sortMembersByKey() {
     guard members.count > 1 else { return }
     let order = ObjectBuffer.dictionaryOrder(of: members.lazy.map(\.key))

@@ -169,8 +169,7 @@ extension SharedDocument {
     {
       return printed
     }
-    let size = current.bytes?.count ?? 0
-    return JSONDocumentLayout.print(document, initialCapacity: max(1024, size + size / 16 + 64))
+    return JSONDocumentLayout.print(document, sizeHint: current.bytes?.count ?? 0)
   }
 
   /// Reads the file for a write, under the lock. An invalid file is kept in a corrupt copy

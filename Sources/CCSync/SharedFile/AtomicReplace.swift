@@ -10,9 +10,9 @@
 ///
 /// Before step 1 it refuses a target this process may not write itself (see
 /// ``checkTargetWritable()``) and removes temp files that writers killed mid-save left behind
-/// (see ``removeLeftoverTemporaryFiles(directory:name:)`` and ``claimLeftoverSweep(now:)``). While its temp file exists, the
-/// writer holds a `flock` on it: that is how a later writer tells a leftover from a file a
-/// live writer is still writing. A failure after the rename (the directory `fsync`) is
+/// (see ``removeLeftoverTemporaryFiles(directory:name:)`` and ``claimLeftoverSweep(now:)``).
+/// While its temp file exists, the writer holds a `flock` on it: that is how a later writer
+/// tells a leftover from a file a live writer is still writing. A failure after the rename (the directory `fsync`) is
 /// reported as ``StorageError/notDurable(path:_:)``: the new version is already in place, its
 /// durability unknown.
 struct AtomicReplace {

@@ -22,7 +22,8 @@ public final class SharedFile: Sendable {
   public let logger: StorageLogger
   private let warnedAboutHardLinks = Atomic<Bool>(false)
   /// The names the last write worked with, and the monotonic time before which this process
-  /// need not look for the target's leftover temp files again (see ``atomicReplace(target:original:)``).
+  /// need not look for the target's leftover temp files again (see
+  /// ``atomicReplace(target:original:)``).
   private let lastReplacement = Protected<(names: ReplacementNames, nextLeftoverSweep: Int64)?>(nil)
 
   /// Creates a handle for `path`; nothing is opened until an operation needs it.
@@ -179,7 +180,9 @@ public final class SharedFile: Sendable {
     let (names, sweepKnownNotDue) = lastReplacement.withLock { last in
       // Compared byte for byte: `String ==` would take canonically equivalent paths, which name
       // different files on Linux, for the same.
-      guard let last, last.names.target.hasSameBytes(as: target) else { return (ReplacementNames(target: target), false) }
+      guard let last, last.names.target.hasSameBytes(as: target) else {
+        return (ReplacementNames(target: target), false)
+      }
       return (last.names, now < last.nextLeftoverSweep)
     }
     var replace = AtomicReplace(names: names, displayPath: path, durable: isDurable)

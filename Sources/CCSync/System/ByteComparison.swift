@@ -58,7 +58,7 @@ extension String {
     guard count > 0 else { return true }
     let compared: Bool?? = utf8.withContiguousStorageIfAvailable { mine in
       other.utf8.withContiguousStorageIfAvailable { theirs in
-        mine.baseAddress == theirs.baseAddress || memcmp(mine.baseAddress!, theirs.baseAddress!, count) == 0
+        memcmp(mine.baseAddress!, theirs.baseAddress!, count) == 0
       }
     }
     if let compared, let compared { return compared }

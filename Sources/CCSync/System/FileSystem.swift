@@ -114,7 +114,7 @@ enum FileSystem {
   ///
   /// One 64-bit draw gives ten characters (62^10 < 2^64), from ``randomDraw()``. The slight
   /// bias of taking the draw modulo 62 does not matter for names that only need to differ.
-  static func randomSuffix(length: Int = 8) -> String {
+  static func randomSuffix(length: Int) -> String {
     let alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
     return String(unsafeUninitializedCapacity: length) { characters in
       var draw: UInt64 = 0
@@ -131,7 +131,7 @@ enum FileSystem {
   /// (`SystemRandomNumberGenerator`'s way) was one system call more in every locked save. A
   /// forked child goes on with its parent's draws; the names they make are created
   /// `O_EXCL`, so one drawn twice is only drawn again.
-  static func randomDraw() -> UInt64 {
+  private static func randomDraw() -> UInt64 {
     randomDraws.withLock { pool in
       if pool.next == pool.draws.count {
         let filled = pool.draws.withUnsafeMutableBytes { bytes in

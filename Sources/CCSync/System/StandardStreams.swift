@@ -10,7 +10,8 @@ public enum StandardStreams {
   /// Makes a failed write to standard output (a full disk, a closed descriptor) end the
   /// process with `status` after one line on standard error naming the error, instead of
   /// dropping the bytes: a command-line tool must not report success with its output lost.
-  /// (A reader that went away still ends the process by SIGPIPE, as before.)
+  /// (A reader that went away still ends the process by SIGPIPE, unless the process was
+  /// started with SIGPIPE ignored: then the write fails with `EPIPE` and ends it with `status`.)
   public static func exitOnOutputFailure(status: Int32) {
     outputFailureStatus.store(status, ordering: .relaxed)
   }
@@ -49,7 +50,7 @@ public enum StandardStreams {
   }
 
   private static func failOutput(code: Int32, status: Int32) -> Never {
-    var message = Array("ccsync: write error on standard output: \(String(cString: strerror(code))) (errno \(code))\n".utf8)
+    var message = Array("ccsync: \(SystemError(code: code, operation: "write error on standard output"))\n".utf8)
     writeBytes(&message, descriptor: 2)
     Glibc.exit(status)
   }

@@ -117,6 +117,7 @@ package struct Subprocess: Hashable, Sendable {
   /// Sends `signal` to every process left in process group `group` (a stopped command's,
   /// after its leader exited); `false` when none is left.
   /// The corresponding C function is `kill` with `-group`.
+  @discardableResult
   package static func signalProcessGroup(_ group: Int32, _ signal: Signal) -> Bool {
     kill(-group, signal.rawValue) == 0
   }
