@@ -21,7 +21,7 @@ enum EditCommand {
       copy = try EditCopy(name: FilePath.name(of: try shared.resolvedPath()), bytes: snapshot.bytes)
     } catch let error as SystemError {
       // FILE exists: a failure here is the copy's ($TMPDIR missing or full), not FILE's (66).
-      throw CommandFailure(error.errorNumber == .noSpace ? ExitCode.ioError : ExitCode.cannotCreate,
+      throw CommandFailure(error.isInputOutput ? ExitCode.ioError : ExitCode.cannotCreate,
                            "cannot make the copy to edit: \(error)")
     }
 
@@ -86,14 +86,14 @@ enum EditCommand {
 
   /// Runs `$VISUAL`, `$EDITOR` or `vi` on `path` through `sh -c`, as git does, so the variable
   /// may hold arguments (`code --wait`). SIGINT and SIGQUIT are ignored here meanwhile: they
-  /// belong to the editor.
+  /// belong to the editor. Afterwards they get back the action this process started with.
   static func runEditor(on path: String) -> Int32 {
     let editor = ThisProcess.environmentValue("VISUAL") ?? ThisProcess.environmentValue("EDITOR") ?? "vi"
     try? Signal.interrupt.ignore()
     try? Signal.quit.ignore()
     defer {
-      try? Signal.interrupt.restoreDefaultAction()
-      try? Signal.quit.restoreDefaultAction()
+      try? Signal.interrupt.restoreActionAtStart()
+      try? Signal.quit.restoreActionAtStart()
     }
     do {
       return try Subprocess.start(["/bin/sh", "-c", editor + " \"$@\"", editor, path]).waitForStatus()

@@ -90,6 +90,48 @@ import Testing
     #expect(CLI.bytes(file) == Data("{\"a\": 1}\n".utf8))
   }
 
+  /// A copy that cannot be written for a lack of space or an I/O error (EDQUOT and EIO
+  /// injected into its first write) is 74, an I/O error, like ENOSPC; the file is untouched.
+  @Test(arguments: ["EDQUOT", "EIO"]) func editCopyWriteFailureIsAnIOError(errno: String) throws {
+    let strace = try FaultTools.strace()
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    try CLI.write("{\"a\": 1}\n", to: file)
+    let outcome = try ChildProcess.run(
+      strace, ["-f", "-qq", "-o", "/dev/null", "-e", "trace=write", "-e", "inject=write:error=\(errno):when=1",
+               try CLI.executable(), "edit", file],
+      environment: CLI.environment(["EDITOR": "true", "VISUAL": ""]))
+    #expect(outcome.status == 74 && outcome.standardError.contains("cannot make the copy to edit"), "\(outcome.summary)")
+    #expect(CLI.bytes(file) == Data("{\"a\": 1}\n".utf8))
+  }
+
+  /// `ccsync edit` started with SIGINT and SIGQUIT ignored (a shell's background job) keeps
+  /// them ignored after the editor: a Ctrl-C meant for the foreground, arriving while the edit
+  /// waits for the lock, does not end it, and the edit is written once the lock is free.
+  @Test func editKeepsSignalsIgnoredAtStartIgnored() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    try CLI.write("{\"theme\": \"light\"}\n", to: file)
+    let editor = try script("sed -i 's/light/dark/' \"$1\"", named: "editor", in: directory)
+    let holder = try FlockHolder(lockFile: file + ".lock", in: directory)
+    let edit = try ChildProcess.start(
+      "/bin/sh", ["-c", "trap '' INT QUIT; exec \"$0\" edit \"$1\"", try CLI.executable(), file],
+      environment: CLI.environment(["EDITOR": editor, "VISUAL": ""]))
+    let pid = edit.process.processIdentifier
+    #expect(waitUntil { blockedFlockWaiters().contains(pid) }, "the edit never waited for the lock")
+    // The editor has run; both signals are still ignored (bits SIG - 1 of SigIgn).
+    let ignored = try #require(signalMask("SigIgn", of: pid))
+    #expect(ignored & (1 << (SIGINT - 1)) != 0 && ignored & (1 << (SIGQUIT - 1)) != 0, "SigIgn \(String(ignored, radix: 16))")
+    kill(pid, SIGINT)
+    kill(pid, SIGQUIT)
+    holder.stop()
+    let outcome = edit.wait(deadline: .seconds(30))
+    #expect(outcome.succeeded, "\(outcome.summary)")
+    #expect(try String(contentsOfFile: file, encoding: .utf8) == "{\n  \"theme\": \"dark\"\n}\n")
+  }
+
   @Test func stressLosesNoUpdates() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
@@ -131,4 +173,11 @@ extension CLIEditStressDemoTests {
   @Test func embeddedDemoDocumentValueIsConfigExample() throws {
     #expect(DemoDocument.text == (try String(contentsOf: CLI.exampleURL, encoding: .utf8)))
   }
+}
+
+/// One of the signal masks in /proc/PID/status (`SigIgn`, `SigBlk`, `SigCgt`), or `nil`.
+func signalMask(_ name: String, of pid: Int32) -> UInt64? {
+  let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+  guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return nil }
+  return UInt64(line.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces), radix: 16)
 }

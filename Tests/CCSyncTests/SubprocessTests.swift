@@ -62,7 +62,7 @@ import Testing
 
   @Test func aChildGetsAnIgnoredSignalBackAtItsDefaultAction() throws {
     try Signal.quit.ignore()
-    defer { try? Signal.quit.restoreDefaultAction() }
+    defer { try? Signal.quit.restoreActionAtStart() }
     let child = try Subprocess.spawn(["/bin/sh", "-c", "kill -QUIT $$; exit 0"])
     #expect(try child.waitForExit() == .signaled(.quit))
     let error = #expect(throws: SystemError.self) { try Signal.kill.ignore() }

@@ -51,11 +51,17 @@ package struct Signal: RawRepresentable, Hashable, Sendable {
     try setDisposition(SIG_IGN, operation: "ignore signal \(rawValue)")
   }
 
-  /// Gives this signal back its default action (for most: end the process).
+  /// Gives this signal back the action this process started with: ignored when it was
+  /// ignored at start (``ignoredAtStart``, a shell's background job), otherwise the default
+  /// (for most: end the process). Handlers do not survive `exec`, so there is no third case.
   /// - Throws: `SystemError` (`EINVAL` for an invalid number).
-  /// The corresponding C function is `sigaction` with `SIG_DFL`.
-  package func restoreDefaultAction() throws(SystemError) {
-    try setDisposition(SIG_DFL, operation: "restore default action of signal \(rawValue)")
+  /// The corresponding C function is `sigaction` with `SIG_IGN` or `SIG_DFL`.
+  package func restoreActionAtStart() throws(SystemError) {
+    if Signal.ignoredAtStart.contains(self) {
+      try setDisposition(SIG_IGN, operation: "ignore signal \(rawValue)")
+    } else {
+      try setDisposition(SIG_DFL, operation: "restore default action of signal \(rawValue)")
+    }
   }
 
   /// Lets the calling thread receive `signals`: a parent may have started this process with
