@@ -100,6 +100,24 @@ import Testing
     #expect(before != CLI.bytes(fixture.file))
   }
 
+  /// `é` precomposed and `e` with a combining accent are two keys: get, set and delete reach
+  /// the one whose bytes the path names, and leave the other as it was.
+  @Test func canonicallyEquivalentKeysAreTwoMembers() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("keys.json")
+    let (composed, decomposed) = ("\u{E9}", "e\u{301}")
+    try CLI.write("{\n  \"\(composed)\": 1,\n  \"\(decomposed)\": 2\n}\n", to: file)
+    let get = try CLI.run(["get", file, "/" + decomposed])
+    #expect(get.status == 0 && get.standardOutput == "2\n", "\(get.summary)")
+    let set = try CLI.run(["set", file, "/" + decomposed, "5"])
+    #expect(set.status == 0, "\(set.summary)")
+    #expect(CLI.bytes(file) == Data("{\n  \"\(composed)\": 1,\n  \"\(decomposed)\": 5\n}\n".utf8))
+    let delete = try CLI.run(["delete", file, "/" + composed])
+    #expect(delete.status == 0, "\(delete.summary)")
+    #expect(CLI.bytes(file) == Data("{\n  \"\(decomposed)\": 5\n}\n".utf8))
+  }
+
   @Test func setWithJSONRequiresJSON() throws {
     let fixture = try Fixture()
     let before = CLI.bytes(fixture.file)

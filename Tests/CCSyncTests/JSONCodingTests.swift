@@ -214,15 +214,16 @@ struct KeySequence: Encodable {
 }
 
 @Suite struct JSONCodingTests {
-  /// A key encoded twice replaces its value where it stands; keys are compared as `String`s
-  /// (canonically equivalent keys are the same key), however the encoder speeds that up.
+  /// A key encoded twice replaces its value where it stands; keys are compared by their
+  /// bytes (canonically equivalent keys with other bytes are other keys), however the encoder
+  /// speeds that up.
   @Test(arguments: [
     (["a", "b", "a"], #"{"a":2,"b":1}"#),
     (["name", "nope", "nil", "name"], #"{"name":3,"nope":1,"nil":2}"#),
-    (["K", "x", "\u{212A}"], #"{"K":2,"x":1}"#),
-    (["\u{212A}", "x", "K"], "{\"\u{212A}\":2,\"x\":1}"),
-    (["\u{E9}", "e\u{301}"], "{\"\u{E9}\":1}"),
-    (["e\u{301}x", "\u{E9}x"], "{\"e\u{301}x\":1}"),
+    (["K", "x", "\u{212A}"], "{\"K\":0,\"x\":1,\"\u{212A}\":2}"),
+    (["\u{212A}", "x", "\u{212A}"], "{\"\u{212A}\":2,\"x\":1}"),
+    (["\u{E9}", "e\u{301}"], "{\"\u{E9}\":0,\"e\u{301}\":1}"),
+    (["e\u{301}x", "\u{E9}x", "e\u{301}x"], "{\"e\u{301}x\":2,\"\u{E9}x\":1}"),
     (["", "a", ""], #"{"":2,"a":1}"#),
   ] as [([String], String)])
   func keysEncodedTwiceReplaceTheValue(keys: [String], expected: String) throws {

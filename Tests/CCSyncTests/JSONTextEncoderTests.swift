@@ -246,19 +246,23 @@ private func takesSinglePass<T: Encodable>(_ value: T, with encoder: JSONValueEn
     let cases: [any Encodable] = [
       Revisits(), KeySequence(keys: ["a", "b", "a"]), KeySequence(keys: ["é", "x", "é"]), Dog(), Confused(), Silent(),
       Parent(),
-      // Equal keys with the same first and last bytes, and equal keys whose last characters
-      // differ in bytes (U+037E GREEK QUESTION MARK is canonically `;`), in both orders.
-      KeySequence(keys: ["abc", "axc", "abc"]), KeySequence(keys: ["a;", "b", "a\u{37E}"]),
-      KeySequence(keys: ["a\u{37E}", "b", "a;"]),
+      // Equal keys with the same first and last bytes.
+      KeySequence(keys: ["abc", "axc", "abc"]), KeySequence(keys: ["a\u{37E}", "b", "a\u{37E}"]),
     ]
     for value in cases {
       expectSameAsTree(value)
       let singlePass = takesSinglePass(value)
       #expect(!singlePass, "\(type(of: value))")
     }
-    // Keys that differ only past their first byte, or are not ASCII, are still told apart.
+    // Keys that differ only past their first byte, or are not ASCII, are still told apart;
+    // so are canonically equivalent keys with other bytes (U+037E GREEK QUESTION MARK is
+    // canonically `;`), which are other keys.
     expectSameAsTree(KeySequence(keys: ["ab", "ac", "é", "e\u{301}x", ""]))
     #expect(takesSinglePass(KeySequence(keys: ["ab", "ac", "é", "ü", ""])))
+    for keys in [["a;", "b", "a\u{37E}"], ["a\u{37E}", "b", "a;"], ["\u{E9}", "e\u{301}"]] {
+      expectSameAsTree(KeySequence(keys: keys))
+      #expect(takesSinglePass(KeySequence(keys: keys)), "\(keys)")
+    }
     expectSameAsTree(KeySequence(keys: (0..<100).map { "key\($0)" } + ["key7"]))
   }
 

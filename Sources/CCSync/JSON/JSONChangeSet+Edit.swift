@@ -157,10 +157,11 @@ extension JSONChangeSet {
     }
   }
 
-  /// Edits to members of one object, by key, in the order the keys were first added.
+  /// Edits to members of one object, by key (compared by their bytes, ``ExactKey``), in the
+  /// order the keys were first added.
   struct KeyedEdits: Sendable, Equatable, Sequence {
-    private var keys: [String] = []
-    private var edits: [String: Edit] = [:]
+    private var keys: [ExactKey] = []
+    private var edits: [ExactKey: Edit] = [:]
     /// Whether applying these edits where there is no object creates one even if no member
     /// is set: true after composing an edit that created the object with one that removed
     /// what it set. Never true in a change set made by a difference.
@@ -169,12 +170,12 @@ extension JSONChangeSet {
     var isEmpty: Bool { keys.isEmpty }
 
     /// The edit for `key`, if any.
-    subscript(key: String) -> Edit? { edits[key] }
+    subscript(key: String) -> Edit? { edits[ExactKey(key)] }
 
     /// Sets the edit for `key`: for a new key it goes at the end, for a known key it replaces
     /// the old one where it stands.
     mutating func set(_ edit: Edit, forKey key: String) {
-      if edits.updateValue(edit, forKey: key) == nil { keys.append(key) }
+      if edits.updateValue(edit, forKey: ExactKey(key)) == nil { keys.append(ExactKey(key)) }
     }
 
     func makeIterator() -> AnyIterator<(key: String, edit: Edit)> {
@@ -182,7 +183,7 @@ extension JSONChangeSet {
       return AnyIterator { [keys, edits] () -> (key: String, edit: Edit)? in
         guard position < keys.endIndex else { return nil }
         defer { position += 1 }
-        return (keys[position], edits[keys[position]]!)
+        return (keys[position].string, edits[keys[position]]!)
       }
     }
 

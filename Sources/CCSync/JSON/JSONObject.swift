@@ -3,15 +3,24 @@
 /// Lookup by key is a linear scan for small objects and goes through a hash index once an
 /// object has more than ``indexThreshold`` members, so both the typical 5-to-30-key settings
 /// object and a 10000-key map stay fast. Keys are unique: setting an existing key replaces its
-/// value in place, keeping its position. `Sendable`.
+/// value in place, keeping its position.
+///
+/// Keys are compared by their exact UTF-8 bytes, as JSON compares them (``ExactKey``): `"é"`
+/// written as one scalar and as `e` with a combining accent are two members, though Swift's
+/// `String ==` takes them for one string. `Sendable`.
 public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
-  /// One member of an object.
+  /// One member of an object. Two members are equal when their keys have the same bytes and
+  /// their values are equal.
   public struct Member: Sendable, Hashable {
     public var key: String
     public var value: JSONValue
     public init(key: String, value: JSONValue) {
       self.key = key
       self.value = value
+    }
+
+    public static func == (lhs: Member, rhs: Member) -> Bool {
+      lhs.key.hasSameBytes(as: rhs.key) && lhs.value == rhs.value
     }
   }
 
@@ -21,7 +30,7 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
   static let indexThreshold = 32
 
   public private(set) var members: [Member]
-  private var index: [String: Int]?
+  private var index: [ExactKey: Int]?
 
   /// An empty object.
   public init() {
@@ -43,7 +52,7 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
 
   /// Creates an object from members with unique keys and, for a large one, the key-to-position
   /// `index` when the caller already built it (``ObjectBuffer`` does).
-  init(uniqueMembers: [Member], index: [String: Int]?) {
+  init(uniqueMembers: [Member], index: [ExactKey: Int]?) {
     members = uniqueMembers
     guard members.count > JSONObject.indexThreshold else { return }
     if let index { self.index = index } else { rebuildIndex() }
@@ -56,10 +65,11 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
   /// The keys in order.
   public var keys: [String] { members.map(\.key) }
 
-  /// The position of `key`, or `nil` when the object has no such member.
+  /// The position of the member whose key has the bytes of `key`, or `nil` when the object
+  /// has no such member.
   public func position(of key: String) -> Int? {
-    if let index { return index[key] }
-    for position in members.indices where members[position].key == key { return position }
+    if let index { return index[ExactKey(key)] }
+    for position in members.indices where members[position].key.hasSameBytes(as: key) { return position }
     return nil
   }
 
@@ -77,7 +87,7 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
         } else {
           members.append(Member(key: key, value: newValue))
           if index != nil {
-            index![key] = members.count - 1
+            index![ExactKey(key)] = members.count - 1
           } else if members.count > JSONObject.indexThreshold {
             rebuildIndex()
           }
@@ -108,8 +118,8 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
   }
 
   private mutating func rebuildIndex() {
-    var newIndex = [String: Int](minimumCapacity: members.count)
-    for (position, member) in members.enumerated() { newIndex[member.key] = position }
+    var newIndex = [ExactKey: Int](minimumCapacity: members.count)
+    for (position, member) in members.enumerated() { newIndex[ExactKey(member.key)] = position }
     index = newIndex
   }
 
@@ -123,7 +133,7 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
     guard count == rhs.members.count else { return false }
     if lhs.sharesMembers(with: rhs) { return true }
     var position = 0
-    while position < count, lhs.members[position].key == rhs.members[position].key {
+    while position < count, lhs.members[position].key.hasSameBytes(as: rhs.members[position].key) {
       guard lhs.members[position].value == rhs.members[position].value else { return false }
       position += 1
     }

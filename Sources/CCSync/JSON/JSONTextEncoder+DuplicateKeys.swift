@@ -1,10 +1,10 @@
 extension JSONTextEncoderImpl {
   /// A key written in an open object: the place of its quoted, escaped text in the output,
-  /// and its ``JSONKeyFilter`` bit (`nil` when it has none).
+  /// and its ``JSONKeyFilter`` bit.
   struct WrittenKey {
     let start: Int
     let end: Int
-    let bit: UInt64?
+    let bit: UInt64
   }
 
   /// Remembers `key`, just written as a member of the object at `position`, or refuses it
@@ -22,45 +22,12 @@ extension JSONTextEncoderImpl {
     writtenKeys.push(key)
   }
 
-  /// Whether two written keys are equal as `String`s, that is canonically equivalent.
-  ///
-  /// The printer's escaping is one-to-one, so equal texts are equal keys, and keys of ASCII
-  /// alone are equal only when their texts are. Keys with other bytes may be equal with
-  /// different texts (`é` as one scalar or as `e` and a combining accent): those are read
-  /// back as strings and compared.
+  /// Whether two written keys are the same key, that is have the same bytes (``ExactKey``).
+  /// The printer's escaping is one-to-one, so that is when their texts are the same.
   private func isSameKey(_ earlier: WrittenKey, _ key: WrittenKey) -> Bool {
-    if let earlierBit = earlier.bit, let bit = key.bit, earlierBit != bit { return false }
+    guard earlier.bit == key.bit, earlier.end - earlier.start == key.end - key.start else { return false }
     return printer.withWrittenBytes(0..<printer.count) { output in
-      let earlierText = UnsafeBufferPointer(rebasing: output[earlier.start..<earlier.end])
-      let text = UnsafeBufferPointer(rebasing: output[key.start..<key.end])
-      if earlierText.count == text.count, JSONKeyCache.equalBytes(earlierText.baseAddress!, text.baseAddress, text.count) {
-        return true
-      }
-      if Self.isASCII(earlierText) && Self.isASCII(text) { return false }
-      return Self.key(quoted: earlierText) == Self.key(quoted: text)
+      JSONKeyCache.equalBytes(output.baseAddress! + earlier.start, output.baseAddress! + key.start, key.end - key.start)
     }
-  }
-
-  /// Whether `text` (a key's text, never empty: it has its quotes) is ASCII alone; eight
-  /// bytes at a time.
-  private static func isASCII(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
-    let raw = UnsafeRawPointer(text.baseAddress!)
-    var index = 0
-    while index + 8 <= text.count {
-      if raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
-      index += 8
-    }
-    while index < text.count {
-      if text[index] >= 0x80 { return false }
-      index += 1
-    }
-    return true
-  }
-
-  /// The key whose quoted text the printer wrote as `text` (`nil`, which makes two keys
-  /// count as the same and hands the value to the tree, cannot happen for the printer's text).
-  private static func key(quoted text: UnsafeBufferPointer<UInt8>) -> String? {
-    guard case .string(let key)? = try? JSONValue(parsing: UnsafeRawBufferPointer(text)) else { return nil }
-    return key
   }
 }

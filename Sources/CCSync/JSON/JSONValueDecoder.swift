@@ -233,7 +233,7 @@ final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
   @inline(__always)
   func position(of key: String, in object: JSONObject) -> Int? {
     let hint = keyHint
-    if hint < object.members.count, object.members[hint].key == key {
+    if hint < object.members.count, object.members[hint].key.hasSameBytes(as: key) {
       keyHint = hint + 1
       return hint
     }

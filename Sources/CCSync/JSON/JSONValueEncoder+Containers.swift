@@ -41,7 +41,7 @@ enum PendingValue {
 final class ObjectBuffer {
   @exclusivity(unchecked) private var members: [JSONObject.Member] = []
   /// Key positions, kept once the object is too big for a linear scan (as `JSONObject` does).
-  @exclusivity(unchecked) private var index: [String: Int]?
+  @exclusivity(unchecked) private var index: [ExactKey: Int]?
   /// Positions whose value is written later; usually empty.
   @exclusivity(unchecked) private var pending: [(position: Int, value: PendingValue)] = []
 
@@ -53,10 +53,10 @@ final class ObjectBuffer {
   /// Rules out, for most new keys, that the object has them already.
   @exclusivity(unchecked) private var keyFilter = JSONKeyFilter()
 
-  private func position(of key: String, bit: UInt64?) -> Int? {
-    if let index { return index[key] }
+  private func position(of key: String, bit: UInt64) -> Int? {
+    if let index { return index[ExactKey(key)] }
     if !keyFilter.mayContain(bit: bit) { return nil }
-    for position in members.indices where members[position].key == key { return position }
+    for position in members.indices where members[position].key.hasSameBytes(as: key) { return position }
     return nil
   }
 
@@ -64,14 +64,14 @@ final class ObjectBuffer {
     position(of: key, bit: JSONKeyFilter.bit(of: key))
   }
 
-  private func append(_ key: String, _ value: JSONValue, bit: UInt64?) {
+  private func append(_ key: String, _ value: JSONValue, bit: UInt64) {
     keyFilter.insert(bit: bit)
     members.append(JSONObject.Member(key: key, value: value))
     if index != nil {
-      index![key] = members.count - 1
+      index![ExactKey(key)] = members.count - 1
     } else if members.count > JSONObject.indexThreshold {
-      var newIndex = [String: Int](minimumCapacity: members.count * 2)
-      for (position, member) in members.enumerated() { newIndex[member.key] = position }
+      var newIndex = [ExactKey: Int](minimumCapacity: members.count * 2)
+      for (position, member) in members.enumerated() { newIndex[ExactKey(member.key)] = position }
       index = newIndex
     }
   }
@@ -127,7 +127,7 @@ final class ObjectBuffer {
     members = order.map { members[$0] }
     pending = pending.map { (newPosition[$0.position], $0.value) }
     if index != nil {
-      for (position, member) in members.enumerated() { index![member.key] = position }
+      for (position, member) in members.enumerated() { index![ExactKey(member.key)] = position }
     }
   }
 }
