@@ -84,6 +84,29 @@ import Testing
     #expect(try directory.names() == ["settings.json", "settings.json.lock"])
   }
 
+  /// Setting the same value again after a failed directory `fsync` (the obvious retry of an
+  /// idempotent change) writes nothing, but returns success only once the version in place is
+  /// durable: the file's `fsync`, then its directory's. Before, it returned with no `fsync`.
+  @Test func anUpdateThatChangesNothingStillMakesTheVersionDurable() throws {
+    let strace = try FaultTools.strace()
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    writeFile(path, #"{"a": 1}"#)
+    let ccsync = try CLI.executable()
+    let failed = try ChildProcess.run(
+      strace, ["-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-e", "inject=fsync:error=EIO:when=2", ccsync, "set", path, "a", "5"])
+    #expect(failed.status == 74 && failed.standardError.contains("making it durable failed"), "\(failed.summary)")
+
+    let trace = directory.file("trace")
+    let retry = try ChildProcess.run(strace, ["-f", "-qq", "-y", "-o", trace, "-e", "trace=fsync,rename", ccsync, "set", path, "a", "5"])
+    #expect(retry.succeeded, "\(retry.summary)")
+    let calls = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").filter { $0.contains("(") }
+    #expect(calls.count == 2 && calls.first?.contains("fsync(") == true && calls.first?.contains("<\(path)>") == true
+              && calls.last?.contains("<\(directory.path)>") == true, "\(calls)")
+    #expect(try String(contentsOfFile: path, encoding: .utf8) == "{\n  \"a\": 5\n}\n")
+  }
+
   /// `EINTR` from the calls a save or an exact update makes is retried: the save succeeds.
   @Test(arguments: ["openat", "flock", "read", "write", "fsync", "fchmod", "fchown", "rename"])
   func interruptedCallsAreRetriedTransparently(call: String) throws {

@@ -89,6 +89,8 @@ extension SharedDocument {
           return
         }
       } else {
+        // Nothing to write, but what is returned must be durable in durable mode.
+        locked.makeReadVersionDurable()
         generation = recordUnreplaced(current, generationBeforeRead: generationBeforeRead, retired: &retired)
       }
       for (position, request) in batch.enumerated() {

@@ -3,7 +3,8 @@
 ///
 /// - closing the descriptor of the version the write replaced: its last `close` frees the
 ///   replaced file, which a file system mounted with `discard` does synchronously;
-/// - the directory's `fsync` that makes the rename durable (durable mode).
+/// - the directory's `fsync` that makes the rename durable (durable mode);
+/// - the `fsync`s that make durable a version a durable commit left in place (nothing changed).
 ///
 /// Releasing the lock before the directory's `fsync` keeps every guarantee a writer gives:
 /// its call still returns only once its version is durable, and the next writer, which may
@@ -17,7 +18,10 @@
 final class AfterUnlock: Sendable {
   private struct Work {
     var files: [OpenFile] = []
-    var renames: [AtomicReplace.Renamed] = []
+    /// Versions read and left in place by a durable commit, each `fsync`ed, then closed.
+    var versionsToSynchronize: [(file: OpenFile, displayPath: String)] = []
+    /// Directories whose `fsync` makes a rename durable, each with the path to name in errors.
+    var directories: [(directory: String, displayPath: String)] = []
   }
 
   private let pending = Protected(Work())
@@ -29,28 +33,52 @@ final class AfterUnlock: Sendable {
 
   /// Makes `renamed` durable once the lock is released.
   func makeDurable(_ renamed: AtomicReplace.Renamed) {
-    pending.withLock { $0.renames.append(renamed) }
+    guard let directory = renamed.directoryToSynchronize else { return }
+    pending.withLock { $0.directories.append((directory, renamed.displayPath)) }
   }
 
-  /// Does what is pending: closes the files, then makes each rename durable (one `fsync` for
-  /// renames in a row into the same directory). Call it after the lock is released.
-  /// - Throws: ``StorageError/notDurable(path:_:)`` for the first directory whose `fsync`
-  ///   failed; the others are still synchronized.
+  /// Makes the version `file` (opened by a read under the lock, and left in place) durable
+  /// once the lock is released: its `fsync`, then its `directory`'s, which makes the rename
+  /// that put it there durable. Closes `file`.
+  ///
+  /// A durable commit that finds nothing to change must still return only once the version
+  /// it returns is durable: the writer that put it there may have died between its rename and
+  /// its directory's `fsync`, had that `fsync` fail, or been relaxed.
+  func makeDurable(version file: OpenFile, in directory: String, displayPath: String) {
+    pending.withLock { work in
+      work.versionsToSynchronize.append((file, displayPath))
+      work.directories.append((directory, displayPath))
+    }
+  }
+
+  /// Does what is pending: `fsync`s and closes the versions left in place, closes the files,
+  /// then makes each rename durable (one `fsync` for directories in a row that are the same).
+  /// Call it after the lock is released.
+  /// - Throws: ``StorageError/notDurable(path:_:)`` for the first `fsync` that failed; the
+  ///   others are still done.
   func run() throws(StorageError) {
     let work = pending.withLock { work in
       let taken = work
       work = Work()
       return taken
     }
+    var firstFailure: StorageError?
+    for (file, displayPath) in work.versionsToSynchronize {
+      do {
+        try file.synchronize()
+      } catch {
+        if firstFailure == nil { firstFailure = .notDurable(path: displayPath, error) }
+      }
+      try? file.close()
+    }
     for file in work.files { try? file.close() }
     var previousDirectory: String?
-    var firstFailure: StorageError?
-    for renamed in work.renames where renamed.directoryToSynchronize != previousDirectory {
-      previousDirectory = renamed.directoryToSynchronize
+    for (directory, displayPath) in work.directories where directory != previousDirectory {
+      previousDirectory = directory
       do {
-        try renamed.makeDurable()
+        try FileSystem.synchronizeDirectory(directory)
       } catch {
-        if firstFailure == nil { firstFailure = error }
+        if firstFailure == nil { firstFailure = .notDurable(path: displayPath, error) }
       }
     }
     if let firstFailure { throw firstFailure }

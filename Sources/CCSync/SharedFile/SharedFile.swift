@@ -271,6 +271,17 @@ public struct LockedFile: Sendable {
     return renamed.identity
   }
 
+  /// In durable mode, makes the version the last ``read()`` under this lock found durable,
+  /// for a commit that leaves it in place: its `fsync` and its directory's, after the lock is
+  /// released (see ``AfterUnlock/makeDurable(version:in:displayPath:)``), and
+  /// ``SharedFile/withLockedFile(exclusive:wait:_:)`` returns only once they are done; it throws
+  /// ``StorageError/notDurable(path:_:)`` when one fails. Nothing to do in relaxed mode or
+  /// when no read kept the file open (a missing file).
+  func makeReadVersionDurable() {
+    guard file.isDurable, let version = handoff.take() else { return }
+    afterUnlock.makeDurable(version: version.file, in: FilePath.directory(of: target), displayPath: file.path)
+  }
+
   /// Keeps invalid bytes in `NAME.corrupt-TIMESTAMP` (see ``SharedFile/preserveCorruptCopy(of:)``).
   @discardableResult
   public func preserveCorruptCopy(of bytes: [UInt8]) throws(StorageError) -> String {
