@@ -121,6 +121,40 @@ func writeFile(_ path: String, _ text: String) {
     storage.wrappedValue.counter = 7
     try storage.save()
     #expect(try fileJSON(path) == ["theme": "dark", "fontSize": "huge", "extra": true, "counter": 7])
+    // The save landed, so its edit is no longer pending, though the file still cannot be
+    // decoded: another process's later write of the same field is not undone by the next
+    // save or flush (before, the edit stayed pending and was written again, for ever).
+    #expect(!storage.hasPendingChanges)
+    try SharedDocument(path: path).update { try $0.setValue(99, at: JSONPath(parsing: "counter")) }
+    try storage.flush()
+    storage.wrappedValue.theme = "blue"
+    try storage.save()
+    #expect(try fileJSON(path) == ["theme": "blue", "fontSize": "huge", "extra": true, "counter": 99])
+    #expect(!storage.hasPendingChanges)
+  }
+
+  /// Under an automatic mode, a save into a file the type cannot decode is made once, not
+  /// again and again (its edit used to stay pending, so the scheduler saved at once, forever).
+  @Test func aSaveIntoAnUndecodableFileIsMadeOnce() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    writeFile(path, #"{"theme": "dark", "fontSize": "huge"}"#)
+    let errors = Protected(0)
+    let watching = StorageOptions(flushesAtExit: false, logger: .silent)
+    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .afterIdle(seconds: 0.05), options: watching)
+    storage.onError { _ in errors.withLock { $0 += 1 } }
+    storage.wrappedValue.counter = 7
+    #expect(waitUntil { (try? fileJSON(path))?.objectValue?["counter"] == 7 })
+    #expect(waitUntil { !storage.hasPendingChanges }, "the saved edit is still pending")
+    let reported = errors.withLock { $0 }
+    // Another process's write of the same field afterwards stays (reloads of the undecodable
+    // file are reported; none of them writes).
+    try SharedDocument(path: path).update { try $0.setValue(99, at: JSONPath(parsing: "counter")) }
+    #expect(waitUntil { errors.withLock { $0 } > reported })
+    try storage.flush()
+    #expect(try fileJSON(path).objectValue?["counter"] == 99)
+    #expect(errors.withLock { $0 } < reported + 10, "errors keep coming: \(errors.withLock { $0 })")
   }
 
   @Test func updateIsExactAcrossThreadsWithGroupCommit() throws {

@@ -107,6 +107,29 @@ import Testing
     #expect(try String(contentsOfFile: path, encoding: .utf8) == "{\n  \"a\": 5\n}\n")
   }
 
+  /// A storage's save whose directory `fsync` fails reports `notDurable`, but its version is
+  /// in place: the edit it wrote is no longer pending, so a later flush does not write it
+  /// again over another process's write of the same field (it used to).
+  @Test func aSaveThatWasNotMadeDurableIsNotWrittenAgain() throws {
+    let strace = try FaultTools.strace()
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    writeFile(path, #"{"theme": "light", "fontSize": 13, "counter": 0, "tags": []}"#)
+    let session = try InteractiveChild(
+      strace, ["-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-e", "inject=fsync:error=EIO:when=2",
+               try testHelper(), "session", path, "manual"])
+    #expect(session.nextLine(startingWith: "ready") != nil)
+    session.request("set counter 7")
+    let failure = session.request("save", reply: "failed")
+    #expect(failure?.contains("making it durable failed") == true, "\(failure ?? "no reply")")
+    #expect(session.request("pending", reply: "pending") == "pending false")
+    try SharedDocument(path: path).update { try $0.setValue(99, at: JSONPath(parsing: "counter")) }
+    session.request("flush")
+    #expect(session.finish() == 0)
+    #expect(try fileJSON(path).objectValue?["counter"] == 99)
+  }
+
   /// `EINTR` from the calls a save or an exact update makes is retried: the save succeeds.
   @Test(arguments: ["openat", "flock", "read", "write", "fsync", "fchmod", "fchown", "rename"])
   func interruptedCallsAreRetriedTransparently(call: String) throws {

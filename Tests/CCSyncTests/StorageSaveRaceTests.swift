@@ -60,7 +60,7 @@ extension StorageSaveRaceTests {
     storage.wrappedValue.theme = "mine"
 
     let (changes, saved, seed) = try storage.startWrite()
-    let (written, rank) = try storage.document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
+    let (written, rank, _) = try storage.document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
       document = CodableStorage<SharedSettings>.applying(changes, seed: seed, to: document)
       return document
     }
@@ -184,5 +184,39 @@ extension StorageSaveRaceTests {
     #expect(throws: Never.self) { try updater.value(deadline: .seconds(20)) }
     #expect(!waitedOut.withLock { $0 }, "the observer's wait for the updating thread ran out")
     #expect(storage.wrappedValue == SharedSettings(theme: "dark", fontSize: 20, counter: 1))
+  }
+
+  /// Error handlers, like observers, are called out of the write sequence: one that waits for
+  /// another thread saving this storage does not deadlock, when the error is about a save's
+  /// own result (the file it wrote has a member the type cannot decode).
+  @Test func anErrorHandlerOfASaveMayWaitForAnotherThreadThatSaves() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    writeFile(path, #"{"theme": "light", "fontSize": 13}"#)
+    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: quiet)
+    // Another process makes a member the type cannot decode; this storage does not watch, so
+    // its save's result is where it meets it.
+    try SharedDocument(path: path).update { try $0.setValue("huge", at: JSONPath(parsing: "fontSize")) }
+    let inHandler = DispatchSemaphore(value: 0)
+    let saved = DispatchSemaphore(value: 0)
+    let waitedOut = Protected(false)
+    let handled = Protected(false)
+    storage.onError { error in
+      guard error.description.contains("fontSize"), !handled.withLock({ let was = $0; $0 = true; return was }) else { return }
+      inHandler.signal()
+      if saved.wait(timeout: .now() + 10) == .timedOut { waitedOut.withLock { $0 = true } }
+    }
+    let saver = BackgroundThread {
+      inHandler.wait()
+      storage.wrappedValue.counter = 1
+      try storage.save()
+      saved.signal()
+    }
+    storage.wrappedValue.theme = "dark"
+    try storage.save()
+    #expect(throws: Never.self) { try saver.value(deadline: .seconds(20)) }
+    #expect(!waitedOut.withLock { $0 }, "the error handler's wait for the saving thread ran out")
+    #expect(try fileJSON(path) == ["theme": "dark", "fontSize": "huge", "counter": 1])
   }
 }

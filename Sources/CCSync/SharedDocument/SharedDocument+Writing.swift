@@ -18,26 +18,37 @@ extension SharedDocument {
     missingFile: MissingFilePolicy = .create, writes: WritePolicy = .whenChanged,
     _ body: (inout JSONValue) throws -> Result
   ) throws -> Result {
-    try updateTracked(wait: wait, invalidFile: invalidFile, missingFile: missingFile, writes: writes, body).result
+    let tracked = try updateTracked(wait: wait, invalidFile: invalidFile, missingFile: missingFile, writes: writes, body)
+    if let notDurable = tracked.notDurable { throw notDurable }
+    return tracked.result
   }
 
   /// ``update(wait:invalidFile:_:)``, with the rank of the version its result is (the one it
   /// wrote, or the one it read and left in place when there was nothing to write) and of this
   /// request's place in the batch; see ``readIfChangedTracked(contentMayDiffer:)``.
+  ///
+  /// A ``StorageError/notDurable(path:_:)`` is returned, not thrown, with the result: the
+  /// version is in place (readers see it), only its durability is unknown, and a caller that
+  /// keeps edits pending must know they were written (see ``CodableStorage``).
   func updateTracked<Result>(
     wait: LockWait = .forever, invalidFile: InvalidFilePolicy = .fail,
     missingFile: MissingFilePolicy = .create, writes: WritePolicy = .whenChanged,
     _ body: (inout JSONValue) throws -> Result
-  ) throws -> (result: Result, rank: Rank?) {
+  ) throws -> (result: Result, rank: Rank?, notDurable: StorageError?) {
     try withoutActuallyEscaping(body) { escapable in
       let request = GroupCommit.Request(invalidFile: invalidFile, missingFile: missingFile, writes: writes, escapable)
-      if wait == .forever {
-        try groupCommit.submit(request) { batch in try self.commit(batch, wait: .forever) }
-      } else {
-        try commit([request], wait: wait)
-        try request.outcome()
+      do {
+        if wait == .forever {
+          try groupCommit.submit(request) { batch in try self.commit(batch, wait: .forever) }
+        } else {
+          try commit([request], wait: wait)
+          try request.outcome()
+        }
+      } catch let error as StorageError {
+        guard case .notDurable = error, let result = request.result, request.resultRank != nil else { throw error }
+        return (result as! Result, request.resultRank, error)
       }
-      return (request.result as! Result, request.resultRank)
+      return (request.result as! Result, request.resultRank, nil)
     }
   }
 

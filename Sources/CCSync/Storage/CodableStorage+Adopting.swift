@@ -25,15 +25,42 @@ extension CodableStorage {
   func adopt(
     _ json: JSONValue, origin: ChangeOrigin, saved: SavedEdits?, rank: SharedDocument.Rank?
   ) -> ObserverList<Value>.Delivery? {
+    let (delivery, failure) = adoptUnreported(json, origin: origin, saved: saved, rank: rank)
+    if let failure { report(failure) }
+    return delivery
+  }
+
+  /// ``adopt(_:origin:saved:rank:)`` without reporting: returns the failure, if any, for the
+  /// caller to report once it is out of the write sequence (a save's own result).
+  func adoptUnreported(
+    _ json: JSONValue, origin: ChangeOrigin, saved: SavedEdits?, rank: SharedDocument.Rank?
+  ) -> (ObserverList<Value>.Delivery?, StorageError?) {
+    let failure: StorageError
     do {
-      return try adoptChecked(json, origin: origin, saved: saved, rank: rank)
+      return (try adoptChecked(json, origin: origin, saved: saved, rank: rank), nil)
     } catch let error as StorageError {
-      state.withLock { $0.fileState = .invalid(error.description) }
-      report(error)
+      failure = error
     } catch {
-      report(.decodingFailed(path: path, message: "\(error)"))
+      failure = .decodingFailed(path: path, message: "\(error)")
     }
-    return nil
+    state.withLock { state in
+      state.fileState = .invalid(failure.description)
+      if let saved { settleUnreadableWrite(saved, rank: rank, state: &state) }
+    }
+    return (nil, failure)
+  }
+
+  /// A write of this process landed, but what the file now holds cannot be taken as the value
+  /// (a member another process wrote that the type cannot decode): the value stays as it is,
+  /// and the edits the write took stop being pending. Only edits made since it started stay,
+  /// over `saved.value`, the last version of its own this process knows the file holds those
+  /// edits of. Without this they would stay pending and be written again at every save, over
+  /// whatever other processes wrote to the same fields since, and an automatic mode would
+  /// save again at once, for ever.
+  private func settleUnreadableWrite(_ saved: SavedEdits, rank: SharedDocument.Rank?, state: inout StorageState<Value>) {
+    guard let current = try? encodings(of: &state) else { return }
+    state.sync = .encoded(value: current.value, synced: saved.value)
+    if let rank, state.adoptedRank.map({ $0 < rank }) ?? true { state.adoptedRank = rank }
   }
 
   /// ``adopt(_:origin:saved:rank:)``, throwing instead of reporting.

@@ -5,27 +5,52 @@ extension CodableStorage {
   /// except that a missing file is created with the current value.
   /// - Throws: ``StorageError``; the changes stay pending and are retried per the update mode.
   public func save() throws {
-    let delivery: ObserverList<Value>.Delivery?
+    let outcome: WriteOutcome
     do {
-      delivery = try inSequence(saveNow)
+      outcome = try inSequence(saveNow)
     } catch {
       let storageError = CodableStorage.storageError(error, path: path)
       report(storageError)
       throw storageError
     }
-    // Observers and error handlers are called out of the write sequence: one that waits for
-    // another thread saving this storage would otherwise wait for ever.
-    if let delivery { observers.deliver(delivery) }
+    try finish(outcome)
   }
 
-  /// ``save()``, in the write sequence; returns the change observers are to hear.
-  private func saveNow() throws -> ObserverList<Value>.Delivery? {
+  /// ``save()``, in the write sequence; returns what is left to do out of it.
+  private func saveNow() throws -> WriteOutcome {
     let (changes, saved, seed) = try startWrite()
-    let (written, rank) = try document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
+    let (written, rank, notDurable) = try document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
       document = CodableStorage.applying(changes, seed: seed, to: document)
       return document
     }
-    return didWrite(written, saved: saved, rank: rank, origin: .external)
+    var outcome = didWrite(written, saved: saved, rank: rank, origin: .external)
+    outcome.notDurable = notDurable
+    return outcome
+  }
+
+  /// What a save or update that wrote leaves for after the write sequence: observers and
+  /// error handlers are called out of it, since one that waits for another thread saving this
+  /// storage would otherwise wait for ever.
+  struct WriteOutcome {
+    /// The change observers are to hear.
+    var delivery: ObserverList<Value>.Delivery?
+    /// Why the version written could not be taken as the value (a member the type cannot
+    /// decode): reported; the write itself succeeded and its edits are no longer pending.
+    var unreadable: StorageError?
+    /// The directory `fsync` after the rename failed: the version is in place and its edits
+    /// are no longer pending, but its durability is unknown; reported and thrown.
+    var notDurable: StorageError?
+  }
+
+  /// Tells observers and reports errors, out of the write sequence.
+  /// - Throws: the outcome's ``WriteOutcome/notDurable``.
+  private func finish(_ outcome: WriteOutcome) throws(StorageError) {
+    if let delivery = outcome.delivery { observers.deliver(delivery) }
+    if let unreadable = outcome.unreadable { report(unreadable) }
+    if let notDurable = outcome.notDurable {
+      report(notDurable)
+      throw notDurable
+    }
   }
 
   /// Writes pending changes if there are any (and nothing otherwise); the call to make before
@@ -54,25 +79,27 @@ extension CodableStorage {
   ///   discarded).
   @discardableResult
   public func update<Result>(_ body: (inout Value) throws -> Result) throws -> Result {
-    let (result, delivery): (Result, ObserverList<Value>.Delivery?)
+    let (result, outcome): (Result, WriteOutcome)
     do {
-      (result, delivery) = try inSequence { try updateNow(body) }
+      (result, outcome) = try inSequence { try updateNow(body) }
     } catch let error as StorageError {
       report(error)
       throw error
     } catch let error as EncodingError {
-      throw StorageError.encodingFailed(path: path, message: "\(error)")
+      let storageError = StorageError.encodingFailed(path: path, message: "\(error)")
+      report(storageError)
+      throw storageError
     }
-    if let delivery { observers.deliver(delivery) }  // out of the write sequence, as in `save()`
+    try finish(outcome)  // out of the write sequence, as in `save()`
     return result
   }
 
-  /// ``update(_:)``, in the write sequence; returns `body`'s result and the change observers
-  /// are to hear.
-  private func updateNow<Result>(_ body: (inout Value) throws -> Result) throws -> (Result, ObserverList<Value>.Delivery?) {
+  /// ``update(_:)``, in the write sequence; returns `body`'s result and what is left to do
+  /// out of it.
+  private func updateNow<Result>(_ body: (inout Value) throws -> Result) throws -> (Result, WriteOutcome) {
     var result: Result?
     let (changes, saved, seed) = try startWrite()
-    let (written, rank) = try document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
+    let (written, rank, notDurable) = try document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
       document = CodableStorage.applying(changes, seed: seed, to: document)
       var value = try decode(document)
       let before = try options.encoder.encode(value)
@@ -81,7 +108,9 @@ extension CodableStorage {
       document = JSONChangeSet(from: before, to: after).applied(to: document)
       return document
     }
-    return (result!, didWrite(written, saved: saved, rank: rank, origin: .local))
+    var outcome = didWrite(written, saved: saved, rank: rank, origin: .local)
+    outcome.notDurable = notDurable
+    return (result!, outcome)
   }
 
   /// What a save or update takes when it starts: the pending change set, the edits it
@@ -145,13 +174,13 @@ extension CodableStorage {
   /// what observers hear the result as if it changed the value: `.external` for a save,
   /// whose own edits they heard when they were made, so the value can only move by other
   /// processes' fields; `.local` for an update, whose change they hear now.
-  /// Returns the change observers are to hear, for the caller to deliver.
+  /// Returns what the caller is to do out of the write sequence (``finish(_:)``).
   private func didWrite(
     _ written: JSONValue, saved: SavedEdits, rank: SharedDocument.Rank?, origin: ChangeOrigin
-  ) -> ObserverList<Value>.Delivery? {
-    let delivery = adopt(written, origin: origin, saved: saved, rank: rank)
+  ) -> WriteOutcome {
+    let (delivery, unreadable) = adoptUnreported(written, origin: origin, saved: saved, rank: rank)
     scheduler.withLock { $0 }?.didSave(stillPending: hasPendingChanges)
-    return delivery
+    return WriteOutcome(delivery: delivery, unreadable: unreadable)
   }
 
   /// A local change: keep it encoded, tell observers, schedule the write.
