@@ -60,6 +60,23 @@ func writeFile(_ path: String, _ text: String) {
     #expect(try fileJSON(path) == ["theme": "mine", "fontSize": 13, "counter": 0, "tags": []])
   }
 
+  /// A reload before the first write (a watcher event, the safety re-check, `load()`) does not
+  /// turn `initialValue:`'s replacement of the whole file into a field-level change: members
+  /// the type does not know still go.
+  @Test func initialValueStillReplacesTheFileAfterAReload() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    writeFile(path, #"{"theme": "solarized", "other": 1}"#)
+    let storage = CodableStorage(initialValue: SharedSettings(theme: "mine"), location: .path(path), updateMode: .manual, options: quiet)
+    writeFile(path, #"{"theme": "solarized", "other": 2, "fontSize": 20}"#)
+    try storage.load()
+    #expect(storage.wrappedValue == SharedSettings(theme: "mine"))
+    #expect(storage.hasPendingChanges)
+    try storage.flush()
+    #expect(try fileJSON(path) == ["theme": "mine", "fontSize": 13, "counter": 0, "tags": []])
+  }
+
   @Test func unknownKeysAndTheirOrderSurviveASave() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }

@@ -81,7 +81,9 @@ extension CodableStorage {
     return try state.withLock { state throws(StorageError) -> ObserverList<Value>.Delivery? in
       if let rank {
         if let adopted = state.adoptedRank, rank < adopted {  // already past this version
-          guard let saved, try settleOutrankedSave(saved, state: &state), notify else { return nil }
+          guard let saved else { return nil }
+          state.lastError = nil  // the save succeeded
+          guard try settleOutrankedSave(saved, state: &state), notify else { return nil }
           return observers.enqueue(StorageChange(value: state.value, origin: .external))
         }
         state.adoptedRank = rank
@@ -102,8 +104,11 @@ extension CodableStorage {
         } else {
           let value = try decode(state.pendingChanges.applied(to: json))
           let encoded = try encode(value)
+          // A value synced with nothing (`initialValue:`, not written yet) stays so: its
+          // first write replaces the whole file, whatever the file holds meanwhile.
+          let replacesFile = try encodings(of: &state).synced == .null
           state.value = value
-          state.sync = .encoded(value: encoded, synced: fileEncoded)
+          state.sync = .encoded(value: encoded, synced: replacesFile ? .null : fileEncoded)
           changed = before != encoded
         }
       }

@@ -179,7 +179,8 @@ extension CodableStorage {
     _ written: JSONValue, saved: SavedEdits, rank: SharedDocument.Rank?, origin: ChangeOrigin
   ) -> WriteOutcome {
     let (delivery, unreadable) = adoptUnreported(written, origin: origin, saved: saved, rank: rank)
-    scheduler.withLock { $0 }?.didSave(stillPending: hasPendingChanges)
+    let checkedAt = FileSystem.monotonicNanoseconds()
+    scheduler.withLock { $0 }?.didSave(stillPending: hasPendingChanges, checkedAt: checkedAt)
     return WriteOutcome(delivery: delivery, unreadable: unreadable)
   }
 
@@ -235,8 +236,9 @@ extension CodableStorage {
   /// The scheduler's write: reports instead of throwing; `true` when it succeeded or found
   /// nothing pending.
   func automaticSave() -> Bool {
+    let checkedAt = FileSystem.monotonicNanoseconds()
     guard hasPendingChanges else {
-      scheduler.withLock { $0 }?.didSave(stillPending: false)
+      scheduler.withLock { $0 }?.didSave(stillPending: false, checkedAt: checkedAt)
       return true
     }
     return (try? save()) != nil

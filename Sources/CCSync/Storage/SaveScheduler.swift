@@ -38,13 +38,15 @@ final class SaveScheduler: Sendable {
   /// A write succeeded (this scheduler's or an explicit save), or found nothing left to
   /// write. `stillPending`: local changes made while it ran were not in it; they are due as
   /// changes made now would be, and a write is scheduled for them (unless one already is),
-  /// so they are not left waiting for the next edit.
-  func didSave(stillPending: Bool) {
+  /// so they are not left waiting for the next edit. `checkedAt`: the monotonic time taken
+  /// just before `stillPending` was looked up; a change reported since then counts as still
+  /// pending, since the look may have missed it.
+  func didSave(stillPending: Bool, checkedAt: Int64) {
     let now = FileSystem.monotonicNanoseconds()
     let due: Int64? = timing.withLock { timing in
       timing.lastWrite = now
       timing.retryDelay = 0
-      guard stillPending else {
+      guard stillPending || timing.lastChange >= checkedAt else {
         timing.firstUnsavedChange = nil
         return nil
       }
@@ -55,13 +57,21 @@ final class SaveScheduler: Sendable {
   }
 
   /// Records when the pending change is due and returns it, for the caller to ``arm(at:)``
-  /// once unlocked; `nil` when a timer (or retry) is already set, which re-checks the
-  /// deadline when it fires, or when the mode never writes on its own.
+  /// once unlocked; `nil` when a timer is already set for that time or earlier (it re-checks
+  /// the deadline when it fires), or when the mode never writes on its own. A timer set for
+  /// later (a backoff retry that a success made moot) is replaced: it fires for nothing.
   private func scheduleUnlessScheduled(_ timing: inout Timing, now: Int64) -> Int64? {
-    guard timing.scheduled == nil, let due = dueTime(timing, now: now) else { return nil }
+    guard let due = dueTime(timing, now: now) else { return nil }
+    if let scheduled = timing.scheduled, scheduled <= due { return nil }
     timing.scheduled = due
     return due
   }
+
+  /// When the armed timer is due, if one is (for tests).
+  var scheduledDue: Int64? { timing.withLock { $0.scheduled } }
+
+  /// Whether a local change is waiting to be written (for tests).
+  var hasUnsavedChange: Bool { timing.withLock { $0.firstUnsavedChange != nil } }
 
   /// An automatic write failed: try again after the next backoff step.
   func didFail() {
@@ -93,15 +103,17 @@ final class SaveScheduler: Sendable {
   private func arm(at due: Int64) {
     let delay = max(0, due - FileSystem.monotonicNanoseconds())
     queue.asyncAfter(deadline: .now() + .nanoseconds(Int(delay))) { [weak self] in
-      self?.fire()
+      self?.fire(armedFor: due)
     }
   }
 
-  /// Runs when the timer expires: writes if the change is due (or a retry is), otherwise
-  /// re-arms for the new deadline (more changes came in meanwhile).
-  private func fire() {
+  /// Runs when the timer armed for `due` expires: writes if the change is due (or a retry
+  /// is), otherwise re-arms for the new deadline (more changes came in meanwhile). A timer
+  /// that was replaced by another (``scheduleUnlessScheduled(_:now:)``) does nothing.
+  private func fire(armedFor due: Int64) {
     enum Action { case write, rearm(Int64), nothing }
     let action = timing.withLock { timing -> Action in
+      guard timing.scheduled == due else { return .nothing }
       timing.scheduled = nil
       guard timing.firstUnsavedChange != nil || timing.retryDelay > 0 else { return .nothing }
       let now = FileSystem.monotonicNanoseconds()

@@ -1,0 +1,41 @@
+import Testing
+@testable import CCSync
+
+/// `SaveScheduler` on its own, with a counting save: the timing rules that a storage's
+/// automatic writes rely on.
+@Suite struct SaveSchedulerTests {
+  /// After failed writes armed a long backoff (25.6 s here), a write that succeeds (an
+  /// explicit `save()`) ends the backoff: the next edit is due after the idle time, not when
+  /// the old retry would have fired.
+  @Test func aSuccessEndsTheBackoffForTheNextEdit() {
+    let scheduler = SaveScheduler(mode: .afterIdle(seconds: 0.05)) { true }
+    for _ in 0..<9 { scheduler.didFail() }
+    let start = FileSystem.monotonicNanoseconds()
+    scheduler.didSave(stillPending: false, checkedAt: start)
+    scheduler.valueChanged()
+    let due = scheduler.scheduledDue
+    #expect(due != nil && due! - start < 5_000_000_000, "due in \(due.map { Double($0 - start) / 1e9 } ?? -1) s")
+  }
+
+  /// An edit made after a save looked for pending changes (and found none), but before it
+  /// told the scheduler, is still written: the save's "nothing pending" does not cancel it.
+  @Test func anEditAfterTheSaveLookedIsStillWritten() {
+    let saves = Protected(0)
+    let scheduler = SaveScheduler(mode: .afterIdle(seconds: 0.02)) {
+      saves.withLock { $0 += 1 }
+      return true
+    }
+    let looked = FileSystem.monotonicNanoseconds()
+    scheduler.valueChanged()  // the edit, between the look and the report
+    scheduler.didSave(stillPending: false, checkedAt: looked)
+    #expect(waitUntil { saves.withLock { $0 } == 1 }, "the edit was never written")
+  }
+
+  /// A save that found nothing pending when it looked, with no edit since, leaves nothing due.
+  @Test func nothingPendingLeavesNothingDue() {
+    let scheduler = SaveScheduler(mode: .afterIdle(seconds: 0.02)) { true }
+    scheduler.valueChanged()
+    scheduler.didSave(stillPending: false, checkedAt: FileSystem.monotonicNanoseconds())
+    #expect(!scheduler.hasUnsavedChange)
+  }
+}
