@@ -60,6 +60,28 @@ func writeFile(_ path: String, _ text: String) {
     #expect(try fileJSON(path) == ["theme": "mine", "fontSize": 13, "counter": 0, "tags": []])
   }
 
+  /// A relative path while the current directory has been removed is an error, not a file at
+  /// `/` (getcwd fails; the path used to be taken from `/`, and a root process created
+  /// `/NAME` there). Run in a child, since the current directory is the whole process's.
+  @Test func aRelativePathInARemovedDirectoryIsAnError() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let name = "ccsync-removed-cwd-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).json"
+    defer {
+      unlink("/" + name)
+      unlink("/" + name + ".lock")
+    }
+    let session = try InteractiveChild(
+      "/bin/sh", ["-c", "cd \"$2\" && mkdir gone && cd gone && rmdir \"$PWD\" && exec \"$0\" session \"$1\" manual",
+                  try testHelper(), name, directory.path])
+    #expect(session.nextLine(startingWith: "ready") != nil)
+    session.request("set counter 3")
+    let failure = session.request("save", reply: "failed")
+    #expect(failure?.contains("no such directory") == true, "\(failure ?? "no reply")")
+    #expect(session.finish() == 0)
+    #expect(access("/" + name, F_OK) != 0, "a file was made at /\(name)")
+  }
+
   /// A reload before the first write (a watcher event, the safety re-check, `load()`) does not
   /// turn `initialValue:`'s replacement of the whole file into a field-level change: members
   /// the type does not know still go.

@@ -45,6 +45,42 @@ import Testing
     }
   }
 
+  /// A file a save creates gets what any new file gets in its directory: mode 0666 less the
+  /// writer's umask, or the directory's default ACL where it has one (the kernel applies
+  /// either). Compared with a file Python creates beside it with `open(..., "w")`. Before, the
+  /// file was made 0600 and given 0666 less the umask afterwards, which overrode a default
+  /// ACL: "other" got read access the ACL denied, and a named user's write was masked away.
+  @Test(arguments: [false, true]) func aNewFileGetsTheDirectorysDefaultsLikeAnyNewFile(defaultACL: Bool) throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    if defaultACL {
+      // u::rw-, u:nobody:rw-, g::rw-, mask::rw-, o::---
+      let script = """
+        import os, struct, sys
+        entries = [(0x01, 6, 0xffffffff), (0x02, 6, 65534), (0x04, 6, 0xffffffff), (0x10, 6, 0xffffffff), (0x20, 0, 0xffffffff)]
+        os.setxattr(sys.argv[1], 'system.posix_acl_default', struct.pack('<I', 2) + b''.join(struct.pack('<HHI', *e) for e in entries))
+        """
+      let set = try python(script, directory.path)
+      guard set.succeeded else { try Test.cancel("default ACLs unsupported here: \(set.standardError)") }
+    }
+    let describe = """
+      import os, stat, sys
+      for path in sys.argv[1:]:
+          names = sorted(os.listxattr(path))
+          acl = os.getxattr(path, 'system.posix_acl_access').hex() if 'system.posix_acl_access' in names else '-'
+          print(oct(stat.S_IMODE(os.stat(path).st_mode)), acl)
+      """
+    let saved = directory.file("saved.json")
+    let created = directory.file("created.json")
+    let ccsync = try CLI.executable()
+    let outcome = try ChildProcess.run(
+      "/bin/sh", ["-c", "umask 027 && \"$0\" set \"$1\" a 1 && python3 -c 'open(\"'\"$2\"'\", \"w\")'", ccsync, saved, created])
+    #expect(outcome.succeeded, "\(outcome.summary)")
+    let lines = CLI.lines(try python(describe, saved, created).standardOutput)
+    #expect(lines.count == 2 && lines[0] == lines[1], "saved, then created: \(lines)")
+    #expect(lines.last?.hasPrefix(defaultACL ? "0o660" : "0o640") == true, "\(lines)")
+  }
+
   /// When a file's POSIX ACL cannot be copied to the new version, the save fails and the file
   /// is left as it was: the mode alone would widen access, since with an ACL the mode's group
   /// bits are the ACL's mask, which here lets in a named user while the owning group has no

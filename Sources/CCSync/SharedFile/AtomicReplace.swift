@@ -108,7 +108,9 @@ struct AtomicReplace {
     if sweepsLeftovers ?? claimLeftoverSweep(now: FileSystem.monotonicNanoseconds()).isDue {
       removeLeftoverTemporaryFiles(directory: directory, name: names.name)
     }
-    let (temporary, temporaryPath) = try createTemporary()
+    // A new file is created with 0666, from which the kernel takes the umask or, where the
+    // directory has one, its default ACL, as for any new file; a replacement starts private.
+    let (temporary, temporaryPath) = try createTemporary(mode: original == nil ? 0o666 : 0o600)
     // The mark of a live writer: a leftover nobody holds a lock on is one whose writer is gone.
     _ = try? temporary.lock(exclusive: true, nonBlocking: true)
     do {
@@ -161,12 +163,12 @@ struct AtomicReplace {
     }
   }
 
-  private func createTemporary() throws(StorageError) -> (OpenFile, String) {
+  private func createTemporary(mode: UInt32) throws(StorageError) -> (OpenFile, String) {
     let template = names.temporaryPathPrefix
     for _ in 0..<100 {
       let candidate = template + makeSuffix()
       do {
-        return (try OpenFile(path: candidate, options: .createExclusive(mode: 0o600)), candidate)
+        return (try OpenFile(path: candidate, options: .createExclusive(mode: mode)), candidate)
       } catch where error.errorNumber == .fileExists {
         continue  // a leftover or someone else's name (even a symlink): pick another
       } catch where error.isNoSuchFile {
@@ -179,14 +181,12 @@ struct AtomicReplace {
   }
 
   /// Owner and group first (`chown` clears set-id bits), then mode, then extended attributes.
-  /// A missing original gives mode 0666 less the umask, as any new file gets. When this user
-  /// may not give the file away (`EPERM`), the group alone is kept if possible and the file
-  /// becomes the writer's, as with any editor that saves by rename.
+  /// Without an original there is nothing to inherit: the temp file was created with what
+  /// any new file gets. When this user may not give the file away (`EPERM`), the group alone
+  /// is kept if possible and the file becomes the writer's, as with any editor that saves by
+  /// rename.
   private func inheritMetadata(from original: (file: OpenFile?, status: FileStatus)?, onto temporary: OpenFile) throws(SystemError) {
-    guard let original else {
-      try temporary.setPermissions(0o666 & ~FileSystem.creationMask)
-      return
-    }
+    guard let original else { return }
     let status = original.status
     // Compare with what the temp file got, not with the effective ids: a set-group-id
     // directory gives new files its own group.

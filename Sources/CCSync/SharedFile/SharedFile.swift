@@ -163,7 +163,9 @@ public final class SharedFile: Sendable {
   /// mode and extended attributes, written in full, `fsync`ed, renamed over the target, and the
   /// directory `fsync`ed. Call it while holding the exclusive lock (``withLock(exclusive:wait:_:)``).
   ///
-  /// A missing file is created with mode 0666 less the umask. On any failure the temp file is
+  /// A missing file is created as any new file is: mode 0666 less the umask, or the
+  /// directory's default ACL where it has one (the temp file is then created with mode 0666,
+  /// and the kernel applies either). On any failure the temp file is
   /// removed and the target is untouched; nothing is renamed after a failed `fsync`.
   /// - Returns: the identity of the new version.
   /// - Throws: ``StorageError/missingDirectory(path:)`` when the directory does not exist;

@@ -73,11 +73,12 @@ public struct StorageLocation: Sendable, Equatable, CustomStringConvertible {
 
   /// The absolute file path. XDG app directories are created (mode 0700) when
   /// `creatingDirectories`.
-  /// - Throws: ``StorageError`` when a directory cannot be created.
+  /// - Throws: ``StorageError`` when a directory cannot be created, or for a relative path
+  ///   when the current directory was removed (`ENOENT` from `getcwd`).
   public func resolvePath(creatingDirectories: Bool = true) throws(StorageError) -> String {
     switch base {
     case .path(let path):
-      let absolute = absolutePath(path)
+      let absolute = try withSystemErrors { () throws(SystemError) in try absolutePath(path) }
       return fileName.map { FilePath.join(absolute, $0) } ?? absolute
     case .xdg(let variable, let fallback, let app):
       let root = Environment.value(variable).flatMap { $0.hasPrefix("/") ? $0 : nil }

@@ -95,21 +95,6 @@ enum FileSystem {
     try directory.close()
   }
 
-  /// The process's file creation mask, read without changing it (from `/proc/self/status`;
-  /// `umask(2)` can only be read by setting it, which would race with other threads).
-  static let creationMask: UInt32 = {
-    if let file = try? OpenFile(path: "/proc/self/status", options: .readOnly),
-       let bytes = try? file.readToEnd(sizeHint: 2048)
-    {
-      let text = String(decoding: bytes, as: UTF8.self)
-      for line in text.split(separator: "\n") where line.hasPrefix("Umask:") {
-        let digits = line.dropFirst("Umask:".count).trimmingPrefix(while: { $0 == " " || $0 == "\t" })
-        if let mask = UInt32(digits, radix: 8) { return mask }
-      }
-    }
-    return 0o022
-  }()
-
   /// Random letters and digits for temp file names.
   ///
   /// One 64-bit draw gives ten characters (62^10 < 2^64), from ``randomDraw()``. The slight

@@ -65,11 +65,17 @@ func currentDirectoryPath() throws(SystemError) -> String {
 /// `path` made absolute against the current directory, with empty and `.` components and
 /// repeated or trailing slashes removed. `..` is kept: it can only be resolved once the
 /// symbolic links before it are known.
-func absolutePath(_ path: String) -> String {
-  var base = ""
-  if !path.hasPrefix("/") { base = (try? currentDirectoryPath()) ?? "/" }
-  let components = (base + "/" + path).split(separator: "/").filter { $0 != "." }
-  return "/" + components.joined(separator: "/")
+/// - Throws: `SystemError` for a relative `path` when the current directory has no path
+///   (`ENOENT`: it was removed), rather than taking another directory for it.
+func absolutePath(_ path: String) throws(SystemError) -> String {
+  let base = path.hasPrefix("/") ? "" : try currentDirectoryPath()
+  return normalizedPath(base + "/" + path)
+}
+
+/// `path`, taken as starting at `/`, with empty and `.` components and repeated or trailing
+/// slashes removed.
+func normalizedPath(_ path: String) -> String {
+  "/" + path.split(separator: "/").filter { $0 != "." }.joined(separator: "/")
 }
 
 

@@ -88,7 +88,10 @@ public final class FileWatcher: Sendable {
   ///     then hand any reload to other code); it may call `cancel()` and `recheck(after:)`.
   /// - Returns: the watch; it stays active until cancelled or deinitialised.
   public func watch(_ path: String, handler: @escaping @Sendable (FileWatchReason) -> Void) -> FileWatch {
-    let absolute = absolutePath(path)
+    // A relative path when the current directory was removed (nothing can appear in it any
+    // more) is taken from `/`: a watch only reads, and the storage layer, which writes,
+    // refuses such a path (see `StorageLocation.resolvePath(creatingDirectories:)`).
+    let absolute = (try? absolutePath(path)) ?? normalizedPath(path)
     let id = core.register(path: absolute, handler: handler)
     return FileWatch(watcher: self, id: id, path: absolute)
   }
