@@ -3,7 +3,9 @@ extension CodableStorage {
   /// Writes this process's pending changes now (the field-level change set, applied to the
   /// file's current JSON under the exclusive lock). Without pending changes it writes nothing,
   /// except that a missing file is created with the current value.
-  /// - Throws: ``StorageError``; the changes stay pending and are retried per the update mode.
+  /// - Throws: ``StorageError``; the changes stay pending and are retried per the update mode,
+  ///   except after ``StorageError/notDurable(path:_:)``: they were written (the version is
+  ///   in place, its durability unknown) and are no longer pending.
   public func save() throws {
     let outcome: WriteOutcome
     do {
