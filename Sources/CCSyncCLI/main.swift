@@ -86,4 +86,7 @@ func runHelp(_ arguments: [String]) -> Int32 {
 
 StandardStreams.exitOnOutputFailure(status: ExitCode.ioError)
 _ = Signal.ignoredAtStart  // read before any command changes a signal's disposition
+// Started with SIGCHLD ignored, the kernel would reap edit's editor and stress's workers
+// itself and every wait for them would fail (ECHILD); children get the default from here too.
+try? Signal.childStatusChanged.restoreDefaultAction()
 ThisProcess.exit(runMain(Array(CommandLine.arguments.dropFirst())))

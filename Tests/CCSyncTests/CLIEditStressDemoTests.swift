@@ -132,6 +132,31 @@ import Testing
     #expect(try String(contentsOfFile: file, encoding: .utf8) == "{\n  \"theme\": \"dark\"\n}\n")
   }
 
+  /// `ccsync edit` and `ccsync stress` started with SIGCHLD ignored (`env --ignore-signal=CHLD`)
+  /// still wait for their children: ignored, the kernel reaped them itself, every `waitpid`
+  /// failed with ECHILD, and edit reported "the editor exited with status 74" and deleted the
+  /// edited copy. The editor itself gets SIGCHLD at its default action.
+  @Test func editAndStressStartedWithSigchldIgnoredWaitForTheirChildren() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    let editorStatus = directory.file("editor-status")
+    try CLI.write("{\"theme\": \"light\"}\n", to: file)
+    let editor = try script(
+      "cat /proc/$$/status > '\(editorStatus)'; sed -i 's/light/dark/' \"$1\"", named: "editor", in: directory)
+    let ignoringChildren = ["--ignore-signal=CHLD", try CLI.executable()]
+    let edit = try ChildProcess.run(
+      "env", ignoringChildren + ["edit", file], environment: CLI.environment(["EDITOR": editor, "VISUAL": ""]))
+    #expect(edit.succeeded, "\(edit.summary)")
+    #expect(try String(contentsOfFile: file, encoding: .utf8) == "{\n  \"theme\": \"dark\"\n}\n")
+    let editorIgnored = signalMask("SigIgn", in: try String(contentsOfFile: editorStatus, encoding: .utf8))
+    #expect(editorIgnored.map { $0 & (1 << (SIGCHLD - 1)) == 0 } == true, "the editor got SIGCHLD ignored")
+
+    let stress = try ChildProcess.run("env", ignoringChildren + ["stress", "--processes", "2", "--iterations", "5", file])
+    #expect(stress.succeeded, "\(stress.summary)")
+    #expect(try CLI.run(["get", file, "counter"]).standardOutput == "10\n")
+  }
+
   @Test func stressLosesNoUpdates() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
@@ -177,7 +202,11 @@ extension CLIEditStressDemoTests {
 
 /// One of the signal masks in /proc/PID/status (`SigIgn`, `SigBlk`, `SigCgt`), or `nil`.
 func signalMask(_ name: String, of pid: Int32) -> UInt64? {
-  let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+  signalMask(name, in: (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? "")
+}
+
+/// One of the signal masks in the text of a /proc/PID/status file, or `nil`.
+func signalMask(_ name: String, in status: String) -> UInt64? {
   guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return nil }
   return UInt64(line.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces), radix: 16)
 }

@@ -31,6 +31,8 @@ package struct Signal: RawRepresentable, Hashable, Sendable {
   /// SIGINT and SIGQUIT), read the first time this is asked, which must be before this
   /// process changes them (``SignalPipe/install(_:)`` and ``ignore()`` ask first). They stay
   /// ignored here and in children, as flock(1) and every tool that `exec`s leave them.
+  /// SIGCHLD is not among them: an ignored SIGCHLD would keep a process from waiting for its
+  /// children, so `ccsync` gives it its default action at start (``restoreDefaultAction()``).
   package static let ignoredAtStart: Set<Signal> = {
     var ignored: Set<Signal> = []
     for signal in [Signal.interrupt, .terminate, .hangUp, .quit, .brokenPipe] {
@@ -60,8 +62,18 @@ package struct Signal: RawRepresentable, Hashable, Sendable {
     if Signal.ignoredAtStart.contains(self) {
       try setDisposition(SIG_IGN, operation: "ignore signal \(rawValue)")
     } else {
-      try setDisposition(SIG_DFL, operation: "restore default action of signal \(rawValue)")
+      try restoreDefaultAction()
     }
+  }
+
+  /// Gives this signal its default action, whatever this process was started with. For
+  /// SIGCHLD, which a process that waits for its children needs at its default: started
+  /// with it ignored (`env --ignore-signal=CHLD`), the kernel reaps the children itself and
+  /// every `waitpid` for them fails with `ECHILD`.
+  /// - Throws: `SystemError` (`EINVAL` for `SIGKILL` and `SIGSTOP`).
+  /// The corresponding C function is `sigaction` with `SIG_DFL`.
+  package func restoreDefaultAction() throws(SystemError) {
+    try setDisposition(SIG_DFL, operation: "restore default action of signal \(rawValue)")
   }
 
   /// Lets the calling thread receive `signals`: a parent may have started this process with
