@@ -25,7 +25,17 @@ enum EditCommand {
                            "cannot make the copy to edit: \(error)")
     }
 
-    let status = runEditor(on: copy.path)
+    let status: Int32
+    do {
+      status = try runEditor(on: copy.path)
+    } catch let error as SpawnError {
+      copy.remove()
+      throw CommandFailure(error.exitCode, "\(error); '\(file)' left untouched")
+    } catch {
+      // The editor may have run, and may have saved the user's edit: keep the copy.
+      throw CommandFailure(ExitCode.ioError, "cannot wait for the editor: \(error); '\(file)' left untouched")
+        .keeping(copy)
+    }
     guard status == 0 else {
       copy.remove()
       throw CommandFailure(status, "the editor exited with status \(status); '\(file)' left untouched")
@@ -87,7 +97,10 @@ enum EditCommand {
   /// Runs `$VISUAL`, `$EDITOR` or `vi` on `path` through `sh -c`, as git does, so the variable
   /// may hold arguments (`code --wait`). SIGINT and SIGQUIT are ignored here meanwhile: they
   /// belong to the editor. Afterwards they get back the action this process started with.
-  static func runEditor(on path: String) -> Int32 {
+  /// - Returns: the editor's status as a shell reports it (128+N when killed by signal N).
+  /// - Throws: ``SpawnError`` when the editor cannot be started; `SystemError` when waiting
+  ///   for it fails, so that its status is unknown.
+  static func runEditor(on path: String) throws -> Int32 {
     let editor = ThisProcess.environmentValue("VISUAL") ?? ThisProcess.environmentValue("EDITOR") ?? "vi"
     try? Signal.interrupt.ignore()
     try? Signal.quit.ignore()
@@ -95,12 +108,7 @@ enum EditCommand {
       try? Signal.interrupt.restoreActionAtStart()
       try? Signal.quit.restoreActionAtStart()
     }
-    do {
-      return try Subprocess.start(["/bin/sh", "-c", editor + " \"$@\"", editor, path]).waitForStatus()
-    } catch {
-      StandardStreams.writeLine("ccsync: \(error)", toStandardError: true)
-      return error.exitCode
-    }
+    return try Subprocess.start(["/bin/sh", "-c", editor + " \"$@\"", editor, path]).waitForExit().shellStatus
   }
 }
 

@@ -157,6 +157,29 @@ import Testing
     #expect(try CLI.run(["get", file, "counter"]).standardOutput == "10\n")
   }
 
+  /// When waiting for the editor fails (ECHILD injected into `ccsync`'s own `wait4`), the
+  /// editor's status is unknown and the user's edit may be in the copy: 74, the file
+  /// untouched, the edited copy kept and named. Before, the copy was removed.
+  @Test func editKeepsTheCopyWhenWaitingForTheEditorFails() throws {
+    let strace = try FaultTools.strace()
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    try CLI.write("{\"theme\": \"light\"}\n", to: file)
+    let editor = try script("sed -i 's/light/dark/' \"$1\"", named: "editor", in: directory)
+    // Without -f only ccsync is traced, not the editor's shell, which waits for sed.
+    let outcome = try ChildProcess.run(
+      strace, ["-qq", "-o", "/dev/null", "-e", "trace=wait4", "-e", "inject=wait4:error=ECHILD", try CLI.executable(), "edit", file],
+      environment: CLI.environment(["EDITOR": editor, "VISUAL": ""]))
+    #expect(outcome.status == 74 && outcome.standardError.contains("cannot wait for the editor"), "\(outcome.summary)")
+    #expect(CLI.bytes(file) == Data("{\"theme\": \"light\"}\n".utf8))
+    let kept = try #require(outcome.standardError.components(separatedBy: "kept at ").dropFirst().last?
+      .trimmingCharacters(in: .whitespacesAndNewlines), "\(outcome.summary)")
+    defer { try? FileManager.default.removeItem(atPath: (kept as NSString).deletingLastPathComponent) }
+    // The editor was not waited for: its edit lands in the kept copy when it is done.
+    #expect(waitUntil { (try? String(contentsOfFile: kept, encoding: .utf8)) == "{\"theme\": \"dark\"}\n" })
+  }
+
   @Test func stressLosesNoUpdates() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
