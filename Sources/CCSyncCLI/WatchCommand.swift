@@ -94,7 +94,7 @@ final class WatchSession {
       if countReached && (children.map { $0.mode == .restart || $0.isIdle } ?? true) {
         return finish(ExitCode.success)
       }
-      if let status = children?.exitedOnItsOwn { return status }
+      if let status = children?.exitedOnItsOwn { return finish(status) }
 
       var wakeAt = [deadline, children?.nextDeadline].compactMap { $0 }
       // SIGCHLD wakes the wait; a periodic look is a safety net should one be missed.

@@ -9,6 +9,24 @@ import Testing
     waitUntil(deadline: deadline) { CLI.lines(watcher.standardOutput).count >= count }
   }
 
+  /// The process ids listed one a line in `file` (empty while it does not exist).
+  private func processIDs(in file: String) -> [Int32] {
+    (try? String(contentsOfFile: file, encoding: .utf8)).map { CLI.lines($0).compactMap { Int32($0) } } ?? []
+  }
+
+  /// Waits until `watch`, started by the test, has exited (or is a zombie). Not with
+  /// ``ChildProcess/wait(deadline:)``: Foundation notices the exit only once every process
+  /// that inherited a descriptor it gave the child has closed it, and a command the watch
+  /// left running holds one.
+  private func waitForExit(of watch: ChildProcess) -> Bool {
+    waitUntil(deadline: .seconds(15)) { !isRunning(watch.process.processIdentifier) }
+  }
+
+  /// Whether process `pid` exists and is not a zombie.
+  private func isRunning(_ pid: Int32) -> Bool {
+    kill(pid, 0) == 0 && !((try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.contains(") Z ") ?? true)
+  }
+
   @Test(arguments: [false, true])
   func printsEachDistinctValueUntilCount(polling: Bool) throws {
     let directory = try TemporaryDirectory()
@@ -227,17 +245,51 @@ import Testing
     try CLI.write("{\"a\": 1}\n", to: file)
     try CLI.write("(trap '' TERM; exec sleep 300) &\necho $! >> '\(pids)'\nwait\n", to: script)
     let watch = try CLI.start(["watch", file, "a", "--restart", "--", "sh", script])
-    func started() -> [Int32] { (try? String(contentsOfFile: pids, encoding: .utf8)).map { CLI.lines($0).compactMap { Int32($0) } } ?? [] }
-    func alive(_ pid: Int32) -> Bool { kill(pid, 0) == 0 && !((try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.contains(") Z ") ?? true) }
-    #expect(waitUntil { started().count == 1 })
+    #expect(waitUntil { processIDs(in: pids).count == 1 })
     try CLI.write("{\"a\": 2}\n", to: file)
-    #expect(waitUntil { started().count == 2 }, "not restarted")
-    let first = started()[0]
-    #expect(waitUntil(deadline: .seconds(15)) { !alive(first) }, "what the first run started outlived its SIGKILL time")
+    #expect(waitUntil { processIDs(in: pids).count == 2 }, "not restarted")
+    let first = processIDs(in: pids)[0]
+    #expect(waitUntil(deadline: .seconds(15)) { !isRunning(first) }, "what the first run started outlived its SIGKILL time")
     kill(watch.process.processIdentifier, SIGINT)
     let outcome = watch.wait(deadline: .seconds(15))
     #expect(outcome.status == 0, "\(outcome.summary)")
-    let second = started()[1]
-    #expect(waitUntil { !alive(second) }, "what the last run started outlived the watch")
+    let second = processIDs(in: pids)[1]
+    #expect(waitUntil { !isRunning(second) }, "what the last run started outlived the watch")
+  }
+
+  /// A `--restart` watch that ends because the command exited on its own still kills what
+  /// an earlier, stopped run started and that ignores SIGTERM, at once; before, that ending
+  /// skipped the shutdown and it ran on.
+  @Test func restartEndingByTheCommandsOwnExitKillsWhatEarlierRunsLeft() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("w.json")
+    let pids = directory.file("pids")
+    let script = directory.file("run.sh")
+    try CLI.write("{\"mode\": \"run\"}\n", to: file)
+    try CLI.write("""
+      [ "$CCSYNC_VALUE" = '"exit"' ] && exit 5
+      sh -c "trap '' TERM; echo \\$$ >> '\(pids)'; exec sleep 300" &
+      wait
+
+      """, to: script)
+    let watch = try CLI.start(["watch", file, "mode", "--restart", "--", "sh", script])
+    #expect(waitUntil { processIDs(in: pids).count == 1 })
+    try CLI.write("{\"mode\": \"exit\"}\n", to: file)
+    #expect(waitForExit(of: watch))
+    let first = try #require(processIDs(in: pids).first)
+    // At once, not after the 5 s a stopped run gets before its SIGKILL.
+    #expect(waitUntil(deadline: .seconds(3)) { !isRunning(first) }, "what the first run started outlived the watch")
+    let outcome = watch.wait(afterKilling: processIDs(in: pids))
+    #expect(outcome.status == 5 && !outcome.signaled, "\(outcome.summary)")
+  }
+}
+
+extension ChildProcess {
+  /// Kills `leftovers` (what a failing watch left running, holding the descriptor Foundation
+  /// watches), then waits for this process.
+  func wait(afterKilling leftovers: [Int32]) -> Outcome {
+    for pid in leftovers { kill(pid, SIGKILL) }
+    return wait(deadline: .seconds(10))
   }
 }
