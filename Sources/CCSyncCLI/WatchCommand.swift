@@ -3,8 +3,10 @@ import CCSync
 /// `ccsync watch [-c] [--count N] [--timeout SECS] [--poll SECS] FILE [PATH] [--exec | --restart] [-- CMD ARGS...]`.
 ///
 /// One thread does everything: it waits in `poll(2)` on a self-pipe the watcher's handler writes
-/// to and on the signal pipe (SIGINT, SIGTERM, SIGHUP, SIGCHLD), with a timeout for the next
-/// deadline (--timeout, the grace period of an invalid file, a restart's SIGKILL).
+/// to and on the signal pipe (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD), with a
+/// timeout for the next deadline (--timeout, the grace period of an invalid file, a restart's
+/// SIGKILL). Every way the watch ends goes through ``WatchSession/finish(_:)``, which stops
+/// the command's process group; none calls `exit` or dies of a signal before it.
 enum WatchCommand {
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
     let spec = Help.watch
@@ -60,6 +62,8 @@ final class WatchSession {
   private var lastPrinted: JSONValue?
   private var gap: Gap?
   private var invalidSince: Double?
+  /// A write to standard output that failed; it ends the watch.
+  private var outputFailure: SystemError?
 
   init(file: String, path: JSONPath, pathText: String, count: Int?, timeout: Double?, children: WatchChildren?) {
     self.file = file
@@ -74,15 +78,19 @@ final class WatchSession {
 
   private var countReached: Bool { count.map { printed >= $0 } ?? false }
 
-  /// Runs until a signal, --count or --timeout ends the watch.
+  /// Runs until a signal, --count, --timeout, a failed write to standard output or (under
+  /// --restart) the command's own exit ends the watch.
   /// - Throws: `SystemError` when the signal pipe or the wake-up pipe cannot be opened.
   func run(watcher: FileWatcher) throws(SystemError) -> Int32 {
-    let signals = try SignalPipe.install([.interrupt, .terminate, .hangUp, .childStatusChanged])
+    // SIGQUIT and SIGPIPE (a reader that went away) are caught too, so that the command is
+    // stopped before the process ends by them.
+    let signals = try SignalPipe.install([.interrupt, .terminate, .hangUp, .quit, .brokenPipe, .childStatusChanged])
     let wake = try WakeUpChannel()
     let watch = watcher.watch(file) { _ in wake.wakeUp() }
     defer { watch.cancel() }
 
     check(initial: true)
+    if let outputFailure { return finish(afterOutputFailure: outputFailure) }
     // --restart starts the command at once, with no value if there is none yet.
     if let children, children.mode == .restart, !children.hasStarted {
       if let status = children.start(with: nil) { return status }
@@ -104,13 +112,14 @@ final class WatchSession {
       let ready = waitForInput([signals, wake], timeout: waitSeconds)
 
       for signal in signals.drain() where signal != .childStatusChanged {
-        return finish(ExitCode.success)
+        return finish(endedBy: signal)
       }
       children?.reap()
       if ready[1] { wake.drain() }
       let now = MonotonicClock.now()
       let graceOver = invalidSince.map { now >= $0 + WatchSession.invalidGracePeriod } ?? false
       if (ready[1] || graceOver) && !countReached { check(initial: false) }
+      if let outputFailure { return finish(afterOutputFailure: outputFailure) }
       children?.tick(now: now)
       if let deadline, now >= deadline {
         if let count, printed < count {
@@ -126,6 +135,25 @@ final class WatchSession {
   /// Stops any command still running and returns `status`.
   private func finish(_ status: Int32) -> Int32 {
     children?.shutDown()
+    return status
+  }
+
+  /// Stops any command still running, then ends as `signal` asks: SIGINT, SIGTERM and SIGHUP
+  /// with status 0; SIGQUIT and SIGPIPE by that signal, as they would have without a handler.
+  private func finish(endedBy signal: Signal) -> Int32 {
+    let status = finish(ExitCode.success)
+    if signal == .quit || signal == .brokenPipe { signal.endProcess() }
+    return status
+  }
+
+  /// Stops any command still running after a write to standard output failed. A reader that
+  /// went away (`EPIPE`) ends the process by SIGPIPE, as it would have without a handler,
+  /// unless SIGPIPE was ignored at start; any other failure is reported and ends it with 74.
+  private func finish(afterOutputFailure error: SystemError) -> Int32 {
+    let readerWentAway = error.errorNumber == .brokenPipe && !Signal.ignoredAtStart.contains(.brokenPipe)
+    if !readerWentAway { StandardStreams.reportOutputFailure(error) }
+    let status = finish(ExitCode.ioError)
+    if readerWentAway { Signal.brokenPipe.endProcess() }
     return status
   }
 
@@ -178,7 +206,12 @@ final class WatchSession {
       return
     }
     if gap == nil, let lastPrinted, lastPrinted == value { return }
-    StandardStreams.writeLine(value.formatted(.compact))
+    do {
+      try StandardStreams.writeLineToOutput(value.formatted(.compact))
+    } catch {
+      outputFailure = error
+      return
+    }
     lastPrinted = value
     gap = nil
     printed += 1

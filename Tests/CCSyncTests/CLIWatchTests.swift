@@ -257,6 +257,61 @@ import Testing
     #expect(waitUntil { !isRunning(second) }, "what the last run started outlived the watch")
   }
 
+  /// However the watch ends, the command's process group is stopped: when a reader of its
+  /// standard output that went away ends it by SIGPIPE (141), when standard output cannot be
+  /// written (74), and on SIGQUIT (which still ends it by SIGQUIT). Before, each of these
+  /// ended `ccsync` at once, and the command ran on.
+  @Test(arguments: ["reader gone", "write error", "SIGQUIT"])
+  func everyEndingOfTheWatchStopsTheCommand(ending: String) throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("w.json")
+    let pids = directory.file("pids")
+    let fifo = directory.file("stdout")
+    #expect(mkfifo(fifo, 0o600) == 0)
+    // The test reads the FIFO; opened first, without blocking, so the watch can open it.
+    let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+    #expect(reader >= 0)
+    defer { if ending != "reader gone" { close(reader) } }
+    // "write error": standard output is /dev/full, and the file missing until the command runs.
+    let output = ending == "write error" ? "/dev/full" : fifo
+    if ending != "write error" { try CLI.write("{\"a\": 1}\n", to: file) }
+    let watch = try ChildProcess.start("/bin/sh", [
+      "-c", "ulimit -c 0; exec \"$0\" watch \"$1\" a --restart -- sh -c \"$2\" > \"$3\"",
+      try CLI.executable(), file, "echo $$ >> '\(pids)'; exec sleep 45", output,
+    ])
+    #expect(waitUntil { processIDs(in: pids).count == 1 }, "\(watch.standardError)")
+    let command = try #require(processIDs(in: pids).first)
+    switch ending {
+    case "reader gone":
+      var received: [UInt8] = []
+      #expect(waitUntil {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = read(reader, &buffer, buffer.count)
+        if count > 0 { received += buffer[..<count] }
+        return received == Array("1\n".utf8)
+      })
+      close(reader)
+      try CLI.write("{\"a\": 2}\n", to: file)
+    case "write error":
+      try CLI.write("{\"a\": 1}\n", to: file)
+    default:
+      kill(watch.process.processIdentifier, SIGQUIT)
+    }
+    #expect(waitForExit(of: watch))
+    #expect(waitUntil { !isRunning(command) }, "the command outlived the watch")
+    let outcome = watch.wait(afterKilling: [command])
+    switch ending {
+    case "reader gone":
+      #expect(outcome.signaled && outcome.status == SIGPIPE, "\(outcome.summary)")
+    case "write error":
+      #expect(outcome.status == 74 && !outcome.signaled, "\(outcome.summary)")
+      #expect(outcome.standardError.contains("write error on standard output: No space left on device"), "\(outcome.summary)")
+    default:
+      #expect(outcome.signaled && outcome.status == SIGQUIT, "\(outcome.summary)")
+    }
+  }
+
   /// A `--restart` watch that ends because the command exited on its own still kills what
   /// an earlier, stopped run started and that ignores SIGTERM, at once; before, that ending
   /// skipped the shutdown and it ran on.

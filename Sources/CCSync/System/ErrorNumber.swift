@@ -40,6 +40,8 @@ package struct ErrorNumber: RawRepresentable, Hashable, Sendable {
   package static let fileTooLarge = ErrorNumber(rawValue: EFBIG)
   /// `EBADF`: the descriptor is not open, or not open for what was asked.
   package static let badFileDescriptor = ErrorNumber(rawValue: EBADF)
+  /// `EPIPE`: a write to a pipe or socket whose reader went away.
+  package static let brokenPipe = ErrorNumber(rawValue: EPIPE)
 }
 
 extension SystemError {

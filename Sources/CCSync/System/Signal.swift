@@ -76,6 +76,18 @@ package struct Signal: RawRepresentable, Hashable, Sendable {
     try setDisposition(SIG_DFL, operation: "restore default action of signal \(rawValue)")
   }
 
+  /// Ends this process by this signal, at its default action, so that its parent sees it
+  /// killed by the signal (status 128+N in a shell) as if it had never been caught: for a
+  /// command that catches a signal only to clean up first. A signal whose default action
+  /// does not end a process ends it with status 128+N.
+  /// The corresponding C functions are `sigaction` with `SIG_DFL`, `pthread_sigmask` and `raise`.
+  package func endProcess() -> Never {
+    try? restoreDefaultAction()
+    try? Signal.unblock([self])
+    raise(rawValue)
+    Glibc.exit(128 + rawValue)
+  }
+
   /// Lets the calling thread receive `signals`: a parent may have started this process with
   /// them blocked (test runners and some supervisors do), and a signal blocked in every
   /// thread stays pending forever.

@@ -33,25 +33,52 @@ public enum StandardStreams {
     writeBytes(&copy, descriptor: toStandardError ? 2 : 1)
   }
 
+  /// Writes `text` and a newline to standard output in one `write` call (retrying short
+  /// writes), and leaves a failure to the caller instead of ending the process as
+  /// ``exitOnOutputFailure(status:)`` arranges: for a command that must stop what it started
+  /// before it ends (report the error with ``reportOutputFailure(_:)``).
+  /// - Throws: `SystemError` with operation `write error on standard output`: `EPIPE` when
+  ///   the reader went away (and SIGPIPE is caught or ignored), `ENOSPC`, `EIO`.
+  /// The corresponding C function is `write`.
+  public static func writeLineToOutput(_ text: String) throws(SystemError) {
+    var bytes = Array((text + "\n").utf8)
+    if let code = writeAll(&bytes, descriptor: 1) {
+      throw SystemError(code: code, operation: "write error on standard output")
+    }
+  }
+
+  /// Reports a failed write to standard output on standard error:
+  /// `ccsync: write error on standard output: REASON (errno N)`.
+  public static func reportOutputFailure(_ error: SystemError) {
+    writeLine("ccsync: \(error)", toStandardError: true)
+  }
+
   private static func writeBytes(_ bytes: inout [UInt8], descriptor: Int32) {
+    // A failing standard error has nowhere left to be reported.
+    guard let code = writeAll(&bytes, descriptor: descriptor), descriptor == 1 else { return }
+    let status = outputFailureStatus.load(ordering: .relaxed)
+    if status != 0 { failOutput(code: code, status: status) }
+  }
+
+  /// Writes every byte of `bytes`, retrying short and interrupted writes.
+  /// - Returns: the `errno` of the write that failed; `nil` when every byte was written.
+  private static func writeAll(_ bytes: inout [UInt8], descriptor: Int32) -> Int32? {
     bytes.withUnsafeBytes { buffer in
       var offset = 0
       while offset < buffer.count {
         let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
         if written < 0 {
           if errno == EINTR { continue }
-          let status = outputFailureStatus.load(ordering: .relaxed)
-          if descriptor == 1 && status != 0 { failOutput(code: errno, status: status) }
-          return  // nowhere left to report a failing stderr
+          return errno
         }
         offset += written
       }
+      return nil
     }
   }
 
   private static func failOutput(code: Int32, status: Int32) -> Never {
-    var message = Array("ccsync: \(SystemError(code: code, operation: "write error on standard output"))\n".utf8)
-    writeBytes(&message, descriptor: 2)
+    reportOutputFailure(SystemError(code: code, operation: "write error on standard output"))
     Glibc.exit(status)
   }
 }
