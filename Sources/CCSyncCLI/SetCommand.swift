@@ -16,12 +16,23 @@ enum SetCommand {
     let path = try arguments.path(at: 1, in: spec)
     let wait = try LockWait(arguments, spec: spec)
     let text = arguments.operands[2]
+    // The document must stay within the nesting limit its readers apply: each step of PATH
+    // is one level, and VALUE may nest as deep as the rest. Text that breaks the limit is
+    // meant as JSON, not as a string.
+    let limit = JSONParser.Options.defaultMaximumDepth
+    let depthLeft = limit - path.components.count
+    let tooDeep = CommandFailure(
+      ExitCode.dataError,
+      "the value at '\(arguments.operands[1])' would nest '\(file)' deeper than \(limit) levels of arrays and objects, the limit; nothing written")
+    guard depthLeft >= 0 else { throw tooDeep }
     let value: JSONValue
     if arguments.has("string") {
       value = .string(text)
     } else {
       do {
-        value = try JSONValue(parsing: text)
+        value = try JSONValue(parsing: text, options: JSONParser.Options(maximumDepth: depthLeft))
+      } catch where error.kind == .nestingTooDeep {
+        throw tooDeep
       } catch {
         guard !arguments.has("json") else {
           throw CommandFailure(ExitCode.dataError, "the value '\(text)' is not valid JSON: \(error)")

@@ -109,6 +109,31 @@ import Testing
     }
     return result
   }
+
+  /// `set` refuses, with 65 naming the limit, a VALUE that would nest the document deeper
+  /// than the 512 levels every reader accepts: valid JSON 600 levels deep (with `--json` or
+  /// without), and 512 levels under `a`, within the limit alone but not at that PATH. Before,
+  /// the first was stored as a string and the second wrote a file no reader accepted. The
+  /// file is untouched; 511 levels under `a` fit, and `--string` still stores the text.
+  @Test func setRefusesAValueNestedDeeperThanTheLimit() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    let original = Data("{\"a\": 1}\n".utf8)
+    try original.write(to: URL(fileURLWithPath: file))
+    func nested(_ depth: Int) -> String { String(repeating: "[", count: depth) + String(repeating: "]", count: depth) }
+    for arguments in [[file, "a", nested(600)], ["--json", file, "a", nested(600)], [file, "a", nested(512)]] {
+      let outcome = try CLI.run(["set"] + arguments)
+      #expect(outcome.status == 65 && outcome.standardError.contains("deeper than 512 levels"), "\(outcome.summary)")
+      #expect(CLI.bytes(file) == original)
+    }
+    let fits = try CLI.run(["set", file, "a", nested(511)])
+    #expect(fits.status == 0, "\(fits.summary)")
+    #expect(try CLI.run(["get", "-c", file, "a"]).standardOutput == nested(511) + "\n")
+    let text = try CLI.run(["set", "--string", file, "s", nested(600)])
+    #expect(text.status == 0, "\(text.summary)")
+    #expect(try CLI.run(["get", "-r", file, "s"]).standardOutput == nested(600) + "\n")
+  }
 }
 
 /// Permissions and full disks, which need a non-root user (setpriv) or a mount.
