@@ -134,6 +134,21 @@ import Testing
     #expect(text.status == 0, "\(text.summary)")
     #expect(try CLI.run(["get", "-r", file, "s"]).standardOutput == nested(600) + "\n")
   }
+
+  /// `delete FILE ""` (an unset variable for PATH) and `delete FILE .` are usage errors, 64,
+  /// as `set FILE ""` is, the file untouched; before, they were 65, "cannot remove the whole
+  /// document".
+  @Test(arguments: ["", "."]) func deleteOfTheWholeDocumentIsAUsageError(path: String) throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("c.json")
+    let original = Data("{\"a\": 1}\n".utf8)
+    try original.write(to: URL(fileURLWithPath: file))
+    let outcome = try CLI.run(["delete", file, path])
+    expectUsageError(outcome, command: "delete", token: ".")
+    #expect(outcome.standardError.contains(path.isEmpty ? "The path is empty" : "The path '.' is the whole document"), "\(outcome.summary)")
+    #expect(CLI.bytes(file) == original)
+  }
 }
 
 /// Permissions and full disks, which need a non-root user (setpriv) or a mount.
