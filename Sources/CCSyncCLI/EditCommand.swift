@@ -121,7 +121,12 @@ struct EditCopy {
   init(name: String, bytes: [UInt8]) throws(SystemError) {
     directory = try FileTree.makeTemporaryDirectory(prefix: "ccsync-edit")
     path = FilePath.join(directory, name)
-    try FileDescriptor.createNew(path, permissions: 0o600).writeAll(bytes)
+    do {
+      try FileDescriptor.createNew(path, permissions: 0o600).writeAll(bytes)
+    } catch {
+      remove()  // a copy that could not be made is not left behind
+      throw error
+    }
   }
 
   /// Removes the copy and its directory; a directory the editor left other files in stays.

@@ -91,19 +91,23 @@ import Testing
   }
 
   /// A copy that cannot be written for a lack of space or an I/O error (EDQUOT and EIO
-  /// injected into its first write) is 74, an I/O error, like ENOSPC; the file is untouched.
+  /// injected into its first write) is 74, an I/O error, like ENOSPC; the file is untouched,
+  /// and the half-made copy and its directory are removed.
   @Test(arguments: ["EDQUOT", "EIO"]) func editCopyWriteFailureIsAnIOError(errno: String) throws {
     let strace = try FaultTools.strace()
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let file = directory.file("c.json")
     try CLI.write("{\"a\": 1}\n", to: file)
+    let temporary = directory.file("tmp")
+    #expect(mkdir(temporary, 0o700) == 0)
     let outcome = try ChildProcess.run(
       strace, ["-f", "-qq", "-o", "/dev/null", "-e", "trace=write", "-e", "inject=write:error=\(errno):when=1",
                try CLI.executable(), "edit", file],
-      environment: CLI.environment(["EDITOR": "true", "VISUAL": ""]))
+      environment: CLI.environment(["EDITOR": "true", "VISUAL": "", "TMPDIR": temporary]))
     #expect(outcome.status == 74 && outcome.standardError.contains("cannot make the copy to edit"), "\(outcome.summary)")
     #expect(CLI.bytes(file) == Data("{\"a\": 1}\n".utf8))
+    #expect(try FileManager.default.contentsOfDirectory(atPath: temporary) == [])
   }
 
   /// `ccsync edit` started with SIGINT and SIGQUIT ignored (a shell's background job) keeps
