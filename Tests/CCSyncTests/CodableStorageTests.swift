@@ -82,6 +82,18 @@ func writeFile(_ path: String, _ text: String) {
     #expect(access("/" + name, F_OK) != 0, "a file was made at /\(name)")
   }
 
+  /// A value that cannot be encoded (NaN, which JSON has no spelling for) is reported at
+  /// once, not silently taken as `null` and never written.
+  @Test func aValueThatCannotBeEncodedIsReportedAtCreation() throws {
+    struct Ratio: Codable, Sendable { var value = Double.nan }
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("ratio.json")
+    let storage = CodableStorage(initialValue: Ratio(), location: .path(path), updateMode: .manual, options: quiet)
+    #expect(storage.lastError?.description.contains("ratio.json") == true, "\(String(describing: storage.lastError))")
+    if case .encodingFailed? = storage.lastError {} else { Issue.record("not an encoding error: \(String(describing: storage.lastError))") }
+  }
+
   /// A reload before the first write (a watcher event, the safety re-check, `load()`) does not
   /// turn `initialValue:`'s replacement of the whole file into a field-level change: members
   /// the type does not know still go.

@@ -78,11 +78,19 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
     self.options = options
     let (document, pathError) = CodableStorage.makeDocument(location, options: options)
     self.document = document
-    let encoded = (try? options.encoder.encode(value)) ?? .null
+    var encoded = JSONValue.null
+    var encodingError: StorageError?
+    do {
+      encoded = try options.encoder.encode(value)
+    } catch {
+      // Reported, not hidden: a value that cannot be encoded can never be written.
+      encodingError = .encodingFailed(path: document.file.path, message: "\(error)")
+    }
     encodedDefault = encoded
     state = Protected(StorageState(value: value, encodedValue: encoded, synced: readsFile ? encoded : .null))
     start()
     if let pathError { report(pathError) }
+    if let encodingError { report(encodingError) }
     if readsFile { loadAtStart() } else { localValueChanged() }
   }
 
