@@ -45,6 +45,27 @@ import Testing
   }
 
   /// Scalars, arrays and empty objects at the top level print without a layout.
+  /// The nesting the printer measures is the parser's: text the printer says nests N levels
+  /// parses under a limit of N and not under N - 1, printed whole or over a known version.
+  @Test(arguments: [0, 1, 2, 3, 40, 511, 512, 513]) func measuredNestingIsWhatTheParserCounts(levels: Int) throws {
+    var deep: JSONValue = levels == 0 ? 7 : []
+    for _ in 1..<max(1, levels) { deep = [deep] }
+    let whole = JSONDocumentLayout.printMeasuringNesting(deep)
+    #expect(whole.nesting == levels)
+    for (limit, accepted) in [(levels, true), (levels - 1, false)] where limit >= 0 {
+      let parsed = try? JSONValue(parsing: whole.bytes, options: JSONParser.Options(maximumDepth: limit))
+      #expect((parsed != nil) == accepted, "\(levels) levels under a limit of \(limit)")
+    }
+    // The same value as a member, printed over a known version whose other members stay.
+    let original: JSONValue = ["a": [[1]], "b": 2]
+    let (known, layout) = JSONDocumentLayout.print(original)
+    let changed: JSONValue = ["a": [[1]], "b": deep]
+    let over = try #require(layout?.printMeasuringNesting(changed, over: known, printedFrom: original))
+    #expect(over.bytes == JSONDocumentLayout.print(changed).bytes)
+    #expect(over.nesting == max(1, levels + 1))
+    #expect(JSONDocumentLayout.printMeasuringNesting(changed).nesting == max(3, levels + 1))
+  }
+
   @Test func onlyNonEmptyObjectsHaveALayout() {
     for value: JSONValue in [.null, .number(JSONNumber(1)), .array([1, 2]), .object(JSONObject())] {
       let (bytes, layout) = JSONDocumentLayout.print(value)

@@ -16,6 +16,30 @@ import Testing
   /// The collision is recorded as seen now, after the newer version's change, as a look at
   /// it would have been; a window of a minute stands in for the 2 s default so that a test
   /// process stalled for seconds under load still looks within it.
+  /// A document no reader would accept (arrays and objects nested deeper than the parser's
+  /// 512 levels) is not written, by an update or a replace: the file stays as it was and the
+  /// writer can go on. Exactly 512 levels is written and read back.
+  @Test func aDocumentNestedDeeperThanReadersAcceptIsNotWritten() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("deep.json")
+    writeFile(path, #"{"n": 1}"#)
+    let document = SharedDocument(path: path)
+    func nested(_ levels: Int) -> JSONValue {
+      var value: JSONValue = []
+      for _ in 1..<levels { value = [value] }
+      return value
+    }
+    let before = try contents(of: path)
+    let error = #expect(throws: StorageError.self) { try document.update { $0 = ["deep": nested(512), "n": 2] } }
+    #expect(error?.description.contains("513 levels") == true, "\(String(describing: error))")
+    #expect(throws: StorageError.self) { try document.replace(with: nested(513)) }
+    #expect(try contents(of: path) == before)
+    try document.update { try $0.setValue(3, at: JSONPath(parsing: "n")) }
+    try document.update { $0 = ["deep": nested(511), "n": 4] }
+    #expect(try SharedDocument(path: path).read()?.objectValue?["n"] == 4)
+  }
+
   @Test func aRecentIdentityIsConfirmedByContent() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }

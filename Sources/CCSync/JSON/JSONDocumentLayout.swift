@@ -60,10 +60,20 @@ struct JSONDocumentLayout: Sendable, Equatable {
   /// - Parameter sizeHint: the size of the version it replaces, if known (see
   ///   ``capacity(forAbout:)``).
   static func print(_ value: JSONValue, sizeHint: Int = 0) -> (bytes: [UInt8], layout: JSONDocumentLayout?) {
+    let printed = printMeasuringNesting(value, sizeHint: sizeHint)
+    return (printed.bytes, printed.layout)
+  }
+
+  /// ``print(_:sizeHint:)``, with how deep the text nests arrays and objects, as the parser
+  /// counts it (see ``JSONPrinter/deepestLevel``): a writer must not write what no reader
+  /// accepts.
+  static func printMeasuringNesting(
+    _ value: JSONValue, sizeHint: Int = 0
+  ) -> (bytes: [UInt8], layout: JSONDocumentLayout?, nesting: Int) {
     var printer = JSONPrinter(style: .pretty, initialCapacity: capacity(forAbout: sizeHint))
     guard case .object(let object) = value, !object.isEmpty else {
       printer.write(value)
-      return (printer.makeBytes(), nil)
+      return (printer.makeBytes(), nil, printer.deepestLevel)
     }
     var layout = JSONDocumentLayout(lineStarts: [], valueStarts: [])
     layout.lineStarts.reserveCapacity(object.count + 1)
@@ -83,7 +93,7 @@ struct JSONDocumentLayout: Sendable, Equatable {
     printer.writeNewline(depth: 0)
     printer.append(UInt8(ascii: "}"))
     printer.finishDocument()
-    return (printer.makeBytes(), layout)
+    return (printer.makeBytes(), layout, max(1, printer.deepestLevel))
   }
 
   /// `document` printed over `known`, the text (with this layout) the printer made of
@@ -92,6 +102,15 @@ struct JSONDocumentLayout: Sendable, Equatable {
   /// same keys in the same order (then it is printed whole). The bytes are exactly those of
   /// ``print(_:sizeHint:)``, and so is the layout.
   func print(_ document: JSONValue, over known: [UInt8], printedFrom original: JSONValue) -> (bytes: [UInt8], layout: JSONDocumentLayout)? {
+    printMeasuringNesting(document, over: known, printedFrom: original).map { ($0.bytes, $0.layout) }
+  }
+
+  /// ``print(_:over:printedFrom:)``, with how deep the members it printed nest arrays and
+  /// objects, as the parser counts it (at least 1, the document itself). The members copied
+  /// keep the text, and so the nesting, of `known`, a version read or written within the limit.
+  func printMeasuringNesting(
+    _ document: JSONValue, over known: [UInt8], printedFrom original: JSONValue
+  ) -> (bytes: [UInt8], layout: JSONDocumentLayout, nesting: Int)? {
     guard case .object(let new) = document, case .object(let old) = original,
       new.count == memberCount, old.count == memberCount
     else { return nil }
@@ -100,7 +119,7 @@ struct JSONDocumentLayout: Sendable, Equatable {
       guard new[position].key.hasSameBytes(as: old[position].key) else { return nil }
       if !new[position].value.printsIdentically(to: old[position].value) { changed.append(position) }
     }
-    guard !changed.isEmpty else { return (known, self) }
+    guard !changed.isEmpty else { return (known, self, 1) }
     var bytes: [UInt8] = []
     bytes.reserveCapacity(JSONDocumentLayout.capacity(forAbout: known.count))
     var layout = self
@@ -117,7 +136,7 @@ struct JSONDocumentLayout: Sendable, Equatable {
       }
       bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[copiedUpTo...]))
     }
-    return (bytes, layout)
+    return (bytes, layout, max(1, printer.deepestLevel))
   }
 
   /// `bytes` parsed by way of `known`, a text with this layout that parses to `document`,

@@ -28,6 +28,9 @@ struct JSONPrinter: ~Copyable {
   private var base: UnsafeMutablePointer<UInt8>
   private var capacity: Int
   private(set) var count = 0
+  /// The deepest nesting of arrays and objects written so far, counted as the parser counts
+  /// it (a container written at `depth` 0 is level 1); 0 when none was written.
+  private(set) var deepestLevel = 0
   private let indentWidth: Int
   let pretty: Bool
 
@@ -85,6 +88,7 @@ struct JSONPrinter: ~Copyable {
     case .string(let string):
       writeString(string)
     case .array(let elements):
+      if depth >= deepestLevel { deepestLevel = depth + 1 }
       guard !elements.isEmpty else { return append("[]") }
       append(UInt8(ascii: "["))
       // Through the buffer, so each element is borrowed where it lies, not copied (a retain
@@ -99,6 +103,7 @@ struct JSONPrinter: ~Copyable {
       if pretty { writeNewline(depth: depth) }
       append(UInt8(ascii: "]"))
     case .object(let object):
+      if depth >= deepestLevel { deepestLevel = depth + 1 }
       guard !object.isEmpty else { return append("{}") }
       append(UInt8(ascii: "{"))
       object.members.withUnsafeBufferPointer { members in

@@ -169,8 +169,9 @@ extension SharedDocument {
     return current.bytes.map(text.bytes.hasSameBytes(as:)) == true ? nil : text
   }
 
-  /// A document's text as a write puts it in the file, with its layout.
-  fileprivate typealias PrintedVersion = (bytes: [UInt8], layout: JSONDocumentLayout?)
+  /// A document's text as a write puts it in the file, with its layout and how deep it nests
+  /// arrays and objects (see ``JSONDocumentLayout/printMeasuringNesting(_:sizeHint:)``).
+  fileprivate typealias PrintedVersion = (bytes: [UInt8], layout: JSONDocumentLayout?, nesting: Int)
 
   /// The text of `document`: printed over the version read where that version's text is the
   /// printer's (only the top-level values that changed are printed, see
@@ -178,11 +179,11 @@ extension SharedDocument {
   /// ``documentBytes(_:)``.
   fileprivate static func printedVersion(of document: JSONValue, over current: CurrentVersion) -> PrintedVersion {
     if let layout = current.layout, let original = current.document, let bytes = current.bytes,
-      let printed = layout.print(document, over: bytes, printedFrom: original)
+      let printed = layout.printMeasuringNesting(document, over: bytes, printedFrom: original)
     {
-      return printed
+      return (printed.bytes, printed.layout, printed.nesting)
     }
-    return JSONDocumentLayout.print(document, sizeHint: current.bytes?.count ?? 0)
+    return JSONDocumentLayout.printMeasuringNesting(document, sizeHint: current.bytes?.count ?? 0)
   }
 
   /// Reads the file for a write, under the lock. An invalid file is kept in a corrupt copy
@@ -208,11 +209,22 @@ extension SharedDocument {
   /// version recorded while this write was under way is kept when it is newer (a writer that
   /// ignores the lock renamed its file over this one) and overwritten when it is `replacing`,
   /// the version this write read and replaced.
+  ///
+  /// A document that nests arrays and objects deeper than readers accept (the parser's
+  /// default limit, 512 levels) is not written: no process could read the file afterwards.
+  /// - Throws: ``StorageError/encodingFailed(path:message:)`` for such a document, and what
+  ///   ``LockedFile/replaceContents(with:)`` throws.
   fileprivate func write(
     _ value: JSONValue, printedAs text: PrintedVersion? = nil, to locked: LockedFile, replacing: FileIdentity? = nil,
     retired: inout RetiredVersions
   ) throws(StorageError) -> UInt64 {
-    let (bytes, layout) = text ?? JSONDocumentLayout.print(value)
+    let (bytes, layout, nesting) = text ?? JSONDocumentLayout.printMeasuringNesting(value)
+    let limit = JSONParser.Options.defaultMaximumDepth
+    guard nesting <= limit else {
+      throw .encodingFailed(
+        path: file.path,
+        message: "the document would nest arrays and objects \(nesting) levels deep, deeper than the \(limit) readers accept; nothing written")
+    }
     let started = tracking.withLock { state in
       state.generation += 1
       state.writing = bytes
