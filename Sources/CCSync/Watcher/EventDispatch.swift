@@ -70,11 +70,12 @@ extension WatcherState {
     }
   }
 
-  /// Checks every registration's path and watched directories again (a directory may have
-  /// been replaced while events were lost) and wakes every registration with `reason`.
+  /// Checks every registration's path and watched directories again, adding every watch
+  /// anew (a directory may have been replaced while events were lost, even by one with the
+  /// same inode number) and wakes every registration with `reason`.
   mutating func revalidateAll(reason: FileWatchReason) {
     for id in Array(registrations.keys) {
-      _ = refresh(id)
+      _ = refresh(id, rearmingAll: true)
       wake(id, reason)
     }
   }

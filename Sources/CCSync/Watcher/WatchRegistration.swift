@@ -30,12 +30,17 @@ extension WatcherState {
   /// arming, until nothing changes, so a directory created between the resolution and the
   /// `inotify_add_watch` is not missed.
   ///
+  /// - Parameter rearmingAll: add the watch of every directory on the path again, even those
+  ///   whose identity is unchanged: after a queue overflow the `IN_IGNORED` of a deleted
+  ///   directory may be lost, and a directory made in its place can get the same inode
+  ///   number, so only `inotify_add_watch` can tell (it gives a new watch descriptor).
   /// - Returns: whether the watched entries changed (the subscriber should look again).
-  mutating func refresh(_ id: RegistrationID) -> Bool {
+  mutating func refresh(_ id: RegistrationID, rearmingAll: Bool = false) -> Bool {
     guard var registration = registrations[id] else { return false }
     var changed = false
     var limitError: SystemError?
-    for _ in 0..<8 {
+    for iteration in 0..<8 {
+      let rearming = rearmingAll && iteration == 0
       let points = watchPoints(resolving: registration.path)
       if points != registration.watchPoints { changed = true }
       registration.watchPoints = points
@@ -47,12 +52,12 @@ extension WatcherState {
       }
       var armedSomething = false
       var unwatchable = false
-      for (directory, identity) in desired where registration.armed[directory]?.identity != identity {
+      for (directory, identity) in desired where rearming || registration.armed[directory]?.identity != identity {
         let previous = registration.armed[directory]
         switch addWatch(directory, identity: identity, for: id) {
         case .armed(let watch):
           registration.armed[directory] = ArmedDirectory(watch: watch, identity: identity)
-          armedSomething = true
+          if watch != previous?.watch { armedSomething = true }  // the same one again is no change
         case .vanished:
           registration.armed[directory] = nil
           armedSomething = true  // Resolve again: the path changed under us.

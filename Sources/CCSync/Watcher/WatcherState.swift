@@ -101,8 +101,10 @@ struct WatcherState {
       scheduleTimers(now: now)
     }
     if let deadline = nextSafetyRecheck, deadline <= now {
+      // Every watch is added again: one whose directory was replaced unseen (its IN_IGNORED
+      // lost in an overflow) by one with the same inode number looks alive otherwise.
       for id in registrations.keys {
-        wake(id, refresh(id) ? .rearmed : .safetyRecheck)
+        wake(id, refresh(id, rearmingAll: true) ? .rearmed : .safetyRecheck)
       }
       nextSafetyRecheck = nil
       scheduleTimers(now: now)
