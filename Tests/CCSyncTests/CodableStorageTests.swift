@@ -208,6 +208,34 @@ func writeFile(_ path: String, _ text: String) {
     #expect(errors.withLock { $0 } < reported + 10, "errors keep coming: \(errors.withLock { $0 })")
   }
 
+  struct WithProxy: Codable, Sendable, Equatable {
+    struct Server: Codable, Sendable, Equatable {
+      var host: String
+      var port: Int
+    }
+    var theme = "light"
+    var proxy: Server?
+  }
+
+  /// An edit inside an object another process removed meanwhile puts this process's whole
+  /// object back, which every process can still decode; it used to write an object holding
+  /// only the edited field (`proxy` without `host`), and every process then fell back to
+  /// its defaults.
+  @Test func anEditInsideAnObjectRemovedMeanwhileKeepsTheFileDecodable() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("proxy.json")
+    writeFile(path, #"{"theme": "dark", "proxy": {"host": "p.example", "port": 8080}}"#)
+    let storage = CodableStorage(defaultValue: WithProxy(), path: path, updateMode: .manual, options: quiet)
+    storage.wrappedValue.proxy?.port = 8081
+    try SharedDocument(path: path).update { _ = try $0.removeValue(at: JSONPath(parsing: "proxy")) }
+    try storage.save()
+    #expect(storage.lastError == nil, "\(String(describing: storage.lastError))")
+    let reader = CodableStorage(defaultValue: WithProxy(), path: path, updateMode: .manual, options: quiet)
+    #expect(reader.lastError == nil, "\(String(describing: reader.lastError))")
+    #expect(reader.wrappedValue == WithProxy(theme: "dark", proxy: .init(host: "p.example", port: 8081)))
+  }
+
   @Test func updateIsExactAcrossThreadsWithGroupCommit() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }

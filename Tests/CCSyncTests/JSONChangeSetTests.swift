@@ -107,6 +107,32 @@ import Testing
     #expect(changes.applied(to: document) == expected)
   }
 
+  /// A change set made by a difference, applied where the object it changes is gone or has
+  /// become something else (another process deleted or replaced it), puts back the whole
+  /// object as the change's writer had it, not an object holding only the changed members,
+  /// which its writer's type could not read (`proxy` without its `host`). The same for an
+  /// entry of a map, and for a change set composed of two differences.
+  @Test(arguments: [nil, 5, [1, 2], "text"] as [JSONValue?])
+  func aDifferenceAppliedWhereItsObjectIsGonePutsTheWholeObjectBack(replacement: JSONValue?) {
+    let base: JSONValue = ["theme": "dark", "proxy": ["host": "p.example", "port": 8080], "map": ["k": ["a": 1, "b": 2]]]
+    var target = base
+    try? target.setValue(8081, at: JSONPath(tokens: ["proxy", "port"]))
+    try? target.setValue(3, at: JSONPath(tokens: ["map", "k", "b"]))
+    let changes = JSONChangeSet(from: base, to: target)
+    var theirs: JSONValue = ["theme": "light", "map": [:]]
+    if let replacement { try? theirs.setValue(replacement, at: JSONPath(tokens: ["proxy"])) }
+    let merged = changes.applied(to: theirs)
+    #expect(merged == ["theme": "light", "proxy": ["host": "p.example", "port": 8081], "map": ["k": ["a": 1, "b": 3]]])
+
+    var later = target
+    try? later.setValue("q.example", at: JSONPath(tokens: ["proxy", "host"]))
+    let composed = changes.merging(JSONChangeSet(from: target, to: later))
+    #expect(composed.applied(to: theirs).objectValue?["proxy"] == ["host": "q.example", "port": 8081])
+    // Where the object is still there, only the changed members are applied, as before.
+    let kept: JSONValue = ["proxy": ["host": "other", "port": 1, "extra": true]]
+    #expect(changes.applied(to: kept).objectValue?["proxy"] == ["host": "other", "port": 8081, "extra": true])
+  }
+
   // MARK: Composing
 
   @Test func mergingComposesLaterWins() {

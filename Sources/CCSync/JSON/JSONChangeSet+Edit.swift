@@ -15,6 +15,7 @@ extension JSONChangeSet {
         return base == target ? nil : .set(target)
       }
       var edits = KeyedEdits()
+      edits.whole = target
       for member in baseObject where targetObject.position(of: member.key) == nil {
         edits.set(.remove, forKey: member.key)
       }
@@ -53,6 +54,10 @@ extension JSONChangeSet {
       case .members(let edits):
         guard case .object(var object) = target else {
           guard createsValue else { return }
+          if let whole = edits.whole {
+            target = whole
+            return
+          }
           var fresh = JSONValue.object(JSONObject())
           apply(to: &fresh)
           target = fresh
@@ -95,6 +100,13 @@ extension JSONChangeSet {
           edits.set(edits[key].map { compose($0, then: edit) } ?? edit, forKey: key)
         }
         edits.createsObject = createsObject
+        // The object after both: the later difference's, or the earlier one's with the later
+        // edits applied; unknown when neither came from a difference.
+        edits.whole = laterEdits.whole ?? edits.whole.map { whole in
+          var after = whole
+          later.apply(to: &after)
+          return after
+        }
         return .members(edits)
       case .set(var value):
         later.apply(to: &value)
@@ -166,6 +178,13 @@ extension JSONChangeSet {
     /// is set: true after composing an edit that created the object with one that removed
     /// what it set. Never true in a change set made by a difference.
     var createsObject = false
+    /// The whole object these edits turn their base into, for edits made by a difference.
+    /// Where there is no object any more to apply them to (another writer removed it, or
+    /// made it a scalar or an array), this whole object is put there: an object holding only
+    /// the changed members would lack the others, which the writer's type may require. Edits
+    /// made from paths have none, and create an object holding only what they set. Not part
+    /// of equality: it follows from the edits and their base.
+    var whole: JSONValue?
 
     var isEmpty: Bool { keys.isEmpty }
 

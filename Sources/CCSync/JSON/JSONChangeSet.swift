@@ -17,7 +17,10 @@
 /// - Missing objects on the way are created. An object on the way that has become something
 ///   else (a string, an array, `null`) in the document is replaced by a new object holding the
 ///   change: where both sides changed a field, the later save wins, and a set is a statement
-///   that the field should have this value.
+///   that the field should have this value. For a change set made by a difference
+///   (``init(from:to:)``), that object is the whole object as `target` has it, not only the
+///   changed members: an object missing the members its writer did not change could be one
+///   its writer's type cannot read.
 /// - A remove of a member that is absent, or whose parent is not an object, does nothing.
 ///
 /// `JSONChangeSet` is a value type and `Sendable`.
