@@ -208,6 +208,25 @@ func writeFile(_ path: String, _ text: String) {
     #expect(errors.withLock { $0 } < reported + 10, "errors keep coming: \(errors.withLock { $0 })")
   }
 
+  /// A file another process reset to `{}` on purpose is changed like any other: an update
+  /// starts from the defaults, not from this process's last synced value, which used to come
+  /// back whole (only a missing or zero-byte file takes that, as a new file).
+  @Test func aFileResetToAnEmptyObjectIsNotTakenForANewFile() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("reset.json")
+    writeFile(path, #"{"theme": "dark", "fontSize": 20, "counter": 4}"#)
+    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: quiet)
+    try SharedDocument(path: path).replace(with: [:])
+    try storage.update { $0.counter += 1 }
+    #expect(try fileJSON(path) == ["counter": 1])
+    // A zero-byte file (a writer that crashed between create and write) is a new file.
+    writeFile(path, "")
+    storage.wrappedValue.theme = "blue"
+    try storage.save()
+    #expect(try fileJSON(path) == ["theme": "blue", "fontSize": 13, "counter": 1, "tags": []])
+  }
+
   struct WithProxy: Codable, Sendable, Equatable {
     struct Server: Codable, Sendable, Equatable {
       var host: String

@@ -61,7 +61,7 @@ extension StorageSaveRaceTests {
 
     let (changes, saved, seed) = try storage.startWrite()
     let (written, rank, _) = try storage.document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
-      document = CodableStorage<SharedSettings>.applying(changes, seed: seed, to: document)
+      document = CodableStorage<SharedSettings>.applying(changes, seed: seed, to: document, fileIsBlank: { false })
       return document
     }
     if editDuringSave { storage.wrappedValue.fontSize = 20 }

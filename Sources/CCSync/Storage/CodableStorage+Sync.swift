@@ -22,7 +22,7 @@ extension CodableStorage {
   private func saveNow() throws -> WriteOutcome {
     let (changes, saved, seed) = try startWrite()
     let (written, rank, notDurable) = try document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
-      document = CodableStorage.applying(changes, seed: seed, to: document)
+      document = CodableStorage.applying(changes, seed: seed, to: document, fileIsBlank: fileIsBlank)
       return document
     }
     var outcome = didWrite(written, saved: saved, rank: rank, origin: .external)
@@ -102,7 +102,7 @@ extension CodableStorage {
     var result: Result?
     let (changes, saved, seed) = try startWrite()
     let (written, rank, notDurable) = try document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
-      document = CodableStorage.applying(changes, seed: seed, to: document)
+      document = CodableStorage.applying(changes, seed: seed, to: document, fileIsBlank: fileIsBlank)
       var value = try decode(document)
       let before = try options.encoder.encode(value)
       result = try body(&value)
@@ -165,10 +165,21 @@ extension CodableStorage {
   }
 
   /// The document a write of this process's pending `changes` makes of the file's `document`.
-  /// A new (or empty) file gets the whole synced value `seed`, not only the changed fields.
-  static func applying(_ changes: JSONChangeSet, seed: JSONValue, to document: JSONValue) -> JSONValue {
-    let base = isEmptyDocument(document) && !isEmptyDocument(seed) ? seed : document
+  /// A new file (missing, or zero bytes: a writer that died between creating and writing it)
+  /// gets the whole synced value `seed`, not only the changed fields; `fileIsBlank` tells,
+  /// and is asked only when `document` is empty. A file that holds `{}` or `null` on purpose
+  /// is changed like any other.
+  static func applying(
+    _ changes: JSONChangeSet, seed: JSONValue, to document: JSONValue, fileIsBlank: () -> Bool
+  ) -> JSONValue {
+    let base = isEmptyDocument(document) && !isEmptyDocument(seed) && fileIsBlank() ? seed : document
     return changes.applied(to: base)
+  }
+
+  /// Whether the file is missing or empty (zero bytes); asked under the write's lock.
+  private func fileIsBlank() -> Bool {
+    guard let identity = (try? fileIdentity(atPath: path)) ?? nil else { return true }
+    return identity.size == 0
   }
 
   /// Takes a write's result (`written`, recorded under `rank`) and tells the scheduler,
