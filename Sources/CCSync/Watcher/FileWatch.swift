@@ -18,9 +18,12 @@ public final class FileWatch: Sendable {
 
   deinit { cancel() }
 
-  /// Stops the watch and releases its directory watches. No handler call starts after this
-  /// returns; one already running on the watcher's thread finishes. Calling it again, or
-  /// from the handler, is fine.
+  /// Stops the watch and releases its directory watches. Calling it again, or from the
+  /// handler, is fine. It does not wait for the watcher's thread: a call of the handler that
+  /// the thread had already decided on when this was called may still run, and may even
+  /// begin just after this returns; none is decided on after. So a handler must not use what
+  /// its owner frees right after `cancel()`: capture it (strongly, or weakly and check), as
+  /// `CodableStorage` does with `[weak self]`.
   public func cancel() {
     watcher.core.unregister(id)
   }
