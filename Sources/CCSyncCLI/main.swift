@@ -43,6 +43,11 @@ func runMain(_ arguments: [String]) -> Int32 {
     Help.report(UsageError(message: message, command: Help.top))
     return ExitCode.usage
   }
+  if let index = firstArgumentNotUTF8() {
+    Help.report(UsageError(
+      message: "Argument \(index) is not valid UTF-8: ccsync takes paths and values as UTF-8 text", command: command.spec))
+    return ExitCode.usage
+  }
   let parsed: ParsedArguments
   do {
     switch try ArgumentParser.parse(Array(arguments.dropFirst()), for: command.spec) {
@@ -66,6 +71,17 @@ func runMain(_ arguments: [String]) -> Int32 {
     failure.report()
     return failure.code
   }
+}
+
+/// The position (1 for the first after the program's name) of the first command-line
+/// argument that is not valid UTF-8, if any. `CommandLine.arguments` replaces such bytes with
+/// U+FFFD, which would silently name another file or store another value.
+func firstArgumentNotUTF8() -> Int? {
+  for index in 1..<Int(CommandLine.argc) {
+    guard let argument = CommandLine.unsafeArgv[index] else { continue }
+    if String(validatingCString: argument) == nil { return index }
+  }
+  return nil
 }
 
 /// `ccsync help [SUBCOMMAND]`.

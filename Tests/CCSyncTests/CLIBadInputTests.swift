@@ -254,4 +254,19 @@ import Testing
     #expect(dot.status == 0, "\(dot.summary)")
     #expect(try CLI.run(["get", file, "b"]).standardOutput == "2\n")
   }
+
+  /// An argument that is not valid UTF-8 (a value, or a file name in another encoding) is a
+  /// usage error naming its position; it used to become U+FFFD, storing another value or
+  /// naming another file.
+  @Test func argumentsThatAreNotUTF8AreRefused() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let file = directory.file("u.json")
+    try CLI.write("{\"k\": 1}\n", to: file)
+    let value = try ChildProcess.run("/bin/sh", ["-c", "exec \"$0\" set \"$1\" k \"$(printf 'a\\377b')\"", try CLI.executable(), file])
+    #expect(value.status == 64 && value.standardError.contains("Argument 4 is not valid UTF-8"), "\(value.summary)")
+    let path = try ChildProcess.run("/bin/sh", ["-c", "exec \"$0\" get \"$1/$(printf '\\351').json\"", try CLI.executable(), directory.path])
+    #expect(path.status == 64 && path.standardError.contains("Argument 2 is not valid UTF-8"), "\(path.summary)")
+    #expect(CLI.bytes(file) == Data("{\"k\": 1}\n".utf8))
+  }
 }
