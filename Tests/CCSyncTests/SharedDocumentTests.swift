@@ -40,6 +40,26 @@ import Testing
     #expect(try SharedDocument(path: path).read()?.objectValue?["n"] == 4)
   }
 
+  /// The new version inherits the file's metadata as it is when the update writes, not as
+  /// it was when it read: a chmod (or, as root, a chown) made while the update ran is kept.
+  @Test func metadataChangedWhileAnUpdateRunsIsKept() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("meta.json")
+    writeFile(path, #"{"n": 1}"#)
+    #expect(chmod(path, 0o644) == 0)
+    let owner: uid_t = geteuid() == 0 ? 65534 : geteuid()
+    try SharedDocument(path: path).update { json in
+      // An administrator, meanwhile (the update read the file before this).
+      #expect(chmod(path, 0o600) == 0)
+      if geteuid() == 0 { #expect(chown(path, owner, owner) == 0) }
+      try json.setValue(2, at: JSONPath(parsing: "n"))
+    }
+    let status = try statusOf(path)
+    #expect(status.st_mode & 0o7777 == 0o600)
+    #expect(status.st_uid == owner)
+  }
+
   @Test func aRecentIdentityIsConfirmedByContent() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }

@@ -13,7 +13,8 @@
  * It makes every system call ccsync's protocol makes, for the same reasons (the library's
  * safeguards; strace a `ccsync set` to compare): lstat of the data file's name (ccsync follows
  * a symlink itself) and fstat of the lock file before the flock; after it, lstat of the lock
- * file's name (the lock is void if that file was replaced); faccessat(W_OK) (a read-only file
+ * file's name (the lock is void if that file was replaced); fstat of the data file again
+ * before writing (the metadata to inherit, as it is then); faccessat(W_OK) (a read-only file
  * is refused, not replaced); the temp file's own flock (the mark of a live writer, for the
  * leftover cleaner) and fstat (owner and group to inherit); flistxattr of the original
  * (attributes and ACLs to inherit); fstat of the new version after the rename (its identity);
@@ -157,6 +158,10 @@ static int64_t locked_replace(const struct target *t, int durable, change_fn cha
 
   change(old, new_contents, context);
   if (!bare) {
+    if (data >= 0) {  /* the metadata to inherit, as it is now */
+      if (fstat(data, &status) != 0) die("fstat", t->path);
+      mode = status.st_mode & 07777;
+    }
     if (data >= 0 && faccessat(AT_FDCWD, t->path, W_OK, AT_EACCESS) != 0) die("faccessat", t->path);
     sweep_leftovers_if_due(t);
   }

@@ -94,7 +94,10 @@ struct AtomicReplace {
     let directory = names.directory
     let original: (file: OpenFile?, status: FileStatus)?
     if let openedOriginal {
-      original = (openedOriginal.file, openedOriginal.status)
+      // Looked at again: the metadata the new version inherits is the file's as it is now,
+      // so a chmod or chown made while the update ran (the read was earlier) is kept.
+      let status = (try? openedOriginal.file.status()) ?? openedOriginal.status
+      original = (openedOriginal.file, status)
     } else {
       original = try originalFile()
     }
