@@ -165,8 +165,18 @@ import Testing
     writeFile(victim, "victim")
     try symlink(directory.file(".settings.json.tmp-Symlink1"), to: victim)
     let lookAlikes = [".settings.json.tmp-short", ".settings.json.tmp-ABCDEFGHI", ".settings.json.tmp-ABCD-FGH",
-                      ".other.json.tmp-ABCDEFGH", "settings.json.tmp-ABCDEFGH", ".settings.json.tmp-ABCDEFGH.json"]
+                      ".other.json.tmp-ABCDEFGH", "settings.json.tmp-ABCDEFGH", ".settings.json.tmp-ABCDEFGH.json",
+                      ".settings.json.corrupt-.tmp-ABCDEFGH", ".settings.json.corrupt-2026 01.tmp-ABCDEFGH",
+                      "settings.json.corrupt-20260101T000000.000Z"]
     for name in lookAlikes { writeFile(directory.file(name), "not ours") }
+    // The temp files of corrupt copies whose writer died (a copy's name is never written
+    // again, so only the data file's writers can sweep them).
+    let copyLeftovers = [".settings.json.corrupt-20260101T000000.000Z.tmp-ABCDEFGH",
+                         ".settings.json.corrupt-20260101T000000.000Z-x7Qa.tmp-12345678"]
+    for name in copyLeftovers {
+      writeFile(directory.file(name), "invalid bytes being kept")
+      backdate(directory.file(name), by: 60)
+    }
     for name in lookAlikes + [".settings.json.tmp-LockHeld", ".settings.json.tmp-Symlink1"] {
       backdate(directory.file(name), by: 60)
     }
@@ -175,7 +185,7 @@ import Testing
     #expect(next.succeeded, "\(next.standardOutput) \(next.standardError)")
 
     let remaining = Set(try directory.names())
-    for name in leftovers { #expect(!remaining.contains(name), "old leftover \(name) was not removed") }
+    for name in leftovers + copyLeftovers { #expect(!remaining.contains(name), "old leftover \(name) was not removed") }
     let kept = [youngName, ".settings.json.tmp-LockHeld", ".settings.json.tmp-Symlink1"] + lookAlikes
     for name in kept { #expect(remaining.contains(name), "\(name) was removed") }
     #expect(try String(contentsOfFile: victim, encoding: .utf8) == "victim")

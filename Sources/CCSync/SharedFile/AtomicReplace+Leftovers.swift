@@ -8,16 +8,35 @@ extension AtomicReplace {
   static let leftoverMinimumAge: Int64 = 5
 
   /// Whether `entry` is a name this writer's protocol makes for a file called `name`:
-  /// `.NAME.tmp-` and exactly ``suffixLength`` ASCII letters or digits. Nothing else is
-  /// ever removed.
+  /// `.NAME.tmp-` and exactly ``suffixLength`` ASCII letters or digits; or the same for one
+  /// of NAME's corrupt copies, `.NAME.corrupt-TIMESTAMP.tmp-XXXXXXXX` (a copy's name is never
+  /// written again, so its leftover is swept with NAME's). Nothing else is ever removed.
   static func isTemporaryName(_ entry: String, forName name: String) -> Bool {
-    let prefix = temporaryPrefix(forName: name)
+    if isTemporaryName(entry, forTarget: name) { return true }
+    let copyPrefix = Array(("." + name + ".corrupt-").utf8)
+    let bytes = Array(entry.utf8)
+    let marker = Array(".tmp-".utf8)
+    guard bytes.starts(with: copyPrefix), bytes.count >= copyPrefix.count + marker.count + suffixLength else { return false }
+    let markerStart = bytes.count - suffixLength - marker.count
+    guard Array(bytes[markerStart..<(markerStart + marker.count)]) == marker else { return false }
+    let stamp = bytes[copyPrefix.count..<markerStart]  // 20261130T103000.123Z, maybe -XXXX
+    guard !stamp.isEmpty, stamp.allSatisfy({ isLetterOrDigit($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }) else {
+      return false
+    }
+    return true
+  }
+
+  /// `.TARGET.tmp-` and exactly ``suffixLength`` ASCII letters or digits.
+  private static func isTemporaryName(_ entry: String, forTarget target: String) -> Bool {
+    let prefix = temporaryPrefix(forName: target)
     guard entry.hasPrefix(prefix) else { return false }
     let suffix = entry.utf8.dropFirst(prefix.utf8.count)
-    return suffix.count == suffixLength && suffix.allSatisfy { byte in
-      (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
-        || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-    }
+    return suffix.count == suffixLength && suffix.allSatisfy(isLetterOrDigit)
+  }
+
+  private static func isLetterOrDigit(_ byte: UInt8) -> Bool {
+    (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+      || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
   }
 
   /// How often one process looks for one file's leftovers: listing the directory on every
