@@ -219,8 +219,13 @@ public final class SharedDocument: Sendable {
         if state.writing?.hasSameBytes(as: snapshot.bytes) == true { return (.unchanged, nil) }  // our own write, finishing
         guard state.generation == generation || attempt == 3 else { return nil }
         if sameBytes, let seen {
-          state.seen?.identity = snapshot.identity
-          state.seen?.seenAt = FileSystem.currentTime()
+          // On the last attempt the version recorded may have moved on since `seen` was taken:
+          // the identity read belongs to the bytes read, so it is given only to a version with
+          // those bytes (given to another, a later `stat` would take that version for the file).
+          if state.generation == generation || state.seen?.bytes.hasSameBytes(as: snapshot.bytes) == true {
+            state.seen?.identity = snapshot.identity
+            state.seen?.seenAt = FileSystem.currentTime()
+          }
           return (seen.problem.map { .invalid($0) } ?? .unchanged, nil)
         }
         state.generation += 1
