@@ -162,6 +162,48 @@ import Testing
     #expect(refused)
   }
 
+  /// Locks are not reentrant: a thread that asks, without a deadline, for a lock it holds
+  /// in a way it would wait for itself (exclusive inside anything, shared inside exclusive)
+  /// is refused at once with `EDEADLK`, through any instance, and through a document's group
+  /// commit, instead of hanging for ever. A shared lock inside a shared one is still granted.
+  @Test func aLockThisThreadHoldsIsRefusedInsteadOfWaitingForever() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("data.json")
+    writeFile(path, #"{"n": 1}"#)
+    let outcomes = BackgroundThread { () throws -> [String] in
+      func outcome(_ body: () throws -> Void) -> String {
+        do {
+          try body()
+          return "granted"
+        } catch StorageError.system(let error) where error.code == EDEADLK {
+          return "EDEADLK"
+        } catch {
+          return "\(error)"
+        }
+      }
+      let file = SharedFile(path: path)
+      let document = SharedDocument(path: path)
+      var results: [String] = []
+      try file.withLock {
+        results.append(outcome { try SharedFile(path: path).withLock {} })
+        results.append(outcome { try file.withLock(exclusive: false) {} })
+      }
+      try file.withLock(exclusive: false) {
+        results.append(outcome { try file.withLock {} })
+        results.append(outcome { try file.withLock(exclusive: false) {} })
+      }
+      try document.update { _ in
+        results.append(outcome { try document.update { $0 = ["n": 2] } })
+        results.append(outcome { try SharedDocument(path: path).update { $0 = ["n": 3] } })
+      }
+      return results
+    }
+    let results = try outcomes.value(deadline: .seconds(20))
+    #expect(results == ["EDEADLK", "EDEADLK", "EDEADLK", "granted", "EDEADLK", "EDEADLK"])
+    #expect(try SharedDocument(path: path).read() == ["n": 1])
+  }
+
   /// The gate prefers writers, but a thread that already holds a shared lock and asks for it
   /// again while another thread waits to write gets it at once: making it wait for the writer,
   /// which waits for its outer hold, would deadlock (or, with a deadline, refuse it), where

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Groups read-modify-write requests from several threads of one process into one locked
 /// write: the first thread to arrive leads, takes every request queued so far, runs them in
 /// order under one lock and one write, and wakes their threads; requests arriving meanwhile
@@ -68,6 +70,15 @@ final class GroupCommit: @unchecked Sendable {
   private let condition = ConditionLock()
   private var queue: [Request] = []
   private var leaderActive = false
+  /// The thread running the current batch (`pthread_self()`), while one runs.
+  private var leaderThread: UInt?
+
+  /// Whether the calling thread is running a batch: a request it submitted now would wait
+  /// for its own batch for ever (an update nested in an update's closure).
+  var isLedByCallingThread: Bool {
+    let thread = UInt(pthread_self())
+    return condition.withLock { leaderActive && leaderThread == thread }
+  }
 
   /// How many requests are queued for the next batch (a test waits on it to know a save has
   /// taken its change set and is waiting behind the batch being written).
@@ -86,6 +97,7 @@ final class GroupCommit: @unchecked Sendable {
       condition.withLock {
         for member in batch { member.finish() }
         leaderActive = false
+        leaderThread = nil
         condition.broadcast()
       }
     }
@@ -98,6 +110,7 @@ final class GroupCommit: @unchecked Sendable {
       while !request.isDone && leaderActive { condition.wait() }
       if request.isDone { return nil }
       leaderActive = true
+      leaderThread = UInt(pthread_self())
       let batch = queue
       queue = []
       return batch

@@ -39,6 +39,8 @@ extension SharedDocument {
       let request = GroupCommit.Request(invalidFile: invalidFile, missingFile: missingFile, writes: writes, escapable)
       do {
         if wait == .forever {
+          // Nested in an update of this document on this thread, it would wait for itself.
+          if groupCommit.isLedByCallingThread { throw FileLock.heldByThisThread(file.path + ".lock") }
           try groupCommit.submit(request) { batch in try self.commit(batch, wait: .forever) }
         } else {
           try commit([request], wait: wait)

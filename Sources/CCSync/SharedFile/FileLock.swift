@@ -28,7 +28,9 @@ final class FileLock {
   ///   ``StorageError/missingDirectory(path:)`` when the file's directory does not exist;
   ///   ``StorageError/notRegularFile(path:kind:)`` when something other than a regular file
   ///   (a symlink, a FIFO, a directory) sits at the lock's name: it is never followed or used;
-  ///   ``StorageError/system(_:)`` when the lock file cannot be opened or created.
+  ///   ``StorageError/system(_:)`` when the lock file cannot be opened or created, or with
+  ///   `EDEADLK` when this thread holds the lock already and `wait` is `.forever` (see
+  ///   ``heldByThisThread(_:)``).
   init(resolvedPath: String, exclusive: Bool, wait: LockWait) throws(StorageError) {
     lockPath = resolvedPath + ".lock"
     self.exclusive = exclusive
@@ -37,9 +39,15 @@ final class FileLock {
       var (file, identity) = try FileLock.openLockFile(lockPath, dataFile: resolvedPath)
       let key = ProcessLockTable.Key(device: identity.device, inode: identity.inode)
       let gate = ProcessLockTable.shared.retain(key)
-      guard gate.enter(exclusive: exclusive, deadline: deadline) else {
+      switch gate.enter(exclusive: exclusive, deadline: deadline) {
+      case .entered:
+        break
+      case .timedOut:
         ProcessLockTable.shared.release(key)
         throw .lockUnavailable(path: lockPath)
+      case .heldByThisThread:
+        ProcessLockTable.shared.release(key)
+        throw FileLock.heldByThisThread(lockPath)
       }
       do {
         try FileLock.acquire(&file, exclusive: exclusive, deadline: deadline)
@@ -57,6 +65,13 @@ final class FileLock {
       }
       FileLock.letGo(file, gate: gate, key: key, exclusive: exclusive)
     }
+  }
+
+  /// The error for a lock this thread already holds in a way it would wait for for ever (an
+  /// exclusive lock, or a shared one when it asks for an exclusive one, waiting `.forever`):
+  /// locks are not reentrant, and waiting would hang the thread.
+  static func heldByThisThread(_ lockPath: String) -> StorageError {
+    .system(SystemError(code: ErrorNumber.wouldDeadlock.rawValue, operation: "lock (this thread holds it already; locks are not reentrant)", path: lockPath))
   }
 
   deinit { release() }

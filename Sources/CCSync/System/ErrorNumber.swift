@@ -42,6 +42,8 @@ package struct ErrorNumber: RawRepresentable, Hashable, Sendable {
   package static let badFileDescriptor = ErrorNumber(rawValue: EBADF)
   /// `EPIPE`: a write to a pipe or socket whose reader went away.
   package static let brokenPipe = ErrorNumber(rawValue: EPIPE)
+  /// `EDEADLK`: the call would wait for ever (a lock this thread holds already).
+  package static let wouldDeadlock = ErrorNumber(rawValue: EDEADLK)
 }
 
 extension SystemError {

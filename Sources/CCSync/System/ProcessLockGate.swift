@@ -9,7 +9,10 @@ import Glibc
 ///
 /// A thread that already holds the gate shared may take it shared again at once, even while a
 /// writer waits: the writer waits for the outer hold anyway, so making the nested one wait
-/// for the writer would deadlock (or, with a deadline, refuse it).
+/// for the writer would deadlock (or, with a deadline, refuse it). A thread that holds the
+/// gate exclusively, or shared and asks for it exclusively, with no deadline, would wait for
+/// itself for ever: it is refused at once (``Entry/heldByThisThread``). With a deadline it
+/// waits it out, as for any holder.
 ///
 /// `@unchecked Sendable`: all state is guarded by `condition`'s mutex.
 final class ProcessLockGate: @unchecked Sendable {
@@ -18,25 +21,41 @@ final class ProcessLockGate: @unchecked Sendable {
   /// How many shared holds each thread has (`pthread_self()`), for nested shared holds.
   private var sharedHoldsByThread: [UInt: Int] = [:]
   private var exclusiveHeld = false
+  /// The thread holding the gate exclusively, while one does.
+  private var exclusiveOwner: UInt?
   private var exclusiveWaiters = 0
   /// Users of this gate (holders and waiters); the table drops the gate when it reaches zero.
   fileprivate var references = 0
 
-  /// Enters the gate; returns `false` if `deadline` (monotonic nanoseconds, `nil` for none)
-  /// passed first. Writers are preferred so a stream of readers cannot starve them.
-  func enter(exclusive: Bool, deadline: Int64?) -> Bool {
+  /// How a call to ``enter(exclusive:deadline:)`` ended.
+  enum Entry {
+    case entered
+    /// The deadline passed first.
+    case timedOut
+    /// This thread holds the gate in a way that the request, with no deadline, would wait
+    /// for for ever.
+    case heldByThisThread
+  }
+
+  /// Enters the gate, or says why not: `deadline` (monotonic nanoseconds, `nil` for none)
+  /// passed first, or this thread's own hold would keep it waiting for ever. Writers are
+  /// preferred so a stream of readers cannot starve them.
+  func enter(exclusive: Bool, deadline: Int64?) -> Entry {
     let thread = UInt(pthread_self())
     return condition.withLock {
+      if deadline == nil, exclusiveOwner == thread || (exclusive && sharedHoldsByThread[thread] != nil) {
+        return .heldByThisThread
+      }
       if !exclusive, sharedHoldsByThread[thread] != nil {
         sharedHolders += 1
         sharedHoldsByThread[thread, default: 0] += 1
-        return true
+        return .entered
       }
       if exclusive { exclusiveWaiters += 1 }
       defer { if exclusive { exclusiveWaiters -= 1 } }
       while exclusive ? (exclusiveHeld || sharedHolders > 0) : (exclusiveHeld || exclusiveWaiters > 0) {
         if let deadline {
-          if FileSystem.monotonicNanoseconds() >= deadline { return false }
+          if FileSystem.monotonicNanoseconds() >= deadline { return .timedOut }
           condition.wait(until: deadline)
         } else {
           condition.wait()
@@ -44,11 +63,12 @@ final class ProcessLockGate: @unchecked Sendable {
       }
       if exclusive {
         exclusiveHeld = true
+        exclusiveOwner = thread
       } else {
         sharedHolders += 1
         sharedHoldsByThread[thread, default: 0] += 1
       }
-      return true
+      return .entered
     }
   }
 
@@ -58,6 +78,7 @@ final class ProcessLockGate: @unchecked Sendable {
     condition.withLock {
       if exclusive {
         exclusiveHeld = false
+        exclusiveOwner = nil
       } else {
         sharedHolders -= 1
         let remaining = (sharedHoldsByThread[thread] ?? 1) - 1
