@@ -167,6 +167,7 @@ import Testing
     let lookAlikes = [".settings.json.tmp-short", ".settings.json.tmp-ABCDEFGHI", ".settings.json.tmp-ABCD-FGH",
                       ".other.json.tmp-ABCDEFGH", "settings.json.tmp-ABCDEFGH", ".settings.json.tmp-ABCDEFGH.json",
                       ".settings.json.corrupt-.tmp-ABCDEFGH", ".settings.json.corrupt-2026 01.tmp-ABCDEFGH",
+                      ".settings.json.corrupt-x.tmp-my notes", ".settings.json.corrupt-x.tmp-ABCD-FGH",
                       "settings.json.corrupt-20260101T000000.000Z"]
     for name in lookAlikes { writeFile(directory.file(name), "not ours") }
     // The temp files of corrupt copies whose writer died (a copy's name is never written

@@ -42,6 +42,32 @@ extension FileWatcherTests {
               "not re-armed on the new directory after the overflow: \(helper.receivedLines.suffix(5))")
     }
 
+    /// A directory that loses its read permission while watched keeps its watch (inotify
+    /// needs read permission to add a watch, not to keep one): the safety re-check, which adds
+    /// every watch again, must not give up a working watch for polling. Run as user 65534,
+    /// since root may read anything.
+    @Test func aWatchedDirectoryThatLosesReadPermissionKeepsItsWatch() throws {
+      try FaultTools.requireRoot("setpriv to another user")
+      let setpriv = try FaultTools.tool("setpriv")
+      let directory = try TemporaryDirectory()
+      defer { directory.remove() }
+      try shell("chmod 755 . && mkdir d && echo one > d/app.json && chown -R 65534:65534 d", in: directory.path)
+      let helper = try InteractiveChild(
+        setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", try testHelper(), "watch", directory("d/app.json"), "--safety-ms", "50"])
+      defer { _ = helper.finish() }
+      #expect(helper.waitForLine { $0 == "ready polling=false" }, "\(helper.receivedLines) \(helper.standardError)")
+      try shell("chmod 311 d", in: directory.path)
+      // Several re-checks go by.
+      let before = helper.receivedLines.count
+      #expect(helper.waitForLine(after: before) { $0.hasPrefix("wake safetyRecheck") })
+      #expect(helper.waitForLine(after: helper.receivedLines.count) { $0.hasPrefix("wake safetyRecheck") })
+      let beforeWrite = helper.receivedLines.count
+      try shell("echo two > d/.tmp && mv d/.tmp d/app.json", in: directory.path)
+      #expect(helper.waitForLine(after: beforeWrite) { $0.hasPrefix("wake directoryEvent") && $0.hasSuffix(" two\\n") },
+              "lines: \(helper.receivedLines.suffix(6))")
+      #expect(!helper.standardError.contains("polling"), "\(helper.standardError)")
+    }
+
     @Test func environmentVariableForcesPolling() throws {
       let directory = try TemporaryDirectory()
       defer { directory.remove() }

@@ -133,6 +133,20 @@ import Testing
     #expect(changes.applied(to: kept).objectValue?["proxy"] == ["host": "other", "port": 8081, "extra": true])
   }
 
+  /// `merging` still does what applying one set and then the other does, where the earlier
+  /// set puts a whole object back, whatever the later one's base was; and two change sets are
+  /// equal only if they apply alike everywhere (a difference and the same changes by path
+  /// do not, where the object is gone).
+  @Test func wholeObjectsKeepMergingAndEqualityExact() {
+    let first = JSONChangeSet(from: ["p": ["x": 1]], to: ["p": ["x": 2]])
+    let second = JSONChangeSet(from: ["p": ["x": 5, "y": 1]], to: ["p": ["x": 5, "y": 2]])
+    for document: JSONValue in [[:], ["p": 3], ["p": ["x": 0, "z": 1]]] {
+      #expect(first.merging(second).applied(to: document) == second.applied(to: first.applied(to: document)), "\(document)")
+    }
+    #expect(first != JSONChangeSet([.set(path: ["p", "x"], value: 2)]))
+    #expect(first == JSONChangeSet(from: ["p": ["x": 1]], to: ["p": ["x": 2]]))
+  }
+
   // MARK: Composing
 
   @Test func mergingComposesLaterWins() {

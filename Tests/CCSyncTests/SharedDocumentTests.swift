@@ -5,17 +5,6 @@ import Testing
 @Suite struct SharedDocumentTests {
   struct Refused: Error {}
 
-  /// A file system can give a newer version the identity of one seen before: the inode a
-  /// replaced version freed, the same size, and (with coarse timestamps, as ext4 had before
-  /// Linux 6.13) the same times. This kernel stamps finely, so the collision is set up by hand:
-  /// the identity recorded for the version seen is made the newer version's. While that
-  /// identity is recent enough to recur, a look that trusts identities (the periodic re-check,
-  /// polling) still compares the bytes; a document told identities never recur is fooled,
-  /// which is what the first half shows.
-  ///
-  /// The collision is recorded as seen now, after the newer version's change, as a look at
-  /// it would have been; a window of a minute stands in for the 2 s default so that a test
-  /// process stalled for seconds under load still looks within it.
   /// A document no reader would accept (arrays and objects nested deeper than the parser's
   /// 512 levels) is not written, by an update or a replace: the file stays as it was and the
   /// writer can go on. Exactly 512 levels is written and read back.
@@ -60,6 +49,17 @@ import Testing
     #expect(status.st_uid == owner)
   }
 
+  /// A file system can give a newer version the identity of one seen before: the inode a
+  /// replaced version freed, the same size, and (with coarse timestamps, as ext4 had before
+  /// Linux 6.13) the same times. This kernel stamps finely, so the collision is set up by hand:
+  /// the identity recorded for the version seen is made the newer version's. While that
+  /// identity is recent enough to recur, a look that trusts identities (the periodic re-check,
+  /// polling) still compares the bytes; a document told identities never recur is fooled,
+  /// which is what the first half shows.
+  ///
+  /// The collision is recorded as seen now, after the newer version's change, as a look at
+  /// it would have been; a window of a minute stands in for the 2 s default so that a test
+  /// process stalled for seconds under load still looks within it.
   @Test func aRecentIdentityIsConfirmedByContent() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }

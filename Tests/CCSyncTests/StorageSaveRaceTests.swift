@@ -82,6 +82,40 @@ extension StorageSaveRaceTests {
     _ = other.finish()
   }
 
+  /// The same, when the save's own result cannot be decoded (it kept a member another process
+  /// wrote that the type cannot read, which a later write fixed): the newer version, already
+  /// taken, stands. The late result used to be settled as an unreadable write, which took the
+  /// save's own value for the synced version: the file reported invalid though it is valid,
+  /// the other process's fields pending, and written back over a third process's later write.
+  @Test func aLateSaveResultThatCannotBeDecodedLeavesTheNewerVersionStanding() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    writeFile(path, #"{"theme": "light", "fontSize": "huge"}"#)
+    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: quiet)
+    storage.wrappedValue.counter = 7
+
+    let (changes, saved, seed) = try storage.startWrite()
+    let (written, rank, _) = try storage.document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
+      document = CodableStorage<SharedSettings>.applying(changes, seed: seed, to: document, fileIsBlank: { false })
+      return document
+    }
+    // Another process makes the file decodable; the watcher takes that version first.
+    try SharedDocument(path: path).update { $0 = ["theme": "theirs", "fontSize": 20, "counter": 7] }
+    storage.fileMayHaveChanged(.directoryEvent(inPlaceWrite: false))
+    #expect(storage.wrappedValue == SharedSettings(theme: "theirs", fontSize: 20, counter: 7))
+    // The save's result, late, taken as `save()` takes it.
+    let (_, failure) = storage.adoptUnreported(written, origin: .external, saved: saved, rank: rank)
+
+    #expect(failure == nil, "\(String(describing: failure))")
+    #expect(storage.fileState == .valid)
+    #expect(!storage.hasPendingChanges)
+    #expect(storage.wrappedValue == SharedSettings(theme: "theirs", fontSize: 20, counter: 7))
+    try SharedDocument(path: path).update { try $0.setValue(30, at: JSONPath(parsing: "fontSize")) }
+    try storage.flush()
+    #expect(try fileJSON(path).objectValue?["fontSize"] == 30, "an older value was written back")
+  }
+
   /// Observers hear an update's change as this process's (`.local`), and a save's result,
   /// which can only bring other processes' fields, as `.external`.
   @Test func anUpdateIsHeardAsLocalAndWhatASaveBringsAsExternal() throws {

@@ -100,9 +100,9 @@ extension JSONChangeSet {
           edits.set(edits[key].map { compose($0, then: edit) } ?? edit, forKey: key)
         }
         edits.createsObject = createsObject
-        // The object after both: the later difference's, or the earlier one's with the later
-        // edits applied; unknown when neither came from a difference.
-        edits.whole = laterEdits.whole ?? edits.whole.map { whole in
+        // The object after both, where the earlier edits put a whole object: that object
+        // with the later edits applied, as applying one set after the other would give.
+        edits.whole = edits.whole.map { whole in
           var after = whole
           later.apply(to: &after)
           return after
@@ -182,8 +182,8 @@ extension JSONChangeSet {
     /// Where there is no object any more to apply them to (another writer removed it, or
     /// made it a scalar or an array), this whole object is put there: an object holding only
     /// the changed members would lack the others, which the writer's type may require. Edits
-    /// made from paths have none, and create an object holding only what they set. Not part
-    /// of equality: it follows from the edits and their base.
+    /// made from paths have none, and create an object holding only what they set. Part of
+    /// equality: two change sets are equal only if they apply alike everywhere.
     var whole: JSONValue?
 
     var isEmpty: Bool { keys.isEmpty }
@@ -207,7 +207,7 @@ extension JSONChangeSet {
     }
 
     static func == (lhs: KeyedEdits, rhs: KeyedEdits) -> Bool {
-      lhs.keys == rhs.keys && lhs.edits == rhs.edits && lhs.createsObject == rhs.createsObject
+      lhs.keys == rhs.keys && lhs.edits == rhs.edits && lhs.createsObject == rhs.createsObject && lhs.whole == rhs.whole
     }
   }
 }

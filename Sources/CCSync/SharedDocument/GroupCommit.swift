@@ -73,21 +73,26 @@ final class GroupCommit: @unchecked Sendable {
   /// The thread running the current batch (`pthread_self()`), while one runs.
   private var leaderThread: UInt?
 
-  /// Whether the calling thread is running a batch: a request it submitted now would wait
-  /// for its own batch for ever (an update nested in an update's closure).
-  var isLedByCallingThread: Bool {
-    let thread = UInt(pthread_self())
-    return condition.withLock { leaderActive && leaderThread == thread }
-  }
+  /// A request submitted by the thread running the current batch (an update nested in an
+  /// update's closure): it would wait for its own batch for ever, so it is refused.
+  struct NestedSubmission: Error {}
 
   /// How many requests are queued for the next batch (a test waits on it to know a save has
   /// taken its change set and is waiting behind the batch being written).
   var queuedCount: Int { condition.withLock { queue.count } }
 
   /// Queues `request` and returns once it has run, leading a batch with `perform` if no other
-  /// thread is. Throws the request's own error.
+  /// thread is.
+  /// - Throws: the request's own error; ``NestedSubmission`` when the calling thread is
+  ///   running a batch.
   func submit(_ request: Request, perform: ([Request]) throws -> Void) throws {
-    condition.withLock { queue.append(request) }
+    let thread = UInt(pthread_self())
+    let nested = condition.withLock { () -> Bool in
+      if leaderActive && leaderThread == thread { return true }
+      queue.append(request)
+      return false
+    }
+    if nested { throw NestedSubmission() }
     while let batch = nextBatch(for: request) {
       do {
         try perform(batch)

@@ -39,9 +39,12 @@ extension SharedDocument {
       let request = GroupCommit.Request(invalidFile: invalidFile, missingFile: missingFile, writes: writes, escapable)
       do {
         if wait == .forever {
-          // Nested in an update of this document on this thread, it would wait for itself.
-          if groupCommit.isLedByCallingThread { throw FileLock.heldByThisThread(file.path + ".lock") }
-          try groupCommit.submit(request) { batch in try self.commit(batch, wait: .forever) }
+          do {
+            try groupCommit.submit(request) { batch in try self.commit(batch, wait: .forever) }
+          } catch is GroupCommit.NestedSubmission {
+            // Nested in an update of this document on this thread: it would wait for itself.
+            throw FileLock.heldByThisThread(file.path + ".lock")
+          }
         } else {
           try commit([request], wait: wait)
           try request.outcome()

@@ -18,7 +18,9 @@ extension AtomicReplace {
     let marker = Array(".tmp-".utf8)
     guard bytes.starts(with: copyPrefix), bytes.count >= copyPrefix.count + marker.count + suffixLength else { return false }
     let markerStart = bytes.count - suffixLength - marker.count
-    guard Array(bytes[markerStart..<(markerStart + marker.count)]) == marker else { return false }
+    guard Array(bytes[markerStart..<(markerStart + marker.count)]) == marker,
+      bytes[(markerStart + marker.count)...].allSatisfy(isLetterOrDigit)
+    else { return false }
     let stamp = bytes[copyPrefix.count..<markerStart]  // 20261130T103000.123Z, maybe -XXXX
     guard !stamp.isEmpty, stamp.allSatisfy({ isLetterOrDigit($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }) else {
       return false

@@ -43,11 +43,19 @@ extension CodableStorage {
     } catch {
       failure = .decodingFailed(path: path, message: "\(error)")
     }
-    state.withLock { state in
+    return state.withLock { state -> (ObserverList<Value>.Delivery?, StorageError?) in
+      if let saved, let rank, let adopted = state.adoptedRank, rank < adopted {
+        // A late result of this process's save, already outranked by a version taken since:
+        // that version stands, and settles the save's edits (``settleOutrankedSave``); what
+        // the result held, decodable or not, no longer matters.
+        state.lastError = nil
+        guard (try? settleOutrankedSave(saved, state: &state)) == true else { return (nil, nil) }
+        return (observers.enqueue(StorageChange(value: state.value, origin: .external)), nil)
+      }
       state.fileState = .invalid(failure.description)
       if let saved { settleUnreadableWrite(saved, rank: rank, state: &state) }
+      return (nil, failure)
     }
-    return (nil, failure)
   }
 
   /// A write of this process landed, but what the file now holds cannot be taken as the value
@@ -104,11 +112,8 @@ extension CodableStorage {
         } else {
           let value = try decode(state.pendingChanges.applied(to: json))
           let encoded = try encode(value)
-          // A value synced with nothing (`initialValue:`, not written yet) stays so: its
-          // first write replaces the whole file, whatever the file holds meanwhile.
-          let replacesFile = try encodings(of: &state).synced == .null
           state.value = value
-          state.sync = .encoded(value: encoded, synced: replacesFile ? .null : fileEncoded)
+          state.sync = .encoded(value: encoded, synced: fileEncoded)
           changed = before != encoded
         }
       }

@@ -165,10 +165,10 @@ extension CodableStorage {
   }
 
   /// The document a write of this process's pending `changes` makes of the file's `document`.
-  /// A new file (missing, or zero bytes: a writer that died between creating and writing it)
-  /// gets the whole synced value `seed`, not only the changed fields; `fileIsBlank` tells,
-  /// and is asked only when `document` is empty. A file that holds `{}` or `null` on purpose
-  /// is changed like any other.
+  /// A file that holds no document (missing, zero bytes, or not valid JSON) gets the whole
+  /// synced value `seed`, not only the changed fields; `fileIsBlank` tells, and is asked only
+  /// when `document` is empty. A file that holds `{}` or `null` on purpose is changed like
+  /// any other.
   static func applying(
     _ changes: JSONChangeSet, seed: JSONValue, to document: JSONValue, fileIsBlank: () -> Bool
   ) -> JSONValue {
@@ -176,10 +176,12 @@ extension CodableStorage {
     return changes.applied(to: base)
   }
 
-  /// Whether the file is missing or empty (zero bytes); asked under the write's lock.
+  /// Whether the file holds no document: it is missing, empty (zero bytes), or not valid
+  /// JSON (a torn foreign write, kept aside in a corrupt copy before this write replaces it).
+  /// Asked under the write's lock, and only when the document it got is empty.
   private func fileIsBlank() -> Bool {
-    guard let identity = (try? fileIdentity(atPath: path)) ?? nil else { return true }
-    return identity.size == 0
+    guard let snapshot = (try? document.file.read()) ?? nil else { return true }
+    return (try? JSONValue(parsing: snapshot.bytes)) == nil
   }
 
   /// Takes a write's result (`written`, recorded under `rank`) and tells the scheduler,

@@ -61,6 +61,11 @@ extension WatcherState {
         case .vanished:
           registration.armed[directory] = nil
           armedSomething = true  // Resolve again: the path changed under us.
+        case .unwatchable where rearming && previous?.identity == identity,
+          .limitReached where rearming && previous?.identity == identity:
+          // Adding again the watch of a directory that is still the one watched failed (it
+          // lost its read permission, or a limit was reached since): the watch it has works.
+          continue
         case .unwatchable(let error):
           registration.armed[directory] = nil
           unwatchable = true
