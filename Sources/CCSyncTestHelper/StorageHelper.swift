@@ -101,3 +101,30 @@ func runChurn(_ arguments: [String]) -> Int32 {
     if round == 1 { StandardStreams.writeLine("started") }
   }
 }
+
+/// `release-then-exit FILE`: a storage with a pending edit (theme "released"), driven by lines
+/// on stdin: `release` drops its last reference on another thread (its deinit flushes), `exit`
+/// calls `exit(0)` on the main thread, whatever that flush is doing.
+func runReleaseThenExit(_ arguments: [String]) -> Int32 {
+  guard let path = arguments.first else { return 64 }
+  final class Holder: @unchecked Sendable {
+    var storage: CodableStorage<HelperSettings>?
+  }
+  let holder = Holder()
+  holder.storage = CodableStorage(
+    defaultValue: HelperSettings(), path: path, updateMode: .manual, options: StorageOptions(watchesForChanges: false))
+  holder.storage?.wrappedValue.theme = "released"
+  StandardStreams.writeLine("ready")
+  while let line = readLine() {
+    switch line {
+    case "release":
+      Thread.detachNewThread { holder.storage = nil }
+      StandardStreams.writeLine("ok")
+    case "exit":
+      exit(0)
+    default:
+      StandardStreams.writeLine("error unknown command")
+    }
+  }
+  return 0
+}

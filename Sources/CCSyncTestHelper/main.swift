@@ -16,7 +16,8 @@ case "update-once": exit(runUpdateOnce(rest))
 case "update-loop": exit(runUpdateLoop(rest))
 case "read-document": exit(runReadDocument(rest))
 case "mixed": exit(runMixed(rest))
+case "release-then-exit": exit(runReleaseThenExit(rest))
 default:
-  FileHandle.standardError.write(Data("usage: CCSyncTestHelper increment|session|churn|watch|count-up|timed-saves|save-once|update-once|update-loop|read-document|mixed ...\n".utf8))
+  FileHandle.standardError.write(Data("usage: CCSyncTestHelper increment|session|churn|watch|count-up|timed-saves|save-once|update-once|update-loop|read-document|mixed|release-then-exit ...\n".utf8))
   exit(64)
 }

@@ -235,11 +235,67 @@ import Testing
 
     let pid = child.process.processIdentifier
     kill(pid, SIGTERM)
+    let firstSignal = ContinuousClock.now
     #expect(waitUntil { blockedFlockWaiters().contains(pid) }, "the signal's flush never waited for the lock")
     #expect(child.process.isRunning)
+    // A second signal counts once a second has passed (sooner, it is the first one again).
+    _ = waitUntil { ContinuousClock.now - firstSignal > .milliseconds(1100) }
     let (status, signaled) = child.terminate(signal: SIGINT)
     #expect(signaled && status == SIGINT)
     #expect(try fileJSON(path).objectValue?["theme"] == "light")
+  }
+
+  /// A second terminating signal right after the first is the same event delivered twice
+  /// (closing a terminal sends SIGHUP twice; systemd sends SIGTERM and SIGHUP together): it
+  /// does not abort the flush, which writes the pending change, and the process ends by the
+  /// first signal. It used to be killed at once, the change lost.
+  @Test func aSignalRepeatedAtOnceDoesNotAbortTheFlush() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    writeFile(path, #"{"theme": "light"}"#)
+    let child = try InteractiveChild(testHelper(), ["session", path, "idle:60"])
+    #expect(child.nextLine(startingWith: "ready") != nil)
+    child.request("set theme written")
+    let holder = try FlockHolder(lockFile: path + ".lock", in: directory)
+    let pid = child.process.processIdentifier
+    kill(pid, SIGTERM)
+    let firstSignal = ContinuousClock.now
+    #expect(waitUntil { blockedFlockWaiters().contains(pid) }, "the signal's flush never waited for the lock")
+    // The repeat arrives while the flush runs, well within the second that marks a repeat.
+    kill(pid, SIGHUP)
+    if ContinuousClock.now - firstSignal > .milliseconds(800) {
+      holder.stop()
+      try Test.cancel("the machine took too long to reach the flush for the repeat to count as one")
+    }
+    #expect(waitUntil(deadline: .milliseconds(300)) { !child.process.isRunning } == false, "a repeated signal ended the flush")
+    holder.stop()
+    child.process.waitUntilExit()
+    #expect(child.process.terminationReason == .uncaughtSignal && child.process.terminationStatus == SIGTERM)
+    #expect(try fileJSON(path).objectValue?["theme"] == "written")
+  }
+
+  /// A storage released on one thread (its deinit flushes the pending change) while another
+  /// thread calls `exit`: the exit waits for that flush. Here the flush waits for a lock
+  /// another process holds, so without the wait the process ended first and the change was
+  /// lost.
+  @Test func anExitWaitsForTheFlushOfAStorageBeingReleased() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    writeFile(path, #"{"theme": "light"}"#)
+    let holder = try FlockHolder(lockFile: path + ".lock", in: directory)
+    let child = try InteractiveChild(testHelper(), ["release-then-exit", path])
+    #expect(child.nextLine(startingWith: "ready") != nil)
+    let pid = child.process.processIdentifier
+    child.request("release")
+    #expect(waitUntil { blockedFlockWaiters().contains(pid) }, "the deinit's flush never waited for the lock")
+    child.send("exit")
+    #expect(waitUntil(deadline: .milliseconds(300)) { !child.process.isRunning } == false, "the exit did not wait")
+    holder.stop()
+    child.process.waitUntilExit()
+    #expect(child.process.terminationStatus == 0)
+    #expect(try fileJSON(path).objectValue?["theme"] == "released")
   }
 
   @Test func pendingChangesAreWrittenAtNormalExit() throws {

@@ -112,7 +112,7 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
 
   deinit {
     watch.withLock { $0?.cancel() }
-    if hasPendingChanges { flushForExit() }
+    if hasPendingChanges { ExitFlusher.flushingInDeinit { flushForExit() } }
   }
 
   /// The value in memory: local changes show at once, other processes' writes as they are

@@ -1,3 +1,4 @@
+import Glibc
 
 /// Something with pending changes to write before the process ends.
 protocol ExitFlushable: AnyObject, Sendable {
@@ -17,6 +18,11 @@ enum ExitFlusher {
 
   private static let entries = Protected<[WeakEntry]>([])
   private static let hooksInstalled = Protected(false)
+  /// The threads (`pthread_self()`) running a storage's last flush in its deinit: the storage
+  /// is no longer reachable through `entries` (its weak references are already nil), so an
+  /// exit waits for those flushes instead.
+  private static let deinitFlushes = ConditionLock()
+  nonisolated(unsafe) private static var deinitFlushThreads: [UInt] = []
 
   /// Adds `object` to what is flushed at exit, installing the hooks on first use.
   static func register(_ object: any ExitFlushable, logger: StorageLogger) {
@@ -37,9 +43,29 @@ enum ExitFlusher {
     }
   }
 
-  /// Flushes every registered storage that is still alive.
+  /// Flushes every registered storage that is still alive, then waits for the last flushes
+  /// of storages being deinitialised on other threads (see ``flushingInDeinit(_:)``).
   static func flushAll() {
     let live = entries.withLock { $0.compactMap(\.object) }
     for object in live { object.flushForExit() }
+    let thread = UInt(pthread_self())
+    deinitFlushes.withLock {
+      while deinitFlushThreads.contains(where: { $0 != thread }) { deinitFlushes.wait() }
+    }
+  }
+
+  /// Runs `flush`, a storage's last flush from its deinit, so that an exit meanwhile waits
+  /// for it: without this, a storage released on one thread while another thread calls
+  /// `exit` (or a signal arrives) lost its pending edit.
+  static func flushingInDeinit(_ flush: () -> Void) {
+    let thread = UInt(pthread_self())
+    deinitFlushes.withLock { deinitFlushThreads.append(thread) }
+    defer {
+      deinitFlushes.withLock {
+        if let index = deinitFlushThreads.firstIndex(of: thread) { deinitFlushThreads.remove(at: index) }
+        deinitFlushes.broadcast()
+      }
+    }
+    flush()
   }
 }

@@ -6,17 +6,27 @@ import Synchronization
 /// installed and never changed (a signal handler can read nothing safer than a global).
 nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
 
-/// 1 while the work for a signal runs (a lock-free atomic: the signal handler reads it).
-private let signalWorkRunning = Atomic<Int32>(0)
+/// When the work for a signal started (monotonic nanoseconds), 0 while none runs (a
+/// lock-free atomic: the signal handler reads it).
+private let signalWorkStarted = Atomic<Int64>(0)
+
+/// How long after the first terminating signal a second one is taken for the same event
+/// delivered twice, and ignored: closing a terminal sends SIGHUP twice (the kernel, then the
+/// shell) within a millisecond, and systemd sends SIGTERM and SIGHUP together.
+private let repeatedSignalWindow: Int64 = 1_000_000_000
 
 /// Runs work when a terminating signal arrives, then lets the signal do what it would have
 /// done: the handler only writes the signal number to a pipe (async-signal-safe); a thread
 /// reading the pipe runs the callback, restores the default disposition and raises the signal
 /// again, so the process still dies of it (exit status 128+N).
 ///
-/// A second terminating signal while the work runs takes effect at once, without waiting for
-/// it: the way out of a flush that waits for a lock another process holds (a user pressing
-/// Ctrl-C twice). What that work had still to write is then lost.
+/// A second terminating signal while the work runs, a second or more after the first, takes
+/// effect at once, without waiting for it: the way out of a flush that waits for a lock
+/// another process holds (a user pressing Ctrl-C twice). What that work had still to write
+/// is then lost. One that comes sooner is the same event delivered twice, and is ignored.
+///
+/// Where the signal does not end the process even at its default action (the init process
+/// of a PID namespace, as in a container), the process exits with status 128+N instead.
 ///
 /// Only signals whose disposition is still the default are taken over: an application's own
 /// handlers, and signals it ignores (`nohup`), are left alone.
@@ -31,6 +41,9 @@ enum SignalForwarder {
   /// `work` given is the one that runs.
   static func install(signals: [Int32], work: @escaping @Sendable (Int32) -> Void) throws(SystemError) {
     callback.withLock { $0 = work }
+    // Initialised now: a global's first use goes through `swift_once`, which a signal
+    // handler must not be the one to run.
+    _ = signalWorkStarted.load(ordering: .relaxed)
     try installed.withLock { (installed: inout Set<Int32>) throws(SystemError) in
       if signalPipeWriteEnd == -1 { try startPipeReader() }
       for signal in signals where !installed.contains(signal) {
@@ -41,13 +54,22 @@ enum SignalForwarder {
         action.__sigaction_handler.sa_handler = { number in
           let saved = errno  // the interrupted code may be about to read it
           defer { errno = saved }
-          if signalWorkRunning.load(ordering: .acquiring) != 0 {
-            // Already working for a signal: this one ends the process now (sigaction and
-            // raise are async-signal-safe; the signal is blocked until this handler returns).
+          let started = signalWorkStarted.load(ordering: .acquiring)
+          if started != 0 {
+            // Already working for a signal. Soon after it: the same event again, ignored.
+            // Later: this one ends the process now (clock_gettime, sigaction, raise and _exit
+            // are async-signal-safe; the signal is blocked until this handler returns, and
+            // takes effect when it does).
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            if Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) - started < repeatedSignalWindow { return }
             var defaultAction = sigaction()
             sigemptyset(&defaultAction.sa_mask)
             sigaction(number, &defaultAction, nil)
             raise(number)
+            var pending = sigset_t()
+            sigpending(&pending)
+            if sigismember(&pending, number) == 0 { _exit(128 + number) }  // ignored even so: init
             return
           }
           var byte = UInt8(truncatingIfNeeded: number)
@@ -76,10 +98,13 @@ enum SignalForwarder {
         let got = Glibc.read(readEnd, &byte, 1)
         if got == 1 {
           let number = Int32(byte)
-          signalWorkRunning.store(1, ordering: .releasing)
+          signalWorkStarted.store(max(1, FileSystem.monotonicNanoseconds()), ordering: .releasing)
           callback.withLock { $0 }?(number)
           signal(number, SIG_DFL)
           raise(number)
+          // Still here: even the default action did not end the process (the init process
+          // of a PID namespace ignores it). End it as the signal would have.
+          exit(128 + number)
         } else if got == 0 || errno != EINTR {
           return
         }
