@@ -275,6 +275,32 @@ import Testing
     #expect(try fileJSON(path).objectValue?["theme"] == "written")
   }
 
+  /// As the init process of a PID namespace (a container's PID 1), whose signals at their
+  /// default action are ignored, a SIGTERM still flushes and then ends the process with
+  /// 128+15; it used to flush and run on, its handlers disarmed.
+  @Test func asAContainersInitASignalStillEndsTheProcess() throws {
+    try FaultTools.requireRoot("a new PID namespace")
+    let unshare = try FaultTools.tool("unshare")
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    let child = try InteractiveChild(unshare, ["--pid", "--fork", "--mount-proc", try testHelper(), "session", path, "idle:60"])
+    guard child.nextLine(startingWith: "ready") != nil else {
+      _ = child.terminate(signal: SIGKILL)
+      try Test.cancel("no PID namespace here: \(child.standardError)")
+    }
+    child.request("set theme init")
+    // The helper is unshare's child, PID 1 in its namespace.
+    let children = try String(contentsOfFile: "/proc/\(child.process.processIdentifier)/task/\(child.process.processIdentifier)/children", encoding: .utf8)
+    let initPid = try #require(Int32(children.split(separator: " ").first ?? ""))
+    kill(initPid, SIGTERM)
+    #expect(waitUntil(deadline: .seconds(10)) { !child.process.isRunning }, "PID 1 ran on after the signal's flush")
+    if child.process.isRunning { kill(initPid, SIGKILL) }
+    child.process.waitUntilExit()
+    #expect(child.process.terminationStatus == 128 + SIGTERM)
+    #expect(try fileJSON(path).objectValue?["theme"] == "init")
+  }
+
   /// A storage released on one thread (its deinit flushes the pending change) while another
   /// thread calls `exit`: the exit waits for that flush. Here the flush waits for a lock
   /// another process holds, so without the wait the process ended first and the change was
