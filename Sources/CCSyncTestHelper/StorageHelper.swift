@@ -128,3 +128,15 @@ func runReleaseThenExit(_ arguments: [String]) -> Int32 {
   }
   return 0
 }
+
+/// `pending-pair FILE1 FILE2`: two storages (`idle:60`), each with a pending edit (theme
+/// "pending"), waiting for a signal or for standard input to close.
+func runPendingPair(_ arguments: [String]) -> Int32 {
+  guard arguments.count == 2 else { return 64 }
+  let storages = arguments.map { CodableStorage(defaultValue: HelperSettings(), path: $0, updateMode: .afterIdle(seconds: 60)) }
+  for storage in storages { storage.wrappedValue.theme = "pending" }
+  StandardStreams.writeLine("ready")
+  while readLine() != nil {}
+  withExtendedLifetime(storages) {}
+  return 0
+}

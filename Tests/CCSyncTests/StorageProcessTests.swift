@@ -301,6 +301,30 @@ import Testing
     #expect(try fileJSON(path).objectValue?["theme"] == "init")
   }
 
+  /// The exit flush writes first the storages whose lock is free, then waits for the locked
+  /// ones: a file another process keeps locked does not hold up the others, which used to
+  /// wait behind it in the order they were made, and were lost when a second signal ended
+  /// the wait.
+  @Test func aLockedFileDoesNotHoldUpTheExitFlushOfOthers() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let (first, second) = (directory.file("first.json"), directory.file("second.json"))
+    writeFile(first, #"{"theme": "light"}"#)
+    writeFile(second, #"{"theme": "light"}"#)
+    let holder = try FlockHolder(lockFile: first + ".lock", in: directory)
+    defer { holder.stop() }
+    let child = try InteractiveChild(testHelper(), ["pending-pair", first, second])
+    #expect(child.nextLine(startingWith: "ready") != nil)
+    let pid = child.process.processIdentifier
+    kill(pid, SIGTERM)
+    #expect(waitUntil { (try? fileJSON(second))?.objectValue?["theme"] == "pending" }, "the free file waited behind the locked one")
+    #expect(waitUntil { blockedFlockWaiters().contains(pid) })
+    holder.stop()
+    child.process.waitUntilExit()
+    #expect(child.process.terminationReason == .uncaughtSignal && child.process.terminationStatus == SIGTERM)
+    #expect(try fileJSON(first).objectValue?["theme"] == "pending")
+  }
+
   /// A storage released on one thread (its deinit flushes the pending change) while another
   /// thread calls `exit`: the exit waits for that flush. Here the flush waits for a lock
   /// another process holds, so without the wait the process ended first and the change was

@@ -9,7 +9,7 @@ extension CodableStorage {
   public func save() throws {
     let outcome: WriteOutcome
     do {
-      outcome = try inSequence(saveNow)
+      outcome = try inSequence { try saveNow() }
     } catch {
       let storageError = CodableStorage.storageError(error, path: path)
       report(storageError)
@@ -18,10 +18,28 @@ extension CodableStorage {
     try finish(outcome)
   }
 
+  /// Writes pending changes for an exit, taking the lock within `wait`; returns `false` when
+  /// the lock was not free in time (nothing written, nothing reported: the caller tries again
+  /// waiting), `true` otherwise: written, nothing pending, or failed (reported).
+  func flushForExit(wait: LockWait) -> Bool {
+    guard hasPendingChanges else { return true }
+    let outcome: WriteOutcome
+    do {
+      outcome = try inSequence { try saveNow(wait: wait) }
+    } catch StorageError.lockUnavailable where wait != .forever {
+      return false
+    } catch {
+      report(CodableStorage.storageError(error, path: path))
+      return true
+    }
+    try? finish(outcome)  // reported there
+    return true
+  }
+
   /// ``save()``, in the write sequence; returns what is left to do out of it.
-  private func saveNow() throws -> WriteOutcome {
+  private func saveNow(wait: LockWait = .forever) throws -> WriteOutcome {
     let (changes, saved, seed) = try startWrite()
-    let (written, rank, notDurable) = try document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
+    let (written, rank, notDurable) = try document.updateTracked(wait: wait, invalidFile: .preserveAndReplace) { document -> JSONValue in
       document = CodableStorage.applying(changes, seed: seed, to: document, fileIsBlank: fileIsBlank)
       return document
     }

@@ -177,10 +177,6 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
 
 extension CodableStorage: ExitFlushable {
   func flushForExit() {
-    do {
-      try flush()
-    } catch {
-      // Already reported by save(); nothing else can be done at exit.
-    }
+    _ = flushForExit(wait: .forever)
   }
 }

@@ -2,8 +2,12 @@ import Glibc
 
 /// Something with pending changes to write before the process ends.
 protocol ExitFlushable: AnyObject, Sendable {
-  /// Writes pending changes; reports (does not throw) failures.
+  /// Writes pending changes, waiting for the lock as long as it takes; reports (does not
+  /// throw) failures.
   func flushForExit()
+  /// Writes pending changes, taking the lock within `wait`; `false` when it was not free in
+  /// time (nothing written or reported), `true` otherwise.
+  func flushForExit(wait: LockWait) -> Bool
 }
 
 /// Writes every live storage's pending changes at normal process exit (`atexit`) and when
@@ -45,9 +49,13 @@ enum ExitFlusher {
 
   /// Flushes every registered storage that is still alive, then waits for the last flushes
   /// of storages being deinitialised on other threads (see ``flushingInDeinit(_:)``).
+  /// Storages whose lock is free are written first; those whose lock another process holds
+  /// are waited for after, so that one locked file does not hold up the others (and a second
+  /// signal that ends the wait loses only what still waits).
   static func flushAll() {
     let live = entries.withLock { $0.compactMap(\.object) }
-    for object in live { object.flushForExit() }
+    let waiting = live.filter { !$0.flushForExit(wait: .nonBlocking) }
+    for object in waiting { object.flushForExit() }
     let thread = UInt(pthread_self())
     deinitFlushes.withLock {
       while deinitFlushThreads.contains(where: { $0 != thread }) { deinitFlushes.wait() }
