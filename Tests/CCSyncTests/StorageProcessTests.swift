@@ -301,6 +301,37 @@ import Testing
     #expect(try fileJSON(path).objectValue?["theme"] == "init")
   }
 
+  /// As a PID namespace's init, a second signal (a second or more after the first) still ends
+  /// a flush that waits for a lock another process holds, with 128+N.
+  @Test func asAContainersInitASecondSignalStillEndsAWaitingFlush() throws {
+    try FaultTools.requireRoot("a new PID namespace")
+    let unshare = try FaultTools.tool("unshare")
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.file("settings.json")
+    writeFile(path, #"{"theme": "light"}"#)
+    let holder = try FlockHolder(lockFile: path + ".lock", in: directory)
+    defer { holder.stop() }
+    let child = try InteractiveChild(unshare, ["--pid", "--fork", "--mount-proc", try testHelper(), "session", path, "idle:60"])
+    guard child.nextLine(startingWith: "ready") != nil else {
+      _ = child.terminate(signal: SIGKILL)
+      try Test.cancel("no PID namespace here: \(child.standardError)")
+    }
+    child.request("set theme unwritten")
+    let children = try String(contentsOfFile: "/proc/\(child.process.processIdentifier)/task/\(child.process.processIdentifier)/children", encoding: .utf8)
+    let initPid = try #require(Int32(children.split(separator: " ").first ?? ""))
+    kill(initPid, SIGTERM)
+    let firstSignal = ContinuousClock.now
+    #expect(waitUntil { blockedFlockWaiters().contains(initPid) }, "the signal's flush never waited for the lock")
+    _ = waitUntil { ContinuousClock.now - firstSignal > .milliseconds(1100) }
+    kill(initPid, SIGINT)
+    #expect(waitUntil(deadline: .seconds(10)) { !child.process.isRunning }, "the second signal did not end the flush")
+    if child.process.isRunning { kill(initPid, SIGKILL) }
+    child.process.waitUntilExit()
+    #expect(child.process.terminationStatus == 128 + SIGINT)
+    #expect(try fileJSON(path).objectValue?["theme"] == "light")
+  }
+
   /// The exit flush writes first the storages whose lock is free, then waits for the locked
   /// ones: a file another process keeps locked does not hold up the others, which used to
   /// wait behind it in the order they were made, and were lost when a second signal ended

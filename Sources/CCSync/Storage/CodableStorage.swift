@@ -111,8 +111,11 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
   }
 
   deinit {
-    watch.withLock { $0?.cancel() }
-    if hasPendingChanges { ExitFlusher.flushingInDeinit { flushForExit() } }
+    // Counted as flushing from the start, so that an exit meanwhile waits for it.
+    ExitFlusher.flushingInDeinit {
+      watch.withLock { $0?.cancel() }
+      if hasPendingChanges { flushForExit() }
+    }
   }
 
   /// The value in memory: local changes show at once, other processes' writes as they are

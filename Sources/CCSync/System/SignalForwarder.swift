@@ -67,10 +67,13 @@ enum SignalForwarder {
             sigemptyset(&defaultAction.sa_mask)
             sigaction(number, &defaultAction, nil)
             raise(number)
-            var pending = sigset_t()
-            sigpending(&pending)
-            if sigismember(&pending, number) == 0 { _exit(128 + number) }  // ignored even so: init
-            return
+            // Unblocked here, the signal takes effect at once. Still running: the default
+            // action does not end this process (the init of a PID namespace drops it).
+            var own = sigset_t()
+            sigemptyset(&own)
+            sigaddset(&own, number)
+            pthread_sigmask(SIG_UNBLOCK, &own, nil)
+            _exit(128 + number)
           }
           var byte = UInt8(truncatingIfNeeded: number)
           _ = Glibc.write(signalPipeWriteEnd, &byte, 1)
