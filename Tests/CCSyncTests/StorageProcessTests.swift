@@ -279,20 +279,11 @@ import Testing
   /// default action are ignored, a SIGTERM still flushes and then ends the process with
   /// 128+15; it used to flush and run on, its handlers disarmed.
   @Test func asAContainersInitASignalStillEndsTheProcess() throws {
-    try FaultTools.requireRoot("a new PID namespace")
-    let unshare = try FaultTools.tool("unshare")
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let path = directory.file("settings.json")
-    let child = try InteractiveChild(unshare, ["--pid", "--fork", "--mount-proc", try testHelper(), "session", path, "idle:60"])
-    guard child.nextLine(startingWith: "ready") != nil else {
-      _ = child.terminate(signal: SIGKILL)
-      try Test.cancel("no PID namespace here: \(child.standardError)")
-    }
+    let (child, initPid) = try startSessionAsInit(path)
     child.request("set theme init")
-    // The helper is unshare's child, PID 1 in its namespace.
-    let children = try String(contentsOfFile: "/proc/\(child.process.processIdentifier)/task/\(child.process.processIdentifier)/children", encoding: .utf8)
-    let initPid = try #require(Int32(children.split(separator: " ").first ?? ""))
     kill(initPid, SIGTERM)
     #expect(waitUntil(deadline: .seconds(10)) { !child.process.isRunning }, "PID 1 ran on after the signal's flush")
     if child.process.isRunning { kill(initPid, SIGKILL) }
@@ -304,22 +295,14 @@ import Testing
   /// As a PID namespace's init, a second signal (a second or more after the first) still ends
   /// a flush that waits for a lock another process holds, with 128+N.
   @Test func asAContainersInitASecondSignalStillEndsAWaitingFlush() throws {
-    try FaultTools.requireRoot("a new PID namespace")
-    let unshare = try FaultTools.tool("unshare")
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let path = directory.file("settings.json")
     writeFile(path, #"{"theme": "light"}"#)
     let holder = try FlockHolder(lockFile: path + ".lock", in: directory)
     defer { holder.stop() }
-    let child = try InteractiveChild(unshare, ["--pid", "--fork", "--mount-proc", try testHelper(), "session", path, "idle:60"])
-    guard child.nextLine(startingWith: "ready") != nil else {
-      _ = child.terminate(signal: SIGKILL)
-      try Test.cancel("no PID namespace here: \(child.standardError)")
-    }
+    let (child, initPid) = try startSessionAsInit(path)
     child.request("set theme unwritten")
-    let children = try String(contentsOfFile: "/proc/\(child.process.processIdentifier)/task/\(child.process.processIdentifier)/children", encoding: .utf8)
-    let initPid = try #require(Int32(children.split(separator: " ").first ?? ""))
     kill(initPid, SIGTERM)
     let firstSignal = ContinuousClock.now
     #expect(waitUntil { blockedFlockWaiters().contains(initPid) }, "the signal's flush never waited for the lock")
@@ -399,4 +382,21 @@ func blockedFlockWaiters() -> [Int32] {
     guard fields.count > 5, fields[1] == "->", fields[2] == "FLOCK" else { return nil }
     return Int32(fields[5])
   }
+}
+
+/// The test helper's `session FILE idle:60` as the init process (PID 1) of a new PID
+/// namespace, started through `unshare` (needs root), with its PID as this process sees it.
+func startSessionAsInit(_ path: String) throws -> (InteractiveChild, Int32) {
+  try FaultTools.requireRoot("a new PID namespace")
+  let unshare = try FaultTools.tool("unshare")
+  let child = try InteractiveChild(unshare, ["--pid", "--fork", "--mount-proc", try testHelper(), "session", path, "idle:60"])
+  guard child.nextLine(startingWith: "ready") != nil else {
+    _ = child.terminate(signal: SIGKILL)
+    try Test.cancel("no PID namespace here: \(child.standardError)")
+  }
+  // The helper is unshare's child, PID 1 in its namespace.
+  let unsharePid = child.process.processIdentifier
+  let children = try String(contentsOfFile: "/proc/\(unsharePid)/task/\(unsharePid)/children", encoding: .utf8)
+  let initPid = try #require(Int32(children.split(separator: " ").first ?? ""))
+  return (child, initPid)
 }
