@@ -285,9 +285,7 @@ import Testing
     let (child, initPid) = try startSessionAsInit(path)
     child.request("set theme init")
     kill(initPid, SIGTERM)
-    #expect(waitUntil(deadline: .seconds(10)) { !child.process.isRunning }, "PID 1 ran on after the signal's flush")
-    if child.process.isRunning { kill(initPid, SIGKILL) }
-    child.process.waitUntilExit()
+    #expect(child.endsOnItsOwn(within: .seconds(10), killingIfNot: initPid), "PID 1 ran on after the signal's flush")
     #expect(child.process.terminationStatus == 128 + SIGTERM)
     #expect(try fileJSON(path).objectValue?["theme"] == "init")
   }
@@ -308,9 +306,7 @@ import Testing
     #expect(waitUntil { blockedFlockWaiters().contains(initPid) }, "the signal's flush never waited for the lock")
     _ = waitUntil { ContinuousClock.now - firstSignal > .milliseconds(1100) }
     kill(initPid, SIGINT)
-    #expect(waitUntil(deadline: .seconds(10)) { !child.process.isRunning }, "the second signal did not end the flush")
-    if child.process.isRunning { kill(initPid, SIGKILL) }
-    child.process.waitUntilExit()
+    #expect(child.endsOnItsOwn(within: .seconds(10), killingIfNot: initPid), "the second signal did not end the flush")
     #expect(child.process.terminationStatus == 128 + SIGINT)
     #expect(try fileJSON(path).objectValue?["theme"] == "light")
   }

@@ -103,11 +103,9 @@ enum SignalForwarder {
           let number = Int32(byte)
           signalWorkStarted.store(max(1, FileSystem.monotonicNanoseconds()), ordering: .releasing)
           callback.withLock { $0 }?(number)
-          signal(number, SIG_DFL)
-          raise(number)
-          // Still here: even the default action did not end the process (the init process
-          // of a PID namespace ignores it). End it as the signal would have.
-          exit(128 + number)
+          // The signal at its default action, or 128+N where even that does not end the
+          // process (the init process of a PID namespace ignores it).
+          Signal(rawValue: number).endProcess()
         } else if got == 0 || errno != EINTR {
           return
         }

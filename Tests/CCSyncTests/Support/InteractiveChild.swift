@@ -121,6 +121,16 @@ final class InteractiveChild: @unchecked Sendable {
     return (process.terminationStatus, process.terminationReason == .uncaughtSignal)
   }
 
+  /// Waits up to `deadline` for the child to end on its own; if it has not, kills `pid` (the
+  /// process expected to end, the child or one it started) with `SIGKILL`, and waits for the
+  /// child. Returns whether it ended on its own.
+  func endsOnItsOwn(within deadline: Duration, killingIfNot pid: Int32) -> Bool {
+    let ended = waitUntil(deadline: deadline) { !process.isRunning }
+    if !ended { kill(pid, SIGKILL) }
+    process.waitUntilExit()
+    return ended
+  }
+
   /// Closes standard input and waits for the child to exit.
   func finish() -> Int32 {
     try? input.fileHandleForWriting.close()
