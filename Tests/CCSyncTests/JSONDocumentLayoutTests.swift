@@ -257,7 +257,8 @@ import Testing
   }
 
   /// The common start and end of two byte strings, against a byte-by-byte count: lengths
-  /// around the word and the 4 KB run, differences anywhere, equal and empty inputs.
+  /// around the word, the 128-byte and the 4 KB runs, differences anywhere, equal and empty
+  /// inputs.
   @Test func commonEndsMatchesACountByteByByte() {
     var random = SeededJSONRandom(seed: 7)
     func naive(_ a: [UInt8], _ b: [UInt8]) -> (Int, Int) {
@@ -268,7 +269,7 @@ import Testing
       while suffix < shorter - prefix, a[a.count - suffix - 1] == b[b.count - suffix - 1] { suffix += 1 }
       return (prefix, suffix)
     }
-    for length in [0, 1, 7, 8, 9, 63, 4095, 4096, 4097, 9000] {
+    for length in [0, 1, 7, 8, 9, 63, 127, 128, 129, 300, 1080, 4095, 4096, 4097, 9000] {
       let a = (0..<length).map { _ in UInt8.random(in: 0...3, using: &random) }
       for _ in 0..<20 {
         var b = a
