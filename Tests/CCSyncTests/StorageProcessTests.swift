@@ -268,10 +268,10 @@ import Testing
       holder.stop()
       try Test.cancel("the machine took too long to reach the flush for the repeat to count as one")
     }
-    #expect(waitUntil(deadline: .milliseconds(300)) { !child.process.isRunning } == false, "a repeated signal ended the flush")
+    #expect(child.keepsRunning(for: .milliseconds(300)), "a repeated signal ended the flush")
     holder.stop()
-    child.process.waitUntilExit()
-    #expect(child.process.terminationReason == .uncaughtSignal && child.process.terminationStatus == SIGTERM)
+    let (status, signaled) = child.waitForEnd()
+    #expect(signaled && status == SIGTERM)
     #expect(try fileJSON(path).objectValue?["theme"] == "written")
   }
 
@@ -330,8 +330,8 @@ import Testing
     #expect(waitUntil { (try? fileJSON(second))?.objectValue?["theme"] == "pending" }, "the free file waited behind the locked one")
     #expect(waitUntil { blockedFlockWaiters().contains(pid) })
     holder.stop()
-    child.process.waitUntilExit()
-    #expect(child.process.terminationReason == .uncaughtSignal && child.process.terminationStatus == SIGTERM)
+    let (status, signaled) = child.waitForEnd()
+    #expect(signaled && status == SIGTERM)
     #expect(try fileJSON(first).objectValue?["theme"] == "pending")
   }
 
@@ -351,10 +351,9 @@ import Testing
     child.request("release")
     #expect(waitUntil { blockedFlockWaiters().contains(pid) }, "the deinit's flush never waited for the lock")
     child.send("exit")
-    #expect(waitUntil(deadline: .milliseconds(300)) { !child.process.isRunning } == false, "the exit did not wait")
+    #expect(child.keepsRunning(for: .milliseconds(300)), "the exit did not wait")
     holder.stop()
-    child.process.waitUntilExit()
-    #expect(child.process.terminationStatus == 0)
+    #expect(child.waitForEnd().status == 0)
     #expect(try fileJSON(path).objectValue?["theme"] == "released")
   }
 

@@ -59,11 +59,7 @@ extension StorageSaveRaceTests {
     let probe = ReloadProbe(storage)
     storage.wrappedValue.theme = "mine"
 
-    let (changes, saved, seed) = try storage.startWrite()
-    let (written, rank, _) = try storage.document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
-      document = CodableStorage<SharedSettings>.applying(changes, seed: seed, to: document, fileIsBlank: { false })
-      return document
-    }
+    let (written, saved, rank) = try writePendingChanges(of: storage)
     if editDuringSave { storage.wrappedValue.fontSize = 20 }
     let other = try startSession(path)
     #expect(other.request("set theme theirs") != nil)
@@ -95,11 +91,7 @@ extension StorageSaveRaceTests {
     let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: quiet)
     storage.wrappedValue.counter = 7
 
-    let (changes, saved, seed) = try storage.startWrite()
-    let (written, rank, _) = try storage.document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
-      document = CodableStorage<SharedSettings>.applying(changes, seed: seed, to: document, fileIsBlank: { false })
-      return document
-    }
+    let (written, saved, rank) = try writePendingChanges(of: storage)
     // Another process makes the file decodable; the watcher takes that version first.
     try SharedDocument(path: path).update { $0 = ["theme": "theirs", "fontSize": 20, "counter": 7] }
     storage.fileMayHaveChanged(.directoryEvent(inPlaceWrite: false))
@@ -182,6 +174,21 @@ extension StorageSaveRaceTests {
 
 /// Whether a load of `storage` has recorded a version (its document saw one): the loader is
 /// running, so the save that follows races with it.
+/// The write `save()` makes, called by hand so that a test can act between it and the
+/// result's adoption: the pending change set, applied to the file under the lock. Returns the
+/// document written, the edits it took and its rank, for `adopt`.
+private func writePendingChanges(
+  of storage: CodableStorage<SharedSettings>
+) throws -> (written: JSONValue, saved: CodableStorage<SharedSettings>.SavedEdits, rank: SharedDocument.Rank?) {
+  let (changes, saved, seed) = try storage.startWrite()
+  let (written, rank, _) = try storage.document.updateTracked(invalidFile: .preserveAndReplace) {
+    document, fileHeldDocument -> JSONValue in
+    document = CodableStorage<SharedSettings>.applying(changes, seed: seed, to: document, fileHeldDocument: fileHeldDocument)
+    return document
+  }
+  return (written, saved, rank)
+}
+
 private func holdsLoads(_ storage: CodableStorage<SharedSettings>) -> Bool {
   storage.document.tracking.withLock { $0.generation } > 1
 }

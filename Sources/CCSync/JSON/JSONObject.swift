@@ -118,9 +118,16 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
   }
 
   private mutating func rebuildIndex() {
-    var newIndex = [ExactKey: Int](minimumCapacity: members.count)
-    for (position, member) in members.enumerated() { newIndex[ExactKey(member.key)] = position }
-    index = newIndex
+    index = JSONObject.keyIndex(of: members, room: members.count)
+  }
+
+  /// Each key's position in `members`, for an object too big for a linear scan (also used by
+  /// the encoder's ``ObjectBuffer`` while it builds one, with room to grow), with room for
+  /// `room` keys.
+  static func keyIndex(of members: [Member], room: Int) -> [ExactKey: Int] {
+    var index = [ExactKey: Int](minimumCapacity: room)
+    for (position, member) in members.enumerated() { index[ExactKey(member.key)] = position }
+    return index
   }
 
   /// Equal when both have the same keys with equal values, in any order.

@@ -70,9 +70,7 @@ final class ObjectBuffer {
     if index != nil {
       index![ExactKey(key)] = members.count - 1
     } else if members.count > JSONObject.indexThreshold {
-      var newIndex = [ExactKey: Int](minimumCapacity: members.count * 2)
-      for (position, member) in members.enumerated() { newIndex[ExactKey(member.key)] = position }
-      index = newIndex
+      index = JSONObject.keyIndex(of: members, room: members.count * 2)
     }
   }
 

@@ -16,7 +16,7 @@ final class GroupCommit: @unchecked Sendable {
     let invalidFile: SharedDocument.InvalidFilePolicy
     let missingFile: SharedDocument.MissingFilePolicy
     let writes: SharedDocument.WritePolicy
-    private var body: ((inout JSONValue) throws -> Any)?
+    private var body: ((inout JSONValue, Bool) throws -> Any)?
     private(set) var result: Any?
     private(set) var error: (any Error)?
     /// The rank of the version this request's result is (see `SharedDocument.Rank`): the
@@ -27,23 +27,25 @@ final class GroupCommit: @unchecked Sendable {
 
     init<Result>(
       invalidFile: SharedDocument.InvalidFilePolicy, missingFile: SharedDocument.MissingFilePolicy,
-      writes: SharedDocument.WritePolicy, _ body: @escaping (inout JSONValue) throws -> Result
+      writes: SharedDocument.WritePolicy, _ body: @escaping (inout JSONValue, _ fileHeldDocument: Bool) throws -> Result
     ) {
       self.invalidFile = invalidFile
       self.missingFile = missingFile
       self.writes = writes
-      self.body = { document in try body(&document) }
+      self.body = { document, fileHeldDocument in try body(&document, fileHeldDocument) }
     }
 
     /// Whether the closure ran without throwing (and no later step failed it).
     var succeeded: Bool { result != nil && error == nil }
 
     /// Runs the closure on a copy of `document`, keeping the copy only if it did not throw.
-    func run(on document: inout JSONValue) {
+    /// `fileHeldDocument`: whether the locked read found a document in the file (see
+    /// ``SharedDocument/updateTracked(wait:invalidFile:missingFile:writes:_:)``).
+    func run(on document: inout JSONValue, fileHeldDocument: Bool) {
       guard let body else { return }
       var draft = document
       do {
-        result = try body(&draft)
+        result = try body(&draft, fileHeldDocument)
         document = draft
       } catch {
         self.error = error

@@ -18,7 +18,9 @@ extension SharedDocument {
     missingFile: MissingFilePolicy = .create, writes: WritePolicy = .whenChanged,
     _ body: (inout JSONValue) throws -> Result
   ) throws -> Result {
-    let tracked = try updateTracked(wait: wait, invalidFile: invalidFile, missingFile: missingFile, writes: writes, body)
+    let tracked = try updateTracked(wait: wait, invalidFile: invalidFile, missingFile: missingFile, writes: writes) {
+      document, _ in try body(&document)
+    }
     if let notDurable = tracked.notDurable { throw notDurable }
     return tracked.result
   }
@@ -30,10 +32,14 @@ extension SharedDocument {
   /// A ``StorageError/notDurable(path:_:)`` is returned, not thrown, with the result: the
   /// version is in place (readers see it), only its durability is unknown, and a caller that
   /// keeps edits pending must know they were written (see ``CodableStorage``).
+  ///
+  /// `body` is also told whether the locked read found a document in the file: `false` when
+  /// the file is missing, empty or not valid JSON (kept aside), and `body` gets `{}`; a file
+  /// that holds `{}` on purpose gives `true`.
   func updateTracked<Result>(
     wait: LockWait = .forever, invalidFile: InvalidFilePolicy = .fail,
     missingFile: MissingFilePolicy = .create, writes: WritePolicy = .whenChanged,
-    _ body: (inout JSONValue) throws -> Result
+    _ body: (inout JSONValue, _ fileHeldDocument: Bool) throws -> Result
   ) throws -> (result: Result, rank: Rank?, notDurable: StorageError?) {
     try withoutActuallyEscaping(body) { escapable in
       let request = GroupCommit.Request(invalidFile: invalidFile, missingFile: missingFile, writes: writes, escapable)
@@ -91,7 +97,7 @@ extension SharedDocument {
         if current.isMissing && request.missingFile == .fail {
           request.fail(StorageError.missingFile(path: file.path))
         } else {
-          request.run(on: &document)
+          request.run(on: &document, fileHeldDocument: current.document != nil)
         }
       }
       let committed = batch.filter(\.succeeded)

@@ -39,8 +39,9 @@ extension CodableStorage {
   /// ``save()``, in the write sequence; returns what is left to do out of it.
   private func saveNow(wait: LockWait = .forever) throws -> WriteOutcome {
     let (changes, saved, seed) = try startWrite()
-    let (written, rank, notDurable) = try document.updateTracked(wait: wait, invalidFile: .preserveAndReplace) { document -> JSONValue in
-      document = CodableStorage.applying(changes, seed: seed, to: document, fileIsBlank: fileIsBlank)
+    let (written, rank, notDurable) = try document.updateTracked(wait: wait, invalidFile: .preserveAndReplace) {
+      document, fileHeldDocument -> JSONValue in
+      document = CodableStorage.applying(changes, seed: seed, to: document, fileHeldDocument: fileHeldDocument)
       return document
     }
     var outcome = didWrite(written, saved: saved, rank: rank, origin: .external)
@@ -119,8 +120,9 @@ extension CodableStorage {
   private func updateNow<Result>(_ body: (inout Value) throws -> Result) throws -> (Result, WriteOutcome) {
     var result: Result?
     let (changes, saved, seed) = try startWrite()
-    let (written, rank, notDurable) = try document.updateTracked(invalidFile: .preserveAndReplace) { document -> JSONValue in
-      document = CodableStorage.applying(changes, seed: seed, to: document, fileIsBlank: fileIsBlank)
+    let (written, rank, notDurable) = try document.updateTracked(invalidFile: .preserveAndReplace) {
+      document, fileHeldDocument -> JSONValue in
+      document = CodableStorage.applying(changes, seed: seed, to: document, fileHeldDocument: fileHeldDocument)
       var value = try decode(document)
       let before = try options.encoder.encode(value)
       result = try body(&value)
@@ -183,23 +185,15 @@ extension CodableStorage {
   }
 
   /// The document a write of this process's pending `changes` makes of the file's `document`.
-  /// A file that holds no document (missing, zero bytes, or not valid JSON) gets the whole
-  /// synced value `seed`, not only the changed fields; `fileIsBlank` tells, and is asked only
-  /// when `document` is empty. A file that holds `{}` or `null` on purpose is changed like
-  /// any other.
+  /// A file that holds no document (`fileHeldDocument` false: missing, zero bytes, or not
+  /// valid JSON, a torn foreign write kept aside in a corrupt copy before this write replaces
+  /// it) gets the whole synced value `seed`, not only the changed fields. A file that holds
+  /// `{}` or `null` on purpose is changed like any other.
   static func applying(
-    _ changes: JSONChangeSet, seed: JSONValue, to document: JSONValue, fileIsBlank: () -> Bool
+    _ changes: JSONChangeSet, seed: JSONValue, to document: JSONValue, fileHeldDocument: Bool
   ) -> JSONValue {
-    let base = isEmptyDocument(document) && !isEmptyDocument(seed) && fileIsBlank() ? seed : document
+    let base = !fileHeldDocument && isEmptyDocument(document) && !isEmptyDocument(seed) ? seed : document
     return changes.applied(to: base)
-  }
-
-  /// Whether the file holds no document: it is missing, empty (zero bytes), or not valid
-  /// JSON (a torn foreign write, kept aside in a corrupt copy before this write replaces it).
-  /// Asked under the write's lock, and only when the document it got is empty.
-  private func fileIsBlank() -> Bool {
-    guard let snapshot = (try? document.file.read()) ?? nil else { return true }
-    return (try? JSONValue(parsing: snapshot.bytes)) == nil
   }
 
   /// Takes a write's result (`written`, recorded under `rank`) and tells the scheduler,

@@ -117,8 +117,20 @@ final class InteractiveChild: @unchecked Sendable {
   /// Sends a signal and waits for the child to end; returns the termination status.
   func terminate(signal: Int32 = SIGTERM) -> (status: Int32, signaled: Bool) {
     kill(process.processIdentifier, signal)
+    return waitForEnd()
+  }
+
+  /// Waits for the child to end; returns its status, and whether a signal ended it (the
+  /// status is then the signal's number).
+  func waitForEnd() -> (status: Int32, signaled: Bool) {
     process.waitUntilExit()
     return (process.terminationStatus, process.terminationReason == .uncaughtSignal)
+  }
+
+  /// Whether the child is still running after `duration`: for a test that expects it to wait
+  /// (for a lock another process holds) rather than end.
+  func keepsRunning(for duration: Duration) -> Bool {
+    !waitUntil(deadline: duration) { !process.isRunning }
   }
 
   /// Waits up to `deadline` for the child to end on its own; if it has not, kills `pid` (the
