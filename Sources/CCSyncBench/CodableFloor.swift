@@ -1,6 +1,7 @@
 // The Codable floor of the codec benchmark: how fast any Codable decoder or encoder could
 // be for the benchmark's document type, and what that leaves of the 5x goal.
 import CCSync
+import CCSyncProcesses
 
 enum CodableFloor {
   /// The replay of one document: its tape, checked to give back the document.

@@ -3,6 +3,7 @@
 //
 // The benchmark, and only it, imports Foundation: it is the reference being measured against.
 import CCSync
+import CCSyncProcesses
 import Foundation
 
 enum CodecBenchmark {

@@ -1,5 +1,6 @@
 import Synchronization
 import CCSync
+import CCSyncProcesses
 import Foundation
 
 /// `ccsync-bench bench-worker FILE [--relaxed] [--threads T] [--api document|file|storage] [--instances I]`: one

@@ -1,5 +1,6 @@
 // The recording a replay decode plays back: every value a decode handed out, in call order.
 import CCSync
+import CCSyncProcesses
 
 /// Every answer a decode gave its `init(from:)` calls, one column per kind of answer, each
 /// in call order. ``TapeRecorder`` fills it from a `JSONValue` tree; ``ReplayDecoder`` plays

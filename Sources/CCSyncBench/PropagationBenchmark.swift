@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 import Foundation
 
 /// `ccsync-bench propagation-reader FILE [--layer storage|document|watcher]`: the receiving

@@ -1,6 +1,7 @@
 // The recording pass of the replay floor: a plain decoder over a `JSONValue` tree that
 // writes every answer it gives onto a `DecodingTape`.
 import CCSync
+import CCSyncProcesses
 
 /// A recording could not be made: the tree does not hold what the type asks for, or the
 /// type uses a part of `Decoder` the tape does not record.

@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 import Foundation
 import Synchronization
 

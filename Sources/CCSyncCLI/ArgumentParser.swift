@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 
 /// A small hand-written command-line parser in the manner of swift-argument-parser: options
 /// may come before or after operands, `--opt=value` and `--opt value`, clustered short flags

@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 
 /// `ccsync delete [-n] [-w SECS] FILE PATH`.
 enum DeleteCommand {

@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 
 /// `ccsync demo`: a tour on a temporary copy of the example document. Every command shown is
 /// a real `ccsync` process, and every value shown is what it printed or what the file held.

@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 
 /// Running copies of `ccsync` for the demo and collecting what they print.
 enum DemoProcess {

@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 
 /// The CLI's writes: `SharedDocument.update` with the two choices a command makes itself:
 /// whether a missing file is created, and whether the whole text is rewritten or only a change

@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 
 /// `ccsync edit [-n] [-w SECS] FILE`: edit a copy in `$VISUAL`, `$EDITOR` or `vi`, then apply
 /// the fields the edit changed to the file as it is now, under the lock: a three-way merge

@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 
 /// The exit statuses `ccsync` documents (docs/CLI.md), from sysexits where one fits and 1 for
 /// "not found" and lock conflicts, as git config and flock(1) do.

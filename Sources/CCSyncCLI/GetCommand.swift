@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 
 /// `ccsync get [-r] [-c] FILE [PATH]` and `ccsync load FILE`: print a value.
 enum GetCommand {

@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 
 /// The command descriptions: what the parser accepts and what `--help` prints.
 enum Help {

@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 
 /// `ccsync lock [-s | -x] [-n] [-w SECS] [-E CODE] FILE -- CMD ARGS...`: run a command while
 /// holding the file's lock, the same `flock` on `FILE.lock` every writer takes.

@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 
 /// `ccsync save [--merge] [-n] [-w SECS] FILE`: replace the file with standard input, or
 /// apply standard input to it as an RFC 7396 merge patch.

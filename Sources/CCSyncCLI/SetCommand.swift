@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 
 /// `ccsync set [-s | -j] [-n] [-w SECS] FILE PATH VALUE`.
 enum SetCommand {

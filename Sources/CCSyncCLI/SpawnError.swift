@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 
 /// A command `ccsync` could not start (`lock`, `watch --exec`, `edit`'s editor), reported as
 /// shells do: `cannot run 'CMD': REASON`, status 127 when it is not found, 126 otherwise.

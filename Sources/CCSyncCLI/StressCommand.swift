@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 
 /// `ccsync stress [--processes N] [--iterations M] [--path PATH] FILE`: N copies of this
 /// executable (`ccsync stress-worker FILE PATH M`) each make M exact read-modify-write

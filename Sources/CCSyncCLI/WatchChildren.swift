@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 
 /// The command `ccsync watch --exec` or `--restart` runs: at most one at a time, in a process
 /// group of its own so that stopping it stops everything it started.

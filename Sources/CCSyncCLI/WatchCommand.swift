@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 
 /// `ccsync watch [-c] [--count N] [--timeout SECS] [--poll SECS] FILE [PATH] [--exec | --restart] [-- CMD ARGS...]`.
 ///

@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 
 // `ccsync`: a small dispatcher. Each command lives in its own file as `run(_:)`, taking the
 // parsed arguments and returning the exit status; errors are mapped in ExitCode.swift.

@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 import Foundation
 
 // Commands of the fault suite (Tests/CCSyncTests/Fault*.swift). Each prints its result line

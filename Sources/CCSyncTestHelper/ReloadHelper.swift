@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 import Foundation
 
 /// The document the propagation measurements write: a sequence number, the writer's

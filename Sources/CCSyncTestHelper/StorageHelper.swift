@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 import Foundation
 
 /// The settings type the multi-process tests share. `counter` is what `increment` bumps.

@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 import Foundation
 
 /// `CCSyncTestHelper watch PATH [--safety-ms N]`: watches PATH with `FileWatcher.shared`

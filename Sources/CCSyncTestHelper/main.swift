@@ -1,4 +1,5 @@
 import CCSync
+import CCSyncProcesses
 import Foundation
 
 // Child process the multi-process tests spawn: `CCSyncTestHelper COMMAND ARGUMENTS...`.

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 struct SharedSettings: Codable, Sendable, Equatable {
   var theme = "light"

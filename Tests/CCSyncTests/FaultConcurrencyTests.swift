@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// Concurrency (issue 7, part 6): eight processes mixing exact updates, local edits, saves
 /// and live reloads on one file end with the exact counter, and every one of them holds the

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// Crash points (issue 7, part 1): a writer killed with `SIGKILL` anywhere in a save leaves
 /// the old or the new document, valid; a save that returned success is never lost; the lock

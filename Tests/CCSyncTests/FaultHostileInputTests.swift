@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// Hostile input (issue 7, part 5): hand-made and generated files and paths give a clear
 /// error, never a crash or a hang, and change no file. Files are loaded in a child process

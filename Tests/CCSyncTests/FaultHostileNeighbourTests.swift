@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// Hostile neighbours (issue 7, part 4): in a world-writable sticky directory (`/tmp`),
 /// another user (65534) plants symlinks and FIFOs at every name ccsync uses. A root writer

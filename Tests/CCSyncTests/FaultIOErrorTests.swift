@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// I/O errors (issue 7, part 2): a save that fails leaves the target byte-identical (same
 /// inode), removes its temp file, renames nothing after a failed `fsync`, and reports

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// Metadata and links (issue 7, part 3): what a save keeps, and the documented outcome for
 /// each kind of file a rename-replace cannot treat like any other (RELIABILITY.md, "Files

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// DESIGN.md "Writing": the `flock(2)` lock on the sidecar `NAME.lock`, inside one process
 /// (threads, several SharedFile instances) and across processes that use flock(1) or

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// The System layer's path checks, temporary directories and tree removal.
 @Suite struct FileTreeTests {

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 extension FileWatcherTests {
   /// Queue overflow, polling (asked for, by environment, and as the fallback when inotify

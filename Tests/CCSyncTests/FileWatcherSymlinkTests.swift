@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 extension FileWatcherTests {
   /// Symbolic links on the watched path: the Kubernetes ConfigMap layout, a link retargeted

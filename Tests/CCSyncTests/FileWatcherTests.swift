@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// Foreign writers, run as real processes, each changing a watched file its own way. For
 /// each: the watch is woken and sees the final content, side files wake nothing, and the

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+@testable import CCSyncSystem
 
 extension FileWatcherTests {
   /// The pieces under the watcher: event parsing, path resolution, file identity, merging.

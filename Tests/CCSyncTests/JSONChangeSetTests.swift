@@ -1,5 +1,8 @@
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 @Suite struct JSONChangeSetTests {
   static let base: JSONValue = [

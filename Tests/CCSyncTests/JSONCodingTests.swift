@@ -5,6 +5,9 @@ import Foundation
 #endif
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 // MARK: Fixtures
 

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// The JSONTestSuite corpus (github.com/nst/JSONTestSuite), read from `$CCSYNC_JSONTESTSUITE`
 /// when set (`.ci/run` sets it for a clone made away from the corpus), else from

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// `JSONDocumentLayout`: parsing and printing by the top-level values that changed give
 /// exactly what parsing and printing the whole text give, or nothing.

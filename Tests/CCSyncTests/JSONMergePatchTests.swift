@@ -1,5 +1,8 @@
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 @Suite struct JSONMergePatchTests {
   /// Every example of RFC 7396 Appendix A: original, patch, result.

@@ -1,5 +1,8 @@
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// `JSONObject ==` takes shortcuts (a shared members buffer, members in the same order);
 /// these pin down that the answer stays the order-independent one.

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
+@testable import CCSyncBench
 
 /// Object keys are compared by their exact bytes, as JSON does (RFC 8259, section 8.3) and
 /// as Python, JavaScript and jq do: `"é"` as one scalar (U+00E9, NFC) and as `e` with a

@@ -1,5 +1,8 @@
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// The error `bytes` fail to parse with, or `nil` (and a recorded issue) when they parse.
 private func parseError(_ bytes: [UInt8], options: JSONParser.Options = .init(),

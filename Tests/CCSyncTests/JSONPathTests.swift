@@ -1,5 +1,8 @@
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// Parses `text`, recording an issue (instead of crashing the test process) when it fails.
 fileprivate func path(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) -> JSONPath {

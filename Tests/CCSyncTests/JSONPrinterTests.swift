@@ -1,5 +1,8 @@
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 @Suite struct JSONPrinterTests {
   /// Every kind of value in both styles; pretty output always ends with a newline.

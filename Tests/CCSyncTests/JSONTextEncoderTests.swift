@@ -5,6 +5,10 @@ import Foundation
 #endif
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
+@testable import CCSyncBench
 
 // MARK: Fixtures
 

@@ -5,6 +5,9 @@ import Foundation
 #endif
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// What `JSONValueDecoder`'s keyed and unkeyed containers do when types call them directly:
 /// every integer width through every kind of container, and the coding path of errors and of

@@ -1,5 +1,8 @@
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 @Suite struct JSONValueTests {
   /// Exponents at the edge of `Int`'s range are valid JSON: comparing, hashing and reading

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// Programs that are not ccsync write the file, each its own way, while this process holds a
 /// `CodableStorage` on it: the storage ends with exactly the final value, reports no error

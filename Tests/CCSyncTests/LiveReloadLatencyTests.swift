@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// How long another process's save takes to reach this process's value: a printed
 /// measurement (p50, p99), with only a loose sanity bound asserted. Serialized so the two

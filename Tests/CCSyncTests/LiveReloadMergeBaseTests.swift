@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// A reload without local changes takes the file's version as decoded, without encoding the
 /// value back: these check that the merge still starts from the right base, that applying

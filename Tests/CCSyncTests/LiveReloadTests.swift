@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// Issue 4, "Reload and merge": a process holding a `CodableStorage` on a file sees another
 /// process's save in its value, its `values` sequence and its observers, through the file

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// The lock covers a write's read, temp file and rename; closing the replaced version and the
 /// directory's `fsync` come after the lock is released (see `AfterUnlock`), and the call

@@ -1,5 +1,8 @@
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// The watcher pauses between wake-ups only while unwatched events keep coming fast.
 @Suite struct NoiseGateTests {

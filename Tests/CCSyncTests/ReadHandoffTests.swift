@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// A write under the lock inherits the metadata from the descriptor its read opened (see
 /// `ReadHandoff`): the data file is opened once per locked read-modify-write, the metadata

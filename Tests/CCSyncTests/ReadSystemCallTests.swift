@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// A read of a regular file stops once it has the size `fstat` gave, without a last `read`
 /// that returns 0, and still reads a file whose `fstat` size is wrong to its end.

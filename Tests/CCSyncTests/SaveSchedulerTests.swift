@@ -1,5 +1,8 @@
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// `SaveScheduler` on its own, with a counting save: the timing rules that a storage's
 /// automatic writes rely on.

@@ -1,4 +1,7 @@
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// SplitMix64: a tiny deterministic generator, so a failing seed fails again.
 /// (`SystemRandomNumberGenerator` cannot be seeded.)

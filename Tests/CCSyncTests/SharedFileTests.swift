@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// DESIGN.md "Writing": reads, atomic replace, metadata, symlinks and special files at the
 /// SharedFile layer. Locks are in FileLockTests.

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// CodableStorage across real processes: the test helper's `increment`, `session` and `churn`.
 @Suite struct StorageProcessTests {

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// A storage's saves racing its own edits, loads and reloads: each interleaving is set up
 /// deterministically (holding the document's group commit, or calling the save's steps in

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// The System layer's child processes, signals and descriptors the CLI runs on.
 @Suite struct SubprocessTests {

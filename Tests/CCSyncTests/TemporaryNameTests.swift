@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// What a locked update does besides the protocol's own system calls, kept few: the temp
 /// file's random name comes from bytes drawn in batches, not a `getrandom` per save.

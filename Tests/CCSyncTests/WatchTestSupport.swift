@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// Runs `script` with `/bin/sh -c` in `directory`, as a foreign writer would; fails the test
 /// when it exits with a non-zero status.

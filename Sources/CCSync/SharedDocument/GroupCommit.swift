@@ -1,4 +1,5 @@
-import Glibc
+import CCSyncJSON
+import CCSyncSystem
 
 /// Groups read-modify-write requests from several threads of one process into one locked
 /// write: the first thread to arrive leads, takes every request queued so far, runs them in
@@ -72,7 +73,7 @@ final class GroupCommit: @unchecked Sendable {
   private let condition = ConditionLock()
   private var queue: [Request] = []
   private var leaderActive = false
-  /// The thread running the current batch (`pthread_self()`), while one runs.
+  /// The thread running the current batch (``ThreadIdentity/current``), while one runs.
   private var leaderThread: UInt?
 
   /// A request submitted by the thread running the current batch (an update nested in an
@@ -88,7 +89,7 @@ final class GroupCommit: @unchecked Sendable {
   /// - Throws: the request's own error; ``NestedSubmission`` when the calling thread is
   ///   running a batch.
   func submit(_ request: Request, perform: ([Request]) throws -> Void) throws {
-    let thread = UInt(pthread_self())
+    let thread = ThreadIdentity.current
     let nested = condition.withLock { () -> Bool in
       if leaderActive && leaderThread == thread { return true }
       queue.append(request)
@@ -117,7 +118,7 @@ final class GroupCommit: @unchecked Sendable {
       while !request.isDone && leaderActive { condition.wait() }
       if request.isDone { return nil }
       leaderActive = true
-      leaderThread = UInt(pthread_self())
+      leaderThread = ThreadIdentity.current
       let batch = queue
       queue = []
       return batch

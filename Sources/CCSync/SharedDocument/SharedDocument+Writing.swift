@@ -1,3 +1,6 @@
+import CCSyncSystem
+import CCSyncJSON
+
 /// Writing: the exact read-modify-write of DESIGN.md's "Writing" rules, with group commit.
 extension SharedDocument {
   /// The exact read-modify-write: takes the exclusive lock, reads the latest file, runs `body`

@@ -1,3 +1,5 @@
+import CCSyncSystem
+import CCSyncJSON
 
 /// One JSON document in a shared file, as this process last saw it: read it, change it
 /// exactly under the file's lock, and tell another process's write from this process's own.

@@ -1,3 +1,6 @@
+import CCSyncSystem
+import CCSyncJSON
+
 /// One atomic, durable replacement of a file's contents: the temp-file-fsync-rename protocol.
 ///
 /// Steps, each of which removes the temp file and leaves the target untouched on failure:

@@ -1,3 +1,6 @@
+import CCSyncSystem
+import CCSyncJSON
+
 /// How long to wait for a lock another owner holds. `Sendable`.
 public enum LockWait: Sendable, Equatable {
   /// Wait as long as it takes.

@@ -1,3 +1,6 @@
+import CCSyncSystem
+import CCSyncJSON
+
 /// The data file as a read under the lock opened it, kept open for the write that follows
 /// under the same lock: the write takes the owner, group, mode and extended attributes for its
 /// temp file from this descriptor and its `fstat` instead of opening the file a second time

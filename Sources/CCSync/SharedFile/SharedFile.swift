@@ -1,3 +1,5 @@
+import CCSyncSystem
+import CCSyncJSON
 import Synchronization
 
 /// One shared file on disk: read it with its identity, lock it, and replace it atomically

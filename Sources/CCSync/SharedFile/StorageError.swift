@@ -1,3 +1,6 @@
+import CCSyncSystem
+import CCSyncJSON
+
 /// Everything that can go wrong reading, locking or writing a shared file, each naming the file.
 ///
 /// The CLI maps each case to a documented exit code; the library reports them to handlers and

@@ -1,3 +1,6 @@
+import CCSyncSystem
+import CCSyncJSON
+
 /// Taking a version of the file (another process's write reloaded, or this process's own save's
 /// result) as the value: DESIGN.md's "Merging" rule for an external change, and which versions
 /// observers hear.

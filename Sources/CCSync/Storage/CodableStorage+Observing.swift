@@ -1,3 +1,6 @@
+import CCSyncSystem
+import CCSyncJSON
+
 /// Observation: callbacks, async sequences and error handlers.
 extension CodableStorage {
   /// Calls `handler` with every change to the value, once each, in order, with its origin:

@@ -1,3 +1,6 @@
+import CCSyncSystem
+import CCSyncJSON
+
 /// Reading, writing and merging: the rules of DESIGN.md's "Merging" section.
 extension CodableStorage {
   /// Writes this process's pending changes now (the field-level change set, applied to the

@@ -1,3 +1,6 @@
+import CCSyncSystem
+import CCSyncJSON
+
 /// Live reload: another process's write reaches this value, merged with pending local edits.
 extension CodableStorage {
   /// How long a file that is empty or invalid right after an event is given to become valid

@@ -1,3 +1,5 @@
+import CCSyncSystem
+import CCSyncJSON
 
 /// A `Codable` value kept in a JSON file that several processes share.
 ///

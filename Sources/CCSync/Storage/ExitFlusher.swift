@@ -1,4 +1,5 @@
-import Glibc
+import CCSyncJSON
+import CCSyncSystem
 
 /// Something with pending changes to write before the process ends.
 protocol ExitFlushable: AnyObject, Sendable {
@@ -22,7 +23,7 @@ enum ExitFlusher {
 
   private static let entries = Protected<[WeakEntry]>([])
   private static let hooksInstalled = Protected(false)
-  /// The threads (`pthread_self()`) running a storage's last flush in its deinit: the storage
+  /// The threads (``ThreadIdentity/current``) running a storage's last flush in its deinit: the storage
   /// is no longer reachable through `entries` (its weak references are already nil), so an
   /// exit waits for those flushes instead.
   private static let deinitFlushes = ConditionLock()
@@ -56,7 +57,7 @@ enum ExitFlusher {
     let live = entries.withLock { $0.compactMap(\.object) }
     let waiting = live.filter { !$0.flushForExit(wait: .nonBlocking) }
     for object in waiting { object.flushForExit() }
-    let thread = UInt(pthread_self())
+    let thread = ThreadIdentity.current
     deinitFlushes.withLock {
       while deinitFlushThreads.contains(where: { $0 != thread }) { deinitFlushes.wait() }
     }
@@ -66,7 +67,7 @@ enum ExitFlusher {
   /// for it: without this, a storage released on one thread while another thread calls
   /// `exit` (or a signal arrives) lost its pending edit.
   static func flushingInDeinit(_ flush: () -> Void) {
-    let thread = UInt(pthread_self())
+    let thread = ThreadIdentity.current
     deinitFlushes.withLock { deinitFlushThreads.append(thread) }
     defer {
       deinitFlushes.withLock {

@@ -1,3 +1,5 @@
+import CCSyncSystem
+import CCSyncJSON
 
 /// The observers of one storage, called in registration order, each change once, in the
 /// order the changes happened.

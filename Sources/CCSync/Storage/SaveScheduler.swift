@@ -1,3 +1,5 @@
+import CCSyncSystem
+import CCSyncJSON
 import Dispatch
 
 /// Decides when a storage's pending changes are written, per its ``UpdateMode``, and retries a

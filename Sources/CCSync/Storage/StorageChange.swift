@@ -1,3 +1,6 @@
+import CCSyncSystem
+import CCSyncJSON
+
 /// Where a change to a stored value came from. `Sendable`.
 public enum ChangeOrigin: Sendable, Equatable {
   /// This process set the value.

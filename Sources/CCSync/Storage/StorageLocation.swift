@@ -1,3 +1,5 @@
+import CCSyncSystem
+import CCSyncJSON
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

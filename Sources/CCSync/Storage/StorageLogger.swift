@@ -1,3 +1,6 @@
+import CCSyncSystem
+import CCSyncJSON
+
 /// Where the library's diagnostics go. A library logs only when something is wrong unless
 /// asked for more; each message is one line written with one `write` so lines from several
 /// threads never mix. `Sendable`.

@@ -1,3 +1,6 @@
+import CCSyncSystem
+import CCSyncJSON
+
 /// How a ``CodableStorage`` behaves beyond where and when it writes. `Sendable`.
 public struct StorageOptions: Sendable {
   /// `fsync` file and directory on every write (default `true`). Relaxed writes stay atomic

@@ -1,3 +1,6 @@
+import CCSyncSystem
+import CCSyncJSON
+
 /// The mutable state of one ``CodableStorage``, always accessed under its `Protected`.
 struct StorageState<Value> {
   /// How `value` stands against the file: what the merge rules need.

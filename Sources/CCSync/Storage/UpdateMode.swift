@@ -1,3 +1,6 @@
+import CCSyncSystem
+import CCSyncJSON
+
 /// When a ``CodableStorage`` writes local changes to its file. `Sendable`.
 public enum UpdateMode: Sendable, Equatable {
   /// Write once the value has not changed for `seconds`; a value that never stops changing is

@@ -1,3 +1,6 @@
+import CCSyncSystem
+import CCSyncJSON
+
 /// Turning one batch of inotify events into wake-ups. Runs on the watcher thread under the
 /// state lock.
 extension WatcherState {
@@ -86,7 +89,7 @@ extension WatcherState {
 private func isSymbolicLinkOrUnknown(_ directory: String, _ name: String) -> Bool {
   let path = FilePath.join(directory, name)
   do {
-    return try fileStatus(atPath: path, followingSymbolicLinks: false)?.isSymbolicLink ?? false
+    return try FileSystem.linkStatus(path)?.kind == .symbolicLink
   } catch {
     return true
   }

@@ -1,3 +1,6 @@
+import CCSyncSystem
+import CCSyncJSON
+
 /// Why a watcher woke a watch: in every case "the file may have changed, look again".
 ///
 /// The subscriber compares the file's identity (`FileIdentity`) and, when

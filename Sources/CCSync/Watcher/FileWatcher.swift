@@ -1,3 +1,5 @@
+import CCSyncSystem
+import CCSyncJSON
 import Synchronization
 
 /// Tells subscribers when a file may have changed, whoever changed it and however: a

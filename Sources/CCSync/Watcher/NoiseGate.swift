@@ -1,3 +1,6 @@
+import CCSyncSystem
+import CCSyncJSON
+
 /// Keeps a busy neighbour from costing the watcher thread a wake-up per event.
 ///
 /// inotify watches directories, so every file written next to a watched one wakes the

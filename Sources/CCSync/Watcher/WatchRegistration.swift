@@ -1,3 +1,6 @@
+import CCSyncSystem
+import CCSyncJSON
+
 /// Registering, arming and releasing directory watches. All of it runs under the state lock.
 extension WatcherState {
   /// Adds a registration for `path` (absolute) and arms its watches before returning, so a

@@ -1,3 +1,5 @@
+import CCSyncSystem
+import CCSyncJSON
 
 /// The state and the thread behind one `FileWatcher`.
 ///

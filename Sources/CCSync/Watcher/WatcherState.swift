@@ -1,3 +1,6 @@
+import CCSyncSystem
+import CCSyncJSON
+
 /// Identifies one `FileWatch` inside its watcher.
 typealias RegistrationID = UInt64
 

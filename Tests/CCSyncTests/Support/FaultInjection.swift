@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// The tools the fault suite drives, each skipping the test with a clear message when it is
 /// missing or not permitted here. `scripts/test` installs strace and util-linux.

@@ -1,5 +1,8 @@
 import Foundation
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// A child process driven line by line: the test writes commands to its standard input and
 /// waits (with a deadline) for lines on its standard output. Used with the test helper's

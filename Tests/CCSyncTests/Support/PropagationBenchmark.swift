@@ -1,6 +1,9 @@
 import Foundation
 import Synchronization
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// What the helper's `timed-saves` writes: a sequence number, the writer's `CLOCK_MONOTONIC`
 /// reading just before the save (one clock for every process on the machine), and a payload

@@ -1,6 +1,9 @@
 import Foundation
 import Synchronization
 @testable import CCSync
+import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 /// Everything one `CodableStorage` told its observers and error handlers, collected from
 /// whichever thread told it, for live-reload tests to wait on and inspect.

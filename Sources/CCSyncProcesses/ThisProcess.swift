@@ -1,0 +1,35 @@
+import CCSyncSystem
+import Glibc
+
+/// Process-wide state and actions of the running program: its environment, working
+/// directory and exit.
+package enum ThisProcess {
+  /// A path that starts this program again, for copies of itself (the kernel's link to the
+  /// executable, valid even if the file was renamed).
+  package static let executablePath = "/proc/self/exe"
+
+  /// The value of an environment variable, or `nil` when it is unset or empty.
+  /// The corresponding C function is `getenv`.
+  package static func environmentValue(_ name: String) -> String? {
+    Environment.value(name)
+  }
+
+  /// `$TMPDIR`, or `/tmp` when it is unset or empty.
+  package static var temporaryDirectory: String {
+    environmentValue("TMPDIR") ?? "/tmp"
+  }
+
+  /// Makes `path` the working directory that relative paths start from, for every thread.
+  /// - Throws: `SystemError` (`ENOENT`, `ENOTDIR`, `EACCES`).
+  /// The corresponding C function is `chdir`.
+  package static func changeDirectory(to path: String) throws(SystemError) {
+    _ = try systemCall("change directory", path: path) { chdir(path) }
+  }
+
+  /// Ends the process with `status` (0 to 255) after the work registered to run at exit, the
+  /// library's flush of pending changes included, and the flush of C's output buffers.
+  /// The corresponding C function is `exit`.
+  package static func exit(_ status: Int32) -> Never {
+    Glibc.exit(status)
+  }
+}

@@ -1,0 +1,181 @@
+import Glibc
+import CCSyncSystemShims
+
+/// Path-level system calls: rename, unlink, lstat, readlink, mkdir, directory sync.
+/// Each retries on `EINTR` and throws a ``SystemError`` naming the path.
+package enum FileSystem {
+  /// Atomically replaces `destination` with `source`. The corresponding C function is `rename`.
+  package static func rename(_ source: String, to destination: String) throws(SystemError) {
+    _ = try systemCall("rename", path: source, secondPath: destination) { Glibc.rename(source, destination) }
+  }
+
+  /// Removes a file. The corresponding C function is `unlink`.
+  package static func removeFile(_ path: String) throws(SystemError) {
+    _ = try systemCall("remove", path: path) { unlink(path) }
+  }
+
+  /// The status of `path` itself (a symlink is not followed), or `nil` when nothing is there.
+  /// The corresponding C function is `lstat`.
+  package static func linkStatus(_ path: String) throws(SystemError) -> FileStatus? {
+    try fileStatus(atPath: path, followingSymbolicLinks: false, operation: "stat").map(FileStatus.init)
+  }
+
+  /// The status of what `path` leads to (symlinks followed), or `nil` when nothing is there.
+  package static func status(_ path: String) throws(SystemError) -> FileStatus? {
+    try fileStatus(atPath: path, followingSymbolicLinks: true).map(FileStatus.init)
+  }
+
+  /// Refuses a path no file can have: empty (`ENOENT`, as `open("")` gives) or containing a
+  /// NUL byte (`EINVAL`), which C would silently cut short, reaching another file.
+  package static func checkPath(_ path: String) throws(SystemError) {
+    if path.isEmpty { throw SystemError(code: ENOENT, operation: "open", path: path) }
+    if path.utf8.contains(0) {
+      let shown = String(decoding: path.utf8.flatMap { $0 == 0 ? Array(#"\0"#.utf8) : [$0] }, as: UTF8.self)
+      throw SystemError(code: EINVAL, operation: "open (the path contains a NUL byte)", path: shown)
+    }
+  }
+
+  /// Refuses (`EACCES`, as the kernel's `fs.protected_symlinks` does) to follow the symlink
+  /// at `path`, owned by `owner`, when its directory is world-writable and sticky and the link
+  /// belongs neither to this process's effective user nor to the directory's owner.
+  package static func checkSymlinkMayBeFollowed(_ path: String, owner: UInt32) throws(SystemError) {
+    guard owner != geteuid(), let directory = try status(FilePath.directory(of: path)) else { return }
+    let worldWritableSticky = directory.permissions & UInt32(S_ISVTX) != 0 && directory.permissions & 0o002 != 0
+    if worldWritableSticky && owner != directory.owner {
+      throw SystemError(
+        code: EACCES, operation: "follow another user's symbolic link in a world-writable sticky directory", path: path)
+    }
+  }
+
+  /// The names in a directory, without `.` and `..`. The corresponding C functions are
+  /// `opendir`, `readdir` and `closedir`.
+  package static func directoryEntries(_ path: String) throws(SystemError) -> [String] {
+    guard let stream = opendir(path) else {
+      throw SystemError(code: errno, operation: "list directory", path: path)
+    }
+    defer { closedir(stream) }
+    return names(in: stream)
+  }
+
+  /// The names an open directory stream lists, without `.` and `..`. The corresponding C
+  /// function is `readdir`.
+  package static func names(in stream: OpaquePointer) -> [String] {
+    var names: [String] = []
+    while let entry = readdir(stream) {
+      let name = withUnsafePointer(to: &entry.pointee.d_name) { field in
+        field.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: field.pointee)) { String(cString: $0) }
+      }
+      if name != "." && name != ".." { names.append(name) }
+    }
+    return names
+  }
+
+  /// Whether this process may write the file at `path` itself (mode bits, ACLs, the immutable
+  /// flag, a read-only mount), checked with the effective (file system) user as `open` would.
+  /// - Throws: the refusal (`EACCES`, `EPERM`, `EROFS`) as `operation` on `path`; other
+  ///   errors (the file vanished) are not refusals and return normally.
+  /// The corresponding C function is `faccessat` with `AT_EACCESS`.
+  package static func checkWritable(_ path: String, operation: String, displayPath: String) throws(SystemError) {
+    guard faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == -1 else { return }
+    let code = errno
+    if code == EACCES || code == EPERM || code == EROFS {
+      throw SystemError(code: code, operation: operation, path: displayPath)
+    }
+  }
+
+  /// Creates a directory. The corresponding C function is `mkdir`.
+  package static func makeDirectory(_ path: String, mode: UInt32) throws(SystemError) {
+    _ = try systemCall("create directory", path: path) { mkdir(path, mode_t(mode)) }
+  }
+
+  /// Flushes a directory's entries (a completed rename) to the device.
+  package static func synchronizeDirectory(_ path: String) throws(SystemError) {
+    let directory = try OpenFile(path: path, options: .directory)
+    try directory.synchronize()
+    try directory.close()
+  }
+
+  /// Random letters and digits for temp file names.
+  ///
+  /// One 64-bit draw gives ten characters (62^10 < 2^64), from ``randomDraw()``. The slight
+  /// bias of taking the draw modulo 62 does not matter for names that only need to differ.
+  package static func randomSuffix(length: Int) -> String {
+    let alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+    return String(unsafeUninitializedCapacity: length) { characters in
+      var draw: UInt64 = 0
+      for position in 0..<length {
+        if position % 10 == 0 { draw = randomDraw() }
+        characters[position] = alphabet.utf8Start[Int(draw % 62)]
+        draw /= 62
+      }
+      return length
+    }
+  }
+
+  /// 64 random bits from the kernel, drawn 16 at a time: a `getrandom` call per draw
+  /// (`SystemRandomNumberGenerator`'s way) was one system call more in every locked save. A
+  /// forked child goes on with its parent's draws; the names they make are created
+  /// `O_EXCL`, so one drawn twice is only drawn again.
+  private static func randomDraw() -> UInt64 {
+    randomDraws.withLock { pool in
+      if pool.next == pool.draws.count {
+        let filled = pool.draws.withUnsafeMutableBytes { bytes in
+          getrandom(bytes.baseAddress, bytes.count, 0) == bytes.count
+        }
+        if !filled {
+          var generator = SystemRandomNumberGenerator()
+          for index in pool.draws.indices { pool.draws[index] = generator.next() }
+        }
+        pool.next = 0
+      }
+      defer { pool.next += 1 }
+      return pool.draws[pool.next]
+    }
+  }
+
+  /// Draws fetched and not yet used; `next == draws.count` when all are used.
+  private static let randomDraws = Protected<(draws: [UInt64], next: Int)>((Array(repeating: 0, count: 16), 16))
+
+  /// Suspends the calling thread. The corresponding C function is `nanosleep`.
+  package static func sleep(nanoseconds: Int64) {
+    var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+    var remaining = timespec()
+    while nanosleep(&request, &remaining) == -1 && errno == EINTR { request = remaining }
+  }
+
+  /// The wall-clock time, comparable with file timestamps.
+  package static func currentTime() -> FileIdentity.Timestamp {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return FileIdentity.Timestamp(now)
+  }
+
+
+  /// A monotonic clock reading in nanoseconds.
+  package static func monotonicNanoseconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+  }
+}
+
+extension FileSystem {
+  /// The current UTC time as `20261129T210524.123Z`, for file names.
+  package static func utcTimestampForFileName() -> String {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    var seconds = now.tv_sec
+    var parts = tm()
+    gmtime_r(&seconds, &parts)
+    func pad(_ value: Int32, _ width: Int) -> String {
+      let text = String(value)
+      return String(repeating: "0", count: max(0, width - text.count)) + text
+    }
+    return pad(parts.tm_year + 1900, 4) + pad(parts.tm_mon + 1, 2) + pad(parts.tm_mday, 2) + "T"
+      + pad(parts.tm_hour, 2) + pad(parts.tm_min, 2) + pad(parts.tm_sec, 2) + "."
+      + pad(Int32(now.tv_nsec / 1_000_000), 3) + "Z"
+  }
+}
+
+extension FileSystem {
+}
