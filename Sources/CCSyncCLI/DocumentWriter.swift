@@ -3,17 +3,19 @@ import CCSyncProcesses
 
 /// The CLI's writes: `SharedDocument.update` with the two choices a command makes itself:
 /// whether a missing file is created, and whether the whole text is rewritten or only a change
-/// in meaning is written. The library does the rest (DESIGN.md, "Writing"): the exclusive lock,
+/// in meaning is written. The library does the rest (docs/ARCHITECTURE.md, "A save, step by step"): the exclusive lock,
 /// the re-read, an invalid file left untouched and reported, the atomic durable replace.
 struct DocumentWriter {
   /// When to replace the file after the change.
   typealias WritePolicy = SharedDocument.WritePolicy
 
+  let file: SharedFile
   let document: SharedDocument
   let wait: LockWait
 
   init(path: String, wait: LockWait) {
-    document = SharedDocument(path: path)
+    file = SharedFile(path: path)
+    document = SharedDocument(file: file)
     self.wait = wait
   }
 
@@ -30,7 +32,6 @@ struct DocumentWriter {
     createIfMissing: Bool, policy: WritePolicy = .whenChanged,
     _ change: (inout JSONValue) throws -> Result
   ) throws -> Result {
-    let file = document.file
     if !createIfMissing, !FileTree.exists(file.path) {
       // Checked first so that a missing directory reads as the missing file it implies.
       if !FileTree.isDirectory(FilePath.directory(of: try file.resolvedPath())) {

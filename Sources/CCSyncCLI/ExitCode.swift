@@ -46,6 +46,8 @@ struct CommandFailure: Error {
       self = failure
     case let error as StorageError:
       self.init(storage: error, file: file)
+    case let error as StoreError:
+      self.init(store: error, file: file)
     case let error as JSONPathError:
       if case .malformed = error {
         self.init(ExitCode.usage, error.description)
@@ -55,7 +57,7 @@ struct CommandFailure: Error {
     case let error as JSONParseError:
       self.init(ExitCode.dataError, "not valid JSON: \(error)")
     case let error as SystemError:
-      self.init(storage: .system(error), file: file)
+      self.init(store: .system(error), file: file)
     default:
       self.init(ExitCode.ioError, "\(error)")
     }
@@ -63,15 +65,26 @@ struct CommandFailure: Error {
 
   private init(storage error: StorageError, file: String?) {
     switch error {
+    case .store(let store):
+      self.init(store: store, file: file)
+    case .invalidJSON, .decodingFailed, .encodingFailed:
+      self.init(ExitCode.dataError, error.description)
+    case .missingFile:
+      self.init(ExitCode.noInput, error.description)
+    }
+  }
+
+  private init(store error: StoreError, file: String?) {
+    switch error {
     case .system(let system):
       self.init(system: system, file: file)
     case .notDurable(_, let system):
       self.init(CommandFailure(system: system, file: file).code, error.description)
     case .lockUnavailable(let lockPath):
       self.init(ExitCode.failure, file.map { "'\($0)' is locked by another process (lock file '\(lockPath)')" } ?? error.description)
-    case .notRegularFile, .invalidJSON, .decodingFailed, .encodingFailed:
+    case .notRegularFile:
       self.init(ExitCode.dataError, error.description)
-    case .danglingSymlink, .symlinkLoop, .missingFile:
+    case .danglingSymlink, .symlinkLoop:
       self.init(ExitCode.noInput, error.description)
     case .missingDirectory(let directory):
       self.init(ExitCode.noInput, file.map { "'\($0)': no such directory '\(directory)'" } ?? error.description)

@@ -21,13 +21,13 @@ enum LockCommand {
     let path = arguments.operands[0]
     let file = SharedFile(path: path)
     let directory = FilePath.directory(of: try file.resolvedPath())
-    guard FileTree.isDirectory(directory) else { throw StorageError.missingDirectory(path: directory) }
+    guard FileTree.isDirectory(directory) else { throw StoreError.missingDirectory(path: directory) }
 
     do {
       return try file.withLock(exclusive: !arguments.has("shared"), wait: wait) {
         try runWhileHolding(command)
       }
-    } catch StorageError.lockUnavailable(let lockPath) {
+    } catch StoreError.lockUnavailable(let lockPath) {
       throw CommandFailure(conflictCode, "'\(path)' is locked by another process (lock file '\(lockPath)')")
     }
   }

@@ -107,7 +107,7 @@ import CCSyncSystem
       let temporary = path + ".other"
       writeFile(temporary, #"{"counter": 1, "theme": "new", "fontSize": 13, "tags": []}"#)
       #expect(rename(temporary, path) == 0)
-      storage.fileMayHaveChanged(.directoryEvent(inPlaceWrite: false))
+      storage.storeMayHaveChanged(ChangeHint(FileWatchReason.directoryEvent(inPlaceWrite: false)))
       #expect(storage.wrappedValue.theme == "new", "the watcher did not take the newer version")
     }
     #expect(storage.wrappedValue.theme == "new", "the update's unchanged read replaced the newer version")
@@ -115,7 +115,7 @@ import CCSyncSystem
 
     // Once the file changes again, the storage follows as before.
     writeFile(path, #"{"counter": 2, "theme": "newer", "fontSize": 13, "tags": []}"#)
-    storage.fileMayHaveChanged(.directoryEvent(inPlaceWrite: true))
+    storage.storeMayHaveChanged(ChangeHint(FileWatchReason.directoryEvent(inPlaceWrite: true)))
     #expect(storage.wrappedValue.theme == "newer")
     #expect(storage.wrappedValue.counter == 2)
   }

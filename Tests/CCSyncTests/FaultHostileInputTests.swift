@@ -174,7 +174,7 @@ import CCSyncSystem
     for (path, expected) in cases {
       let file = SharedFile(path: path)
       for (operation, run) in [("write", { try file.replaceContents(with: Array("{}".utf8)) }), ("lock", { try file.withLock {} })] as [(String, () throws -> Void)] {
-        let error = #expect(throws: StorageError.self, "\(operation) \(path.prefix(80))") { try run() }
+        let error = #expect(throws: StoreError.self, "\(operation) \(path.prefix(80))") { try run() }
         let text = error.map { "\($0)" } ?? ""
         #expect(text == expected || (expected.hasPrefix("File name") && text.hasSuffix(expected)),
                 "\(operation) \(path.prefix(80)): \(text)")

@@ -102,7 +102,7 @@ import CCSyncSystem
 
     var exhausted = AtomicReplace(target: scene.path, displayPath: scene.path, durable: true)
     exhausted.makeSuffix = { "Planted0" }
-    let error = #expect(throws: StorageError.self) { try exhausted.write(Array("{}".utf8)) }
+    let error = #expect(throws: StoreError.self) { try exhausted.write(Array("{}".utf8)) }
     #expect("\(error.map { "\($0)" } ?? "")".hasSuffix("File exists (errno 17)"), "\(String(describing: error))")
     try scene.expectUnharmed("every name taken")
     #expect(try String(contentsOfFile: scene.path, encoding: .utf8) == #"{"counter": 2}"#)

@@ -220,7 +220,7 @@ import CCSyncSystem
 
     #expect(waitUntil(deadline: .seconds(5)) { errors.withLock { $0.count } >= 2 }, "no failed write and retry")
     #expect(storage.hasPendingChanges)
-    guard case .system(let error)? = storage.lastError else {
+    guard case .store(.system(let error))? = storage.lastError else {
       Issue.record("expected a system error, got \(String(describing: storage.lastError))")
       return
     }

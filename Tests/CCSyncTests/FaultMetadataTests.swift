@@ -144,7 +144,7 @@ import CCSyncSystem
     writeFile(path, #"{"theme": "light"}"#)
     #expect(link(path, other) == 0)
     let warnings = Protected<[String]>([])
-    let logger = StorageLogger { level, message in
+    let logger = DiagnosticLog { level, message in
       if level == .warning { warnings.withLock { $0.append(message) } }
     }
     struct Settings: Codable, Sendable { var theme = "light" }

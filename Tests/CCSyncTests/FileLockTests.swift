@@ -19,13 +19,13 @@ import CCSyncSystem
     let other = SharedFile(path: path)
 
     try holder.withLock {
-      let error = #expect(throws: StorageError.self) { try other.withLock(wait: .nonBlocking) {} }
+      let error = #expect(throws: StoreError.self) { try other.withLock(wait: .nonBlocking) {} }
       guard case .lockUnavailable(let lockPath)? = error else {
         Issue.record("expected lockUnavailable, got \(String(describing: error))")
         return
       }
       #expect(lockPath == path + ".lock")
-      #expect(throws: StorageError.self) { try other.withLock(exclusive: false, wait: .nonBlocking) {} }
+      #expect(throws: StoreError.self) { try other.withLock(exclusive: false, wait: .nonBlocking) {} }
       try expectTimeout(of: other, exclusive: true, after: .milliseconds(100))
       try expectTimeout(of: other, exclusive: false, after: .milliseconds(100))
     }
@@ -123,7 +123,7 @@ import CCSyncSystem
     letGo.signal()
     try holder.value()
     #expect(waiterHolds.wait(timeout: .now() + 10) == .success)
-    #expect(throws: StorageError.self, "a newcomer here got the lock the waiter holds") {
+    #expect(throws: StoreError.self, "a newcomer here got the lock the waiter holds") {
       try SharedFile(path: path).withLock(wait: .nonBlocking) {}
     }
     #expect(try flockCommand(["-n", lockPath, "true"]).status == 1, "a newcomer process got the lock the waiter holds")
@@ -143,8 +143,8 @@ import CCSyncSystem
       let key = try lockKey(path + ".lock")
       #expect(ProcessLockTable.shared.userCount(of: key) == 1)
       for exclusive in [true, false] {
-        #expect(throws: StorageError.self) { try SharedFile(path: path).withLock(exclusive: exclusive, wait: .nonBlocking) {} }
-        #expect(throws: StorageError.self) {
+        #expect(throws: StoreError.self) { try SharedFile(path: path).withLock(exclusive: exclusive, wait: .nonBlocking) {} }
+        #expect(throws: StoreError.self) {
           try SharedFile(path: path).withLock(exclusive: exclusive, wait: .timeout(.milliseconds(20))) {}
         }
       }
@@ -179,7 +179,9 @@ import CCSyncSystem
         do {
           try body()
           return "granted"
-        } catch StorageError.system(let error) where error.code == EDEADLK {
+        } catch StoreError.system(let error) where error.code == EDEADLK {
+          return "EDEADLK"
+        } catch StorageError.store(.system(let error)) where error.code == EDEADLK {
           return "EDEADLK"
         } catch {
           return "\(error)"
@@ -261,7 +263,7 @@ import CCSyncSystem
     try symlink(path + ".lock", to: "elsewhere")
 
     // O_NOFOLLOW refuses it (ELOOP); the error says what sits at the lock's name.
-    let error = #expect(throws: StorageError.self) { try SharedFile(path: path).withLock {} }
+    let error = #expect(throws: StoreError.self) { try SharedFile(path: path).withLock {} }
     guard case .notRegularFile(let lockPath, .symbolicLink)? = error else {
       Issue.record("expected notRegularFile(symbolicLink), got \(String(describing: error))")
       return
@@ -280,7 +282,7 @@ import CCSyncSystem
     try Data("{}".utf8).write(to: URL(fileURLWithPath: path))
 
     let missing = try asUser { Result { try SharedFile(path: path).withLock(exclusive: false) {} } }
-    guard case .failure(StorageError.system(let error)) = missing else {
+    guard case .failure(StoreError.system(let error)) = missing else {
       Issue.record("expected a system error, got \(missing)")
       return
     }
@@ -305,8 +307,8 @@ import CCSyncSystem
     defer { holder.stop() }
     #expect(waitUntil { holder.standardOutput.contains("locked") }, "flock(1) never took the lock")
 
-    #expect(throws: StorageError.self) { try file.withLock(wait: .nonBlocking) {} }
-    #expect(throws: StorageError.self) { try file.withLock(exclusive: false, wait: .nonBlocking) {} }
+    #expect(throws: StoreError.self) { try file.withLock(wait: .nonBlocking) {} }
+    #expect(throws: StoreError.self) { try file.withLock(exclusive: false, wait: .nonBlocking) {} }
     try expectTimeout(of: file, exclusive: true, after: .milliseconds(100))
 
     let waiter = BackgroundThread { () throws -> Bool in try file.withLock(wait: .forever) { true } }
@@ -413,7 +415,7 @@ private func expectTimeout(
 ) throws {
   let clock = ContinuousClock()
   let start = clock.now
-  let error = #expect(throws: StorageError.self, sourceLocation: sourceLocation) {
+  let error = #expect(throws: StoreError.self, sourceLocation: sourceLocation) {
     try file.withLock(exclusive: exclusive, wait: .timeout(duration)) {}
   }
   let elapsed = clock.now - start
@@ -425,12 +427,12 @@ private func expectTimeout(
   #expect(elapsed < duration + .seconds(2), "gave up only after \(elapsed)", sourceLocation: sourceLocation)
 }
 
-/// Whether `body` throws ``StorageError/lockUnavailable(path:)``.
+/// Whether `body` throws ``StoreError/lockUnavailable(path:)``.
 private func lockIsUnavailable(_ body: () throws -> Void) -> Bool {
   do {
     try body()
     return false
-  } catch StorageError.lockUnavailable {
+  } catch StoreError.lockUnavailable {
     return true
   } catch {
     return false

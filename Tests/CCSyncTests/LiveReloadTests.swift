@@ -93,7 +93,7 @@ import CCSyncSystem
     let path = directory.file("settings.json")
     let sentinelPath = directory.file("sentinel.json")
     let reloads = Protected(0)
-    let logger = StorageLogger(minimumLevel: .debug) { _, message in
+    let logger = DiagnosticLog(minimumLevel: .debug) { _, message in
       if message.contains("reloading") { reloads.withLock { $0 += 1 } }
     }
     var options = watchingOptions

@@ -106,7 +106,7 @@ import CCSyncSystem
     try FileManager.default.createDirectory(atPath: nested, withIntermediateDirectories: false)
     let doomed = SharedFile(path: nested + "/data.json")
     try doomed.replaceContents(with: Array("{}".utf8))
-    #expect(throws: StorageError.self) {
+    #expect(throws: StoreError.self) {
       try doomed.withLockedFile { locked in
         _ = try locked.read()
         try FileManager.default.removeItem(atPath: nested)
@@ -144,7 +144,7 @@ import CCSyncSystem
 
     try document.update { $0 = ["created": true] }
 
-    #expect(try SharedDocument(path: document.file.path).read() == ["created": true])
+    #expect(try SharedDocument(path: document.name).read() == ["created": true])
     #expect(try Self.openFiles(under: directory) == [])
   }
 }

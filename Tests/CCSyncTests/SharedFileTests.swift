@@ -99,7 +99,7 @@ import CCSyncSystem
     try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: false)
     try Data("inside".utf8).write(to: URL(fileURLWithPath: target + "/keep"))
 
-    let error = #expect(throws: StorageError.self) {
+    let error = #expect(throws: StoreError.self) {
       try SharedFile(path: target).replaceContents(with: Array("new".utf8))
     }
     guard case .notRegularFile(_, .directory)? = error else {
@@ -113,7 +113,7 @@ import CCSyncSystem
   @Test func replaceInAMissingDirectoryFails() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
-    let error = #expect(throws: StorageError.self) {
+    let error = #expect(throws: StoreError.self) {
       try SharedFile(path: directory.file("gone/data.json")).replaceContents(with: Array("new".utf8))
     }
     guard case .missingDirectory(let path)? = error else {
@@ -139,7 +139,7 @@ import CCSyncSystem
     }
     defer { _ = try? ChildProcess.run("chattr", ["-i", target]) }
 
-    let error = #expect(throws: StorageError.self) {
+    let error = #expect(throws: StoreError.self) {
       try SharedFile(path: target).replaceContents(with: Array("new".utf8))
     }
     guard case .system(let systemError)? = error else {
@@ -254,7 +254,7 @@ import CCSyncSystem
     #expect(chmod(readOnly, 0o555) == 0)
 
     let result = try asUser {
-      Result { () throws(StorageError) in try SharedFile(path: target).replaceContents(with: Array("new".utf8)) }
+      Result { () throws(StoreError) in try SharedFile(path: target).replaceContents(with: Array("new".utf8)) }
     }
     guard case .failure(.system(let error)) = result else {
       Issue.record("expected a system error, got \(result)")
@@ -347,7 +347,7 @@ import CCSyncSystem
     let file = SharedFile(path: link)
 
     for operation in [{ _ = try file.read() }, { try file.replaceContents(with: [1]) }, { try file.withLock {} }] as [() throws -> Void] {
-      let error = #expect(throws: StorageError.self) { try operation() }
+      let error = #expect(throws: StoreError.self) { try operation() }
       guard case .danglingSymlink(let path, let target)? = error else {
         Issue.record("expected danglingSymlink, got \(String(describing: error))")
         continue
@@ -369,7 +369,7 @@ import CCSyncSystem
     let file = SharedFile(path: directory.file(names[0]))
 
     for operation in [{ _ = try file.read() }, { try file.replaceContents(with: [1]) }, { try file.withLock {} }] as [() throws -> Void] {
-      let error = #expect(throws: StorageError.self) { try operation() }
+      let error = #expect(throws: StoreError.self) { try operation() }
       guard case .symlinkLoop? = error else {
         Issue.record("expected symlinkLoop, got \(String(describing: error))")
         continue
@@ -383,7 +383,7 @@ import CCSyncSystem
   @Test func readOfADirectoryIsNotARegularFile() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
-    let error = #expect(throws: StorageError.self) { try SharedFile(path: directory.path).read() }
+    let error = #expect(throws: StoreError.self) { try SharedFile(path: directory.path).read() }
     guard case .notRegularFile(_, .directory)? = error else {
       Issue.record("expected notRegularFile(directory), got \(String(describing: error))")
       return
@@ -410,7 +410,7 @@ import CCSyncSystem
       return
     }
     for result in [readResult, writeResult] {
-      guard case .failure(let error)? = result, case StorageError.notRegularFile(_, .fifo) = error else {
+      guard case .failure(let error)? = result, case StoreError.notRegularFile(_, .fifo) = error else {
         Issue.record("expected notRegularFile(fifo), got \(String(describing: result))")
         continue
       }

@@ -66,7 +66,7 @@ extension StorageSaveRaceTests {
     if editDuringSave { storage.wrappedValue.fontSize = 20 }
     let other = try startSession(path)
     #expect(other.request("set theme theirs") != nil)
-    storage.fileMayHaveChanged(.directoryEvent(inPlaceWrite: false))  // the watcher, first
+    storage.storeMayHaveChanged(ChangeHint(FileWatchReason.directoryEvent(inPlaceWrite: false)))  // the watcher, first
     #expect(storage.wrappedValue.theme == "mine", "the reload keeps the edit still pending on top")
     // The save's result, late, delivered as `save()` delivers it.
     if let delivery = storage.adopt(written, origin: .external, saved: saved, rank: rank) { storage.observers.deliver(delivery) }
@@ -97,7 +97,7 @@ extension StorageSaveRaceTests {
     let (written, saved, rank) = try writePendingChanges(of: storage)
     // Another process makes the file decodable; the watcher takes that version first.
     try SharedDocument(path: path).update { $0 = ["theme": "theirs", "fontSize": 20, "counter": 7] }
-    storage.fileMayHaveChanged(.directoryEvent(inPlaceWrite: false))
+    storage.storeMayHaveChanged(ChangeHint(FileWatchReason.directoryEvent(inPlaceWrite: false)))
     #expect(storage.wrappedValue == SharedSettings(theme: "theirs", fontSize: 20, counter: 7))
     // The save's result, late, taken as `save()` takes it.
     let (_, failure) = storage.adoptUnreported(written, origin: .external, saved: saved, rank: rank)
@@ -182,7 +182,7 @@ extension StorageSaveRaceTests {
 /// document written, the edits it took and its rank, for `adopt`.
 private func writePendingChanges(
   of storage: CodableStorage<SharedSettings>
-) throws -> (written: JSONValue, saved: CodableStorage<SharedSettings>.SavedEdits, rank: SharedDocument.Rank?) {
+) throws -> (written: JSONValue, saved: CodableStorage<SharedSettings>.SavedEdits, rank: VersionTracking.Rank?) {
   let (changes, saved, seed) = try storage.startWrite()
   let (written, rank, _) = try storage.document.updateTracked(invalidFile: .preserveAndReplace) {
     document, fileHeldDocument -> JSONValue in

@@ -26,7 +26,7 @@ extension CodableStorage {
   /// Returns the change observers are to hear, for the caller to ``ObserverList/deliver(_:)``
   /// once it holds no lock (see ``ObserverList/enqueue(_:)``).
   func adopt(
-    _ json: JSONValue, origin: ChangeOrigin, saved: SavedEdits?, rank: SharedDocument.Rank?
+    _ json: JSONValue, origin: ChangeOrigin, saved: SavedEdits?, rank: VersionTracking.Rank?
   ) -> ObserverList<Value>.Delivery? {
     let (delivery, failure) = adoptUnreported(json, origin: origin, saved: saved, rank: rank)
     if let failure { report(failure) }
@@ -36,7 +36,7 @@ extension CodableStorage {
   /// ``adopt(_:origin:saved:rank:)`` without reporting: returns the failure, if any, for the
   /// caller to report once it is out of the write sequence (a save's own result).
   func adoptUnreported(
-    _ json: JSONValue, origin: ChangeOrigin, saved: SavedEdits?, rank: SharedDocument.Rank?
+    _ json: JSONValue, origin: ChangeOrigin, saved: SavedEdits?, rank: VersionTracking.Rank?
   ) -> (ObserverList<Value>.Delivery?, StorageError?) {
     let failure: StorageError
     do {
@@ -68,7 +68,7 @@ extension CodableStorage {
   /// edits of. Without this they would stay pending and be written again at every save, over
   /// whatever other processes wrote to the same fields since, and an automatic mode would
   /// save again at once, for ever.
-  private func settleUnreadableWrite(_ saved: SavedEdits, rank: SharedDocument.Rank?, state: inout StorageState<Value>) {
+  private func settleUnreadableWrite(_ saved: SavedEdits, rank: VersionTracking.Rank?, state: inout StorageState<Value>) {
     guard let current = try? encodings(of: &state) else { return }
     state.sync = .encoded(value: current.value, synced: saved.value)
     if let rank, state.adoptedRank.map({ $0 < rank }) ?? true { state.adoptedRank = rank }
@@ -82,7 +82,7 @@ extension CodableStorage {
   /// told by comparing the JSON both were decoded from, when that JSON says nothing the type
   /// may ignore (``isWithinShape(_:of:)``). Otherwise the values' encodings are compared.
   func adoptChecked(
-    _ json: JSONValue, origin: ChangeOrigin, saved: SavedEdits?, rank: SharedDocument.Rank?, notify: Bool = true
+    _ json: JSONValue, origin: ChangeOrigin, saved: SavedEdits?, rank: VersionTracking.Rank?, notify: Bool = true
   ) throws -> ObserverList<Value>.Delivery? {
     let source = decodingSource(json)
     let fileValue = try decode(source: source)

@@ -29,7 +29,7 @@ extension CodableStorage {
     let outcome: WriteOutcome
     do {
       outcome = try inSequence { try saveNow(wait: wait) }
-    } catch StorageError.lockUnavailable where wait != .forever {
+    } catch StorageError.store(.lockUnavailable) where wait != .forever {
       return false
     } catch {
       report(CodableStorage.storageError(error, path: path))
@@ -206,7 +206,7 @@ extension CodableStorage {
   /// processes' fields; `.local` for an update, whose change they hear now.
   /// Returns what the caller is to do out of the write sequence (``finish(_:)``).
   private func didWrite(
-    _ written: JSONValue, saved: SavedEdits, rank: SharedDocument.Rank?, origin: ChangeOrigin
+    _ written: JSONValue, saved: SavedEdits, rank: VersionTracking.Rank?, origin: ChangeOrigin
   ) -> WriteOutcome {
     let (delivery, unreadable) = adoptUnreported(written, origin: origin, saved: saved, rank: rank)
     let checkedAt = FileSystem.monotonicNanoseconds()

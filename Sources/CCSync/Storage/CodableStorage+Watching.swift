@@ -3,56 +3,36 @@ import CCSyncJSON
 
 /// Live reload: another process's write reaches this value, merged with pending local edits.
 extension CodableStorage {
-  /// How long a file that is empty or invalid right after an event is given to become valid
-  /// (an in-place writer between truncate and write) before it is reported invalid.
+  /// How long a document that is empty or invalid right after an event is given to become
+  /// valid (an in-place writer between truncate and write) before it is reported invalid.
   static var invalidFileGracePeriod: Duration { .milliseconds(50) }
 
-  /// How long an empty file may stay empty before it is reported: a truncating writer
-  /// (`echo >`, `cp`) on a loaded machine can take longer than the grace period between its
-  /// truncation and its write, and a config file left empty on purpose is rare.
-  static var emptyFileWritingWindow: Int64 { 1_000_000_000 }
-
-  /// Whether the file at `path` is empty and was changed less than
-  /// ``emptyFileWritingWindow`` ago: probably a writer between truncating and writing.
-  static func mayBeMidWrite(_ path: String) -> Bool {
-    guard let identity = (try? fileIdentity(atPath: path)) ?? nil, identity.size == 0 else { return false }
-    let age = FileSystem.currentTime().nanoseconds(since: identity.modificationTime)
-    return age >= 0 && age < emptyFileWritingWindow
-  }
-
+  /// Starts the store's watch; its hints become reloads on this storage's ``ReloadQueue``.
   func startWatching() {
-    let token = FileWatcher.shared.watch(path) { [weak self] reason in
-      self?.fileMayHaveChanged(reason)
+    let token = document.store.watch { [weak self] hint in
+      guard let self else { return }
+      reloads.schedule(hint) { [weak self] hint in self?.storeMayHaveChanged(hint) }
     }
     watch.withLock { $0 = token }
   }
 
   /// Looks again (identity, then content) and takes what it finds: a new valid version is
-  /// merged with pending edits; a missing file keeps the value; an invalid file keeps the
-  /// value and is reported once the grace period has passed (an empty one once it has been
-  /// empty for ``emptyFileWritingWindow``).
-  func fileMayHaveChanged(_ reason: FileWatchReason) {
-    // Every event naming the file compares contents, renames included: a file system may give
-    // a new version the inode an older one just freed, with the same size and (within one
-    // coarse timestamp tick) the same times, so after a missed version in between the identity
-    // alone can look unchanged. Only the periodic checks trust the identity.
-    let compareContents: Bool
-    switch reason {
-    case .poll, .safetyRecheck: compareContents = reason.contentMayChangeInPlace
-    default: compareContents = true
-    }
-    let (observation, rank) = document.readIfChangedTracked(contentMayDiffer: compareContents)
+  /// merged with pending edits; a missing document keeps the value; an invalid one keeps the
+  /// value and is reported once the grace period has passed (an empty file once it has been
+  /// empty for a second, see ``DocumentStore/mayBeMidWrite()``).
+  func storeMayHaveChanged(_ hint: ChangeHint) {
+    let (observation, rank) = document.readIfChangedTracked(contentMayDiffer: hint.contentMayDiffer)
     switch observation {
     case .unchanged:
       return
     case .changed(let json):
-      options.logger.log(.debug, "'\(path)' changed on disk (\(reason)); reloading")
+      options.logger.log(.debug, "'\(path)' changed (\(hint)); reloading")
       if let delivery = adopt(json, origin: .external, saved: nil, rank: rank) { observers.deliver(delivery) }
     case .missing:
       state.withLock { $0.fileState = .missing }
       options.logger.log(.debug, "'\(path)' was removed; keeping the value in memory")
     case .invalid(let error):
-      if case .requested = reason, !CodableStorage.mayBeMidWrite(path) {
+      if hint.isRequestedRecheck, !document.store.mayBeMidWrite() {
         let alreadyReported = state.withLock { state -> Bool in
           defer { state.fileState = .invalid(error.description) }
           return state.fileState == .invalid(error.description)

@@ -43,7 +43,9 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
   let observers = ObserverList<Value>()
   let errorHandlers = Protected<[@Sendable (StorageError) -> Void]>([])
   let scheduler: Protected<SaveScheduler?> = Protected(nil)
-  let watch: Protected<FileWatch?> = Protected(nil)
+  let watch: Protected<(any StoreWatch)?> = Protected(nil)
+  /// Where the reloads the watch asks for run, one after another (see ``ReloadQueue``).
+  let reloads = ReloadQueue(label: "ccsync.reload")
   /// Orders this storage's saves and updates (see ``CodableStorage/inSequence(_:)``).
   let writeSequence = RecursiveLock()
 
@@ -86,7 +88,7 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
       encoded = try options.encoder.encode(value)
     } catch {
       // Reported, not hidden: a value that cannot be encoded can never be written.
-      encodingError = .encodingFailed(path: document.file.path, message: "\(error)")
+      encodingError = .encodingFailed(path: document.name, message: "\(error)")
     }
     encodedDefault = encoded
     state = Protected(StorageState(value: value, encodedValue: encoded, synced: readsFile ? encoded : .null))
@@ -158,7 +160,7 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
   }
 
   /// The file's path (symlinks not resolved).
-  public var path: String { document.file.path }
+  public var path: String { document.name }
 
   private static func makeDocument(_ location: StorageLocation, options: StorageOptions) -> (SharedDocument, StorageError?) {
     do {

@@ -30,7 +30,7 @@ enum ExitFlusher {
   nonisolated(unsafe) private static var deinitFlushThreads: [UInt] = []
 
   /// Adds `object` to what is flushed at exit, installing the hooks on first use.
-  static func register(_ object: any ExitFlushable, logger: StorageLogger) {
+  static func register(_ object: any ExitFlushable, logger: DiagnosticLog) {
     entries.withLock { entries in
       entries.removeAll { $0.object == nil }
       entries.append(WeakEntry(object))

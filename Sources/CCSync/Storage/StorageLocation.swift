@@ -80,7 +80,7 @@ public struct StorageLocation: Sendable, Equatable, CustomStringConvertible {
   public func resolvePath(creatingDirectories: Bool = true) throws(StorageError) -> String {
     switch base {
     case .path(let path):
-      let absolute = try withSystemErrors { () throws(SystemError) in try absolutePath(path) }
+      let absolute = try storeCall { () throws(StoreError) in try withSystemErrors { () throws(SystemError) in try absolutePath(path) } }
       return fileName.map { FilePath.join(absolute, $0) } ?? absolute
     case .xdg(let variable, let fallback, let app):
       let root = Environment.value(variable).flatMap { $0.hasPrefix("/") ? $0 : nil }
@@ -101,7 +101,7 @@ public struct StorageLocation: Sendable, Equatable, CustomStringConvertible {
       } catch where error.errorNumber == .fileExists {
         continue
       } catch {
-        throw .system(error)
+        throw .store(.system(error))
       }
     }
   }

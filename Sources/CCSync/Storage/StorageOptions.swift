@@ -17,12 +17,12 @@ public struct StorageOptions: Sendable {
   /// The Codable decoder.
   public var decoder: JSONValueDecoder
   /// Where diagnostics go; stderr by default.
-  public var logger: StorageLogger
+  public var logger: DiagnosticLog
 
   public init(
     durable: Bool = true, watchesForChanges: Bool = true, flushesAtExit: Bool = true,
     encoder: JSONValueEncoder = JSONValueEncoder(), decoder: JSONValueDecoder = JSONValueDecoder(),
-    logger: StorageLogger = .standardError
+    logger: DiagnosticLog = .standardError
   ) {
     self.durable = durable
     self.watchesForChanges = watchesForChanges

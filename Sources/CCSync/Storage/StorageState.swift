@@ -22,7 +22,7 @@ struct StorageState<Value> {
   /// Bumped by every local change, to tell whether one happened during a write.
   var version: UInt64 = 0
   /// The rank of the file version last taken (see `CodableStorage.adopt`).
-  var adoptedRank: SharedDocument.Rank?
+  var adoptedRank: VersionTracking.Rank?
   var fileState: FileState = .valid
   var lastError: StorageError?
 

@@ -27,14 +27,14 @@ final class FileLock {
   /// name; if it is not, the lock is let go and taken again on the file there now (all within
   /// `wait`). A lock file removed while its lock is held cannot be helped this way: the holder
   /// already holds it; hence the rule that lock files are never removed.
-  /// - Throws: ``StorageError/lockUnavailable(path:)`` when `wait` runs out;
-  ///   ``StorageError/missingDirectory(path:)`` when the file's directory does not exist;
-  ///   ``StorageError/notRegularFile(path:kind:)`` when something other than a regular file
+  /// - Throws: ``StoreError/lockUnavailable(path:)`` when `wait` runs out;
+  ///   ``StoreError/missingDirectory(path:)`` when the file's directory does not exist;
+  ///   ``StoreError/notRegularFile(path:kind:)`` when something other than a regular file
   ///   (a symlink, a FIFO, a directory) sits at the lock's name: it is never followed or used;
-  ///   ``StorageError/system(_:)`` when the lock file cannot be opened or created, or with
+  ///   ``StoreError/system(_:)`` when the lock file cannot be opened or created, or with
   ///   `EDEADLK` when this thread holds the lock already and `wait` is `.forever` (see
   ///   ``heldByThisThread(_:)``).
-  init(resolvedPath: String, exclusive: Bool, wait: LockWait) throws(StorageError) {
+  init(resolvedPath: String, exclusive: Bool, wait: LockWait) throws(StoreError) {
     lockPath = resolvedPath + ".lock"
     self.exclusive = exclusive
     let deadline = wait.deadline
@@ -73,7 +73,7 @@ final class FileLock {
   /// The error for a lock this thread already holds in a way it would wait for for ever (an
   /// exclusive lock, or a shared one when it asks for an exclusive one, waiting `.forever`):
   /// locks are not reentrant, and waiting would hang the thread.
-  static func heldByThisThread(_ lockPath: String) -> StorageError {
+  static func heldByThisThread(_ lockPath: String) -> StoreError {
     .system(SystemError(code: ErrorNumber.wouldDeadlock.rawValue, operation: "lock (this thread holds it already; locks are not reentrant)", path: lockPath))
   }
 
@@ -97,7 +97,7 @@ final class FileLock {
 
   /// Opens (or creates) the lock file and checks it is a regular file; returns it with its
   /// identity.
-  private static func openLockFile(_ path: String, dataFile: String) throws(StorageError) -> (OpenFile, FileIdentity) {
+  private static func openLockFile(_ path: String, dataFile: String) throws(StoreError) -> (OpenFile, FileIdentity) {
     let file: OpenFile, status: FileStatus
     do {
       file = try openOrCreate(path)
@@ -149,7 +149,7 @@ final class FileLock {
   /// and an exclusive one needs a descriptor open for writing: the lock is refused with
   /// `EBADF` (flock(2), "NFS details"). Then `file` becomes the same file opened read-write,
   /// as flock(1) does.
-  private static func acquire(_ file: inout OpenFile, exclusive: Bool, deadline: Int64?) throws(StorageError) {
+  private static func acquire(_ file: inout OpenFile, exclusive: Bool, deadline: Int64?) throws(StoreError) {
     let acquired: Bool
     do {
       do {

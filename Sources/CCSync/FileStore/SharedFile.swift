@@ -21,7 +21,7 @@ public final class SharedFile: Sendable {
   /// still atomic (readers see the old or the new bytes) but may be lost in a power failure.
   public let isDurable: Bool
   /// Where warnings go (a hard link that a save splits off).
-  public let logger: StorageLogger
+  public let logger: DiagnosticLog
   private let warnedAboutHardLinks = Atomic<Bool>(false)
   /// The names the last write worked with, and the monotonic time before which this process
   /// need not look for the target's leftover temp files again (see
@@ -29,7 +29,7 @@ public final class SharedFile: Sendable {
   private let lastReplacement = Protected<(names: ReplacementNames, nextLeftoverSweep: Int64)?>(nil)
 
   /// Creates a handle for `path`; nothing is opened until an operation needs it.
-  public init(path: String, durable: Bool = true, logger: StorageLogger = .standardError) {
+  public init(path: String, durable: Bool = true, logger: DiagnosticLog = .standardError) {
     self.path = path
     isDurable = durable
     self.logger = logger
@@ -42,12 +42,12 @@ public final class SharedFile: Sendable {
   /// bypass, a symlink in a world-writable sticky directory (`/tmp`) is followed only when
   /// it belongs to this user or to the directory's owner: another user's link there could
   /// point a save at any file this process may write.
-  /// - Throws: ``StorageError/symlinkLoop(path:)`` after 40 links;
-  ///   ``StorageError/danglingSymlink(path:target:)`` when a link leads nowhere;
-  ///   ``StorageError/notRegularFile(path:kind:)`` when it leads to a directory;
-  ///   ``StorageError/system(_:)`` with `EACCES` for another user's link in a sticky directory,
+  /// - Throws: ``StoreError/symlinkLoop(path:)`` after 40 links;
+  ///   ``StoreError/danglingSymlink(path:target:)`` when a link leads nowhere;
+  ///   ``StoreError/notRegularFile(path:kind:)`` when it leads to a directory;
+  ///   ``StoreError/system(_:)`` with `EACCES` for another user's link in a sticky directory,
   ///   `ENOENT` for an empty path and `EINVAL` for a path with a NUL byte.
-  public func resolvedPath() throws(StorageError) -> String {
+  public func resolvedPath() throws(StoreError) -> String {
     try withSystemErrors { () throws(SystemError) in try FileSystem.checkPath(path) }
     var current = path
     for _ in 0..<40 {
@@ -67,12 +67,12 @@ public final class SharedFile: Sendable {
   }
 
   /// The lock file every writer of this file takes: `NAME.lock` beside the resolved file.
-  public func lockPath() throws(StorageError) -> String {
+  public func lockPath() throws(StoreError) -> String {
     try resolvedPath() + ".lock"
   }
 
   /// The file's identity now, or `nil` when it does not exist.
-  public func identity() throws(StorageError) -> FileIdentity? {
+  public func identity() throws(StoreError) -> FileIdentity? {
     try withSystemErrors { () throws(SystemError) in
       try FileSystem.checkPath(path)
       return try FileSystem.status(path)
@@ -81,9 +81,9 @@ public final class SharedFile: Sendable {
 
   /// Reads the whole file with the identity of the version read, or `nil` when the file does
   /// not exist. Never blocks on a FIFO.
-  /// - Throws: ``StorageError/notRegularFile(path:kind:)`` for a directory, FIFO or device;
-  ///   symlink errors as ``resolvedPath()``; ``StorageError/system(_:)`` for I/O errors.
-  public func read() throws(StorageError) -> FileSnapshot? {
+  /// - Throws: ``StoreError/notRegularFile(path:kind:)`` for a directory, FIFO or device;
+  ///   symlink errors as ``resolvedPath()``; ``StoreError/system(_:)`` for I/O errors.
+  public func read() throws(StoreError) -> FileSnapshot? {
     // The common case, a path that is no symlink, opens at once (without O_NOFOLLOW it could
     // follow a link unchecked); only a symlink goes through `resolvedPath()` and its checks.
     try withSystemErrors { () throws(SystemError) in try FileSystem.checkPath(path) }
@@ -98,7 +98,7 @@ public final class SharedFile: Sendable {
   /// in it for the write that follows under the same lock.
   func read(
     target: String, options: OpenFile.Options = .readOnlyNonBlocking, handoff: ReadHandoff? = nil
-  ) throws(StorageError) -> FileSnapshot? {
+  ) throws(StoreError) -> FileSnapshot? {
     let file: OpenFile
     do {
       file = try OpenFile(path: target, options: options)
@@ -114,7 +114,7 @@ public final class SharedFile: Sendable {
 
   /// Reads the whole of an open file, which must be a regular file, and returns it with the
   /// status `fstat` gave before the read.
-  private func read(_ file: OpenFile) throws(StorageError) -> (FileSnapshot, FileStatus) {
+  private func read(_ file: OpenFile) throws(StoreError) -> (FileSnapshot, FileStatus) {
     let status = try withSystemErrors { () throws(SystemError) in try file.status() }
     guard status.kind == .regularFile else { throw .notRegularFile(path: path, kind: status.kind) }
     let bytes = try withSystemErrors { () throws(SystemError) in try file.readRegularFile(size: Int(status.identity.size)) }
@@ -124,7 +124,7 @@ public final class SharedFile: Sendable {
   /// Runs `body` while holding this file's lock: exclusive for writers, shared for readers that
   /// must see one consistent version. A ``replaceContents(with:)`` in `body` finishes under the
   /// lock, its directory's `fsync` included.
-  /// - Throws: ``StorageError/lockUnavailable(path:)`` when `wait` runs out, or what `body` throws.
+  /// - Throws: ``StoreError/lockUnavailable(path:)`` when `wait` runs out, or what `body` throws.
   public func withLock<Result>(
     exclusive: Bool = true, wait: LockWait = .forever, _ body: () throws -> Result
   ) throws -> Result {
@@ -137,8 +137,8 @@ public final class SharedFile: Sendable {
   ///
   /// What a ``LockedFile/replaceContents(with:)`` leaves (the directory's `fsync`, closing the
   /// replaced version) is done after the lock is released and before this returns.
-  /// - Throws: ``StorageError/lockUnavailable(path:)`` when `wait` runs out;
-  ///   ``StorageError/missingDirectory(path:)``; ``StorageError/notDurable(path:_:)`` when the
+  /// - Throws: ``StoreError/lockUnavailable(path:)`` when `wait` runs out;
+  ///   ``StoreError/missingDirectory(path:)``; ``StoreError/notDurable(path:_:)`` when the
   ///   directory's `fsync` after a replacement failed; or what `body` throws.
   public func withLockedFile<Result>(
     exclusive: Bool = true, wait: LockWait = .forever, _ body: (LockedFile) throws -> Result
@@ -170,10 +170,10 @@ public final class SharedFile: Sendable {
   /// and the kernel applies either). On any failure the temp file is
   /// removed and the target is untouched; nothing is renamed after a failed `fsync`.
   /// - Returns: the identity of the new version.
-  /// - Throws: ``StorageError/missingDirectory(path:)`` when the directory does not exist;
-  ///   ``StorageError/notRegularFile(path:kind:)``; ``StorageError/system(_:)`` otherwise.
+  /// - Throws: ``StoreError/missingDirectory(path:)`` when the directory does not exist;
+  ///   ``StoreError/notRegularFile(path:kind:)``; ``StoreError/system(_:)`` otherwise.
   @discardableResult
-  public func replaceContents(with bytes: [UInt8]) throws(StorageError) -> FileIdentity {
+  public func replaceContents(with bytes: [UInt8]) throws(StoreError) -> FileIdentity {
     try atomicReplace(target: try resolvedPath()).write(bytes)
   }
 
@@ -213,11 +213,11 @@ public final class SharedFile: Sendable {
   /// `NAME.corrupt-TIMESTAMP` beside the resolved file, before anything replaces them.
   /// - Returns: the path of the copy.
   @discardableResult
-  public func preserveCorruptCopy(of bytes: [UInt8]) throws(StorageError) -> String {
+  public func preserveCorruptCopy(of bytes: [UInt8]) throws(StoreError) -> String {
     try preserveCorruptCopy(target: try resolvedPath(), of: bytes)
   }
 
-  func preserveCorruptCopy(target: String, of bytes: [UInt8]) throws(StorageError) -> String {
+  func preserveCorruptCopy(target: String, of bytes: [UInt8]) throws(StoreError) -> String {
     // Writers call this under the exclusive lock, so no other ccsync process picks a name at
     // the same time; a name already taken (same millisecond) gets a random suffix.
     var copyPath = target + ".corrupt-" + FileSystem.utcTimestampForFileName()
@@ -255,7 +255,7 @@ public struct LockedFile: Sendable {
 
   /// Reads the file (see ``SharedFile/read()``). The file stays open until the next
   /// ``replaceContents(with:)`` or the end of the lock, whichever comes first.
-  public func read() throws(StorageError) -> FileSnapshot? {
+  public func read() throws(StoreError) -> FileSnapshot? {
     try file.read(target: target, handoff: handoff)
   }
 
@@ -265,9 +265,9 @@ public struct LockedFile: Sendable {
   /// The new version is in place when it returns; closing the replaced version and, in durable
   /// mode, the directory's `fsync` wait until the lock is released (see ``AfterUnlock``), and
   /// ``SharedFile/withLockedFile(exclusive:wait:_:)`` returns only once they are done: it
-  /// throws ``StorageError/notDurable(path:_:)`` when the `fsync` fails.
+  /// throws ``StoreError/notDurable(path:_:)`` when the `fsync` fails.
   @discardableResult
-  public func replaceContents(with bytes: [UInt8]) throws(StorageError) -> FileIdentity {
+  public func replaceContents(with bytes: [UInt8]) throws(StoreError) -> FileIdentity {
     let original = handoff.take()
     if let original { afterUnlock.close(original.file) }
     let renamed = try file.atomicReplace(target: target, original: original).writeAndRename(bytes)
@@ -279,7 +279,7 @@ public struct LockedFile: Sendable {
   /// for a commit that leaves it in place: its `fsync` and its directory's, after the lock is
   /// released (see ``AfterUnlock/makeDurable(version:in:displayPath:)``), and
   /// ``SharedFile/withLockedFile(exclusive:wait:_:)`` returns only once they are done; it throws
-  /// ``StorageError/notDurable(path:_:)`` when one fails. Nothing to do in relaxed mode or
+  /// ``StoreError/notDurable(path:_:)`` when one fails. Nothing to do in relaxed mode or
   /// when no read kept the file open (a missing file).
   func makeReadVersionDurable() {
     guard file.isDurable, let version = handoff.take() else { return }
@@ -288,7 +288,7 @@ public struct LockedFile: Sendable {
 
   /// Keeps invalid bytes in `NAME.corrupt-TIMESTAMP` (see ``SharedFile/preserveCorruptCopy(of:)``).
   @discardableResult
-  public func preserveCorruptCopy(of bytes: [UInt8]) throws(StorageError) -> String {
+  public func preserveCorruptCopy(of bytes: [UInt8]) throws(StoreError) -> String {
     try file.preserveCorruptCopy(target: target, of: bytes)
   }
 }

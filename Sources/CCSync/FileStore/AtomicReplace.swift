@@ -16,7 +16,7 @@ import CCSyncJSON
 /// (see ``removeLeftoverTemporaryFiles(directory:name:)`` and ``claimLeftoverSweep(now:)``).
 /// While its temp file exists, the writer holds a `flock` on it: that is how a later writer
 /// tells a leftover from a file a live writer is still writing. A failure after the rename (the directory `fsync`) is
-/// reported as ``StorageError/notDurable(path:_:)``: the new version is already in place, its
+/// reported as ``StoreError/notDurable(path:_:)``: the new version is already in place, its
 /// durability unknown.
 struct AtomicReplace {
   /// The file to replace (symlinks already resolved), with its directory and temp-file names.
@@ -72,9 +72,9 @@ struct AtomicReplace {
     let displayPath: String
 
     /// Makes the rename durable (nothing to do in relaxed mode).
-    /// - Throws: ``StorageError/notDurable(path:_:)``: the new version is in place, its
+    /// - Throws: ``StoreError/notDurable(path:_:)``: the new version is in place, its
     ///   durability unknown.
-    func makeDurable() throws(StorageError) {
+    func makeDurable() throws(StoreError) {
       guard let directoryToSynchronize else { return }
       do {
         try FileSystem.synchronizeDirectory(directoryToSynchronize)
@@ -86,14 +86,14 @@ struct AtomicReplace {
 
   /// The whole replacement, the directory's `fsync` included.
   @discardableResult
-  func write(_ bytes: [UInt8]) throws(StorageError) -> FileIdentity {
+  func write(_ bytes: [UInt8]) throws(StoreError) -> FileIdentity {
     let renamed = try writeAndRename(bytes)
     try renamed.makeDurable()
     return renamed.identity
   }
 
   /// Steps 1 to 5: the new version is in place when it returns; the caller makes it durable.
-  func writeAndRename(_ bytes: [UInt8]) throws(StorageError) -> Renamed {
+  func writeAndRename(_ bytes: [UInt8]) throws(StoreError) -> Renamed {
     let directory = names.directory
     let original: (file: OpenFile?, status: FileStatus)?
     if let openedOriginal {
@@ -142,7 +142,7 @@ struct AtomicReplace {
 
   /// The file whose metadata the new version inherits, open for reading its attributes
   /// (`nil` when it is not readable), or `nil` when it does not exist.
-  private func originalFile() throws(StorageError) -> (file: OpenFile?, status: FileStatus)? {
+  private func originalFile() throws(StoreError) -> (file: OpenFile?, status: FileStatus)? {
     let source = inheritFrom ?? target
     do {
       let file = try OpenFile(path: source, options: .readOnlyNonBlocking)
@@ -163,13 +163,13 @@ struct AtomicReplace {
   /// all a rename needs): a file made read-only (mode 0444, `chattr +i`, a read-only mount)
   /// is refused as a write in place would be, with the target untouched. Root, to whom mode
   /// bits do not apply, replaces a 0444 file and keeps its mode, as `sed -i` does.
-  private func checkTargetWritable() throws(StorageError) {
+  private func checkTargetWritable() throws(StoreError) {
     try withSystemErrors { () throws(SystemError) in
       try FileSystem.checkWritable(target, operation: "write", displayPath: displayPath)
     }
   }
 
-  private func createTemporary(mode: UInt32) throws(StorageError) -> (OpenFile, String) {
+  private func createTemporary(mode: UInt32) throws(StoreError) -> (OpenFile, String) {
     let template = names.temporaryPathPrefix
     for _ in 0..<100 {
       let candidate = template + makeSuffix()

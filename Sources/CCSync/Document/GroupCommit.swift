@@ -8,50 +8,43 @@ import CCSyncSystem
 ///
 /// `@unchecked Sendable`: `queue` and `leaderActive` are guarded by `condition`.
 final class GroupCommit: @unchecked Sendable {
-  /// One caller's closure and its outcome.
+  /// One caller's request and its outcome, whatever its closure returns (see
+  /// ``TypedRequest``, which keeps the result with its type).
   ///
   /// `@unchecked Sendable`: the submitting thread blocks in ``GroupCommit/submit(_:perform:)``
   /// while the leader runs the closure and fills in the outcome; it reads them only after the
   /// leader has marked the request done under the group's lock.
-  final class Request: @unchecked Sendable {
+  class Request: @unchecked Sendable {
     let invalidFile: SharedDocument.InvalidFilePolicy
     let missingFile: SharedDocument.MissingFilePolicy
     let writes: SharedDocument.WritePolicy
-    private var body: ((inout JSONValue, Bool) throws -> Any)?
-    private(set) var result: Any?
-    private(set) var error: (any Error)?
-    /// The rank of the version this request's result is (see `SharedDocument.Rank`): the
-    /// batch's write, or the version read under the lock and left in place when there was
-    /// nothing to write, then this request's place in the batch; `nil` when it failed.
-    var resultRank: SharedDocument.Rank?
+    fileprivate(set) var error: (any Error)?
+    /// The rank of the version this request's result is (see ``VersionTracking/Rank``): the
+    /// batch's write, or the version read and left in place when there was nothing to write,
+    /// then this request's place in the batch; `nil` when it failed.
+    var resultRank: VersionTracking.Rank?
     fileprivate var isDone = false
 
-    init<Result>(
+    init(
       invalidFile: SharedDocument.InvalidFilePolicy, missingFile: SharedDocument.MissingFilePolicy,
-      writes: SharedDocument.WritePolicy, _ body: @escaping (inout JSONValue, _ fileHeldDocument: Bool) throws -> Result
+      writes: SharedDocument.WritePolicy
     ) {
       self.invalidFile = invalidFile
       self.missingFile = missingFile
       self.writes = writes
-      self.body = { document, fileHeldDocument in try body(&document, fileHeldDocument) }
     }
 
     /// Whether the closure ran without throwing (and no later step failed it).
-    var succeeded: Bool { result != nil && error == nil }
+    var succeeded: Bool { hasResult && error == nil }
+
+    /// Whether the closure returned.
+    var hasResult: Bool { false }
 
     /// Runs the closure on a copy of `document`, keeping the copy only if it did not throw.
-    /// `fileHeldDocument`: whether the locked read found a document in the file (see
-    /// ``SharedDocument/updateTracked(wait:invalidFile:missingFile:writes:_:)``).
-    func run(on document: inout JSONValue, fileHeldDocument: Bool) {
-      guard let body else { return }
-      var draft = document
-      do {
-        result = try body(&draft, fileHeldDocument)
-        document = draft
-      } catch {
-        self.error = error
-      }
-    }
+    /// `fileHeldDocument`: whether the read found a document (see
+    /// ``SharedDocument/updateTracked(wait:invalidFile:missingFile:writes:_:)``). Each run
+    /// starts over: a store that plans a write again runs every request again.
+    func run(on document: inout JSONValue, fileHeldDocument: Bool) {}
 
     /// Records an error that ends this request (a lock or write failure).
     func fail(_ error: any Error) {
@@ -65,8 +58,41 @@ final class GroupCommit: @unchecked Sendable {
 
     /// Drops the closure: it belongs to a caller's stack frame and must not outlive the call.
     fileprivate func finish() {
-      body = nil
       isDone = true
+    }
+  }
+
+  /// A request whose closure returns a `Result`, kept with its type for the caller.
+  final class TypedRequest<Result>: Request, @unchecked Sendable {
+    private var body: ((inout JSONValue, Bool) throws -> Result)?
+    private(set) var result: Result?
+
+    init(
+      invalidFile: SharedDocument.InvalidFilePolicy, missingFile: SharedDocument.MissingFilePolicy,
+      writes: SharedDocument.WritePolicy, _ body: @escaping (inout JSONValue, _ fileHeldDocument: Bool) throws -> Result
+    ) {
+      self.body = body
+      super.init(invalidFile: invalidFile, missingFile: missingFile, writes: writes)
+    }
+
+    override var hasResult: Bool { result != nil }
+
+    override func run(on document: inout JSONValue, fileHeldDocument: Bool) {
+      guard let body else { return }
+      result = nil
+      error = nil
+      var draft = document
+      do {
+        result = try body(&draft, fileHeldDocument)
+        document = draft
+      } catch {
+        self.error = error
+      }
+    }
+
+    fileprivate override func finish() {
+      body = nil
+      super.finish()
     }
   }
 

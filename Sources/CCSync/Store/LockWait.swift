@@ -5,9 +5,9 @@ import CCSyncJSON
 public enum LockWait: Sendable, Equatable {
   /// Wait as long as it takes.
   case forever
-  /// Fail at once with ``StorageError/lockUnavailable(path:)``.
+  /// Fail at once with ``StoreError/lockUnavailable(path:)``.
   case nonBlocking
-  /// Fail with ``StorageError/lockUnavailable(path:)`` once this much time has passed.
+  /// Fail with ``StoreError/lockUnavailable(path:)`` once this much time has passed.
   case timeout(Duration)
 
   /// The monotonic deadline in nanoseconds, or `nil` for `.forever` and for a timeout too

@@ -1,11 +1,8 @@
 import CCSyncSystem
-import CCSyncJSON
 
-/// Everything that can go wrong reading, locking or writing a shared file, each naming the file.
-///
-/// The CLI maps each case to a documented exit code; the library reports them to handlers and
-/// throws them from `load()`, `save()`, `update {}` and `flush()`. `Sendable`.
-public enum StorageError: Error, Sendable, CustomStringConvertible {
+/// What can go wrong reading, locking or writing a document's store (a file today), each
+/// naming the store. Upper layers wrap it in ``StoreError/store(_:)``. `Sendable`.
+public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
   /// A system call failed (the error names the call and the file).
   case system(SystemError)
   /// The lock could not be taken: held by another owner and not waiting (`nonBlocking`) or
@@ -17,16 +14,8 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
   case danglingSymlink(path: String, target: String)
   /// Following the path's symlinks went round in a loop (or more than 40 links).
   case symlinkLoop(path: String)
-  /// The file does not exist (reported where a file is required).
-  case missingFile(path: String)
   /// The directory that should hold the file does not exist.
   case missingDirectory(path: String)
-  /// The file's bytes are not valid JSON.
-  case invalidJSON(path: String, JSONParseError)
-  /// The file is valid JSON but does not decode as the value's type.
-  case decodingFailed(path: String, message: String)
-  /// The value could not be encoded as JSON (a non-finite float, a throwing `encode(to:)`).
-  case encodingFailed(path: String, message: String)
   /// The new version is in place (readers see it) but a step after the rename failed (the
   /// directory's `fsync`), so whether it survives a crash is unknown. Unlike the other cases
   /// the write happened: a caller that retries must not apply a change again that is not
@@ -40,20 +29,16 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
     case .notRegularFile(let path, let kind): return "'\(path)' is a \(kind.rawValue), not a regular file"
     case .danglingSymlink(let path, let target): return "'\(path)' is a symbolic link to '\(target)', which does not exist"
     case .symlinkLoop(let path): return "'\(path)': too many levels of symbolic links"
-    case .missingFile(let path): return "'\(path)': no such file"
     case .missingDirectory(let path): return "'\(path)': no such directory"
-    case .invalidJSON(let path, let error): return "'\(path)' is not valid JSON: \(error)"
-    case .decodingFailed(let path, let message): return "'\(path)' does not decode: \(message)"
-    case .encodingFailed(let path, let message): return "cannot encode the value for '\(path)': \(message)"
     case .notDurable(let path, let error):
       return "'\(path)' was replaced, but making it durable failed (a crash may still undo it); do not apply the same change again: \(error)"
     }
   }
 }
 
-/// Runs `body`, turning a ``SystemError`` into ``StorageError/system(_:)``.
+/// Runs `body`, turning a ``SystemError`` into ``StoreError/system(_:)``.
 @inline(__always)
-func withSystemErrors<Result>(_ body: () throws(SystemError) -> Result) throws(StorageError) -> Result {
+func withSystemErrors<Result>(_ body: () throws(SystemError) -> Result) throws(StoreError) -> Result {
   do {
     return try body()
   } catch {

@@ -57,15 +57,15 @@ final class AfterUnlock: Sendable {
   /// Does what is pending: `fsync`s and closes the versions left in place, closes the files,
   /// then makes each rename durable (one `fsync` for directories in a row that are the same).
   /// Call it after the lock is released.
-  /// - Throws: ``StorageError/notDurable(path:_:)`` for the first `fsync` that failed; the
+  /// - Throws: ``StoreError/notDurable(path:_:)`` for the first `fsync` that failed; the
   ///   others are still done.
-  func run() throws(StorageError) {
+  func run() throws(StoreError) {
     let work = pending.withLock { work in
       let taken = work
       work = Work()
       return taken
     }
-    var firstFailure: StorageError?
+    var firstFailure: StoreError?
     for (file, displayPath) in work.versionsToSynchronize {
       do {
         try file.synchronize()

@@ -1,10 +1,8 @@
-import CCSyncSystem
-import CCSyncJSON
 
 /// Where the library's diagnostics go. A library logs only when something is wrong unless
 /// asked for more; each message is one line written with one `write` so lines from several
 /// threads never mix. `Sendable`.
-public struct StorageLogger: Sendable {
+public struct DiagnosticLog: Sendable {
   /// How serious a message is.
   public enum Level: Int, Sendable, Comparable {
     case debug, warning, error
@@ -22,12 +20,12 @@ public struct StorageLogger: Sendable {
   }
 
   /// Writes `ccsync: message` lines to standard error (warnings and errors only).
-  public static let standardError = StorageLogger { _, message in
+  public static let standardError = DiagnosticLog { _, message in
     StandardStreams.writeLine("ccsync: " + message, toStandardError: true)
   }
 
   /// Drops every message.
-  public static let silent = StorageLogger(minimumLevel: .error) { _, _ in }
+  public static let silent = DiagnosticLog(minimumLevel: .error) { _, _ in }
 
   /// Logs `message` at `level`.
   public func log(_ level: Level, _ message: @autoclosure () -> String) {

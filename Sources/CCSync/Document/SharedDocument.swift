@@ -1,0 +1,201 @@
+import CCSyncSystem
+import CCSyncJSON
+
+/// One JSON document in a shared file, as this process last saw it: read it, change it
+/// exactly under the file's lock, and tell another process's write from this process's own.
+///
+/// Every write takes the exclusive lock, re-reads the file under it, applies the change to
+/// what the file holds now, and replaces it atomically (see ``SharedFile``), so changes made by
+/// other processes in the meantime are kept. Writes print the document pretty (2-space indent,
+/// trailing newline); key order and the text of every value not changed are kept.
+///
+/// `Sendable`: the last-seen version is guarded by a `Protected`; concurrent ``update(wait:invalidFile:_:)``
+/// calls are grouped into one write by ``GroupCommit``.
+public final class SharedDocument: Sendable {
+  /// What to do when a write finds a file that is not valid JSON.
+  public enum InvalidFilePolicy: Sendable {
+    /// Leave the file untouched and throw ``StorageError/invalidJSON(path:_:)`` (the CLI's choice).
+    case fail
+    /// Keep the bytes in `NAME.corrupt-TIMESTAMP`, then write starting from `{}` (the library's choice).
+    case preserveAndReplace
+  }
+
+  /// What an update does when the file does not exist.
+  public enum MissingFilePolicy: Sendable {
+    /// Start from `{}` and create the file (its directory must exist).
+    case create
+    /// Fail with ``StorageError/missingFile(path:)`` without running the closure.
+    case fail
+  }
+
+  /// When an update writes.
+  public enum WritePolicy: Sendable {
+    /// When the document changed in meaning (`JSONValue` `==`), or the file is created.
+    case whenChanged
+    /// Whenever the printed document differs from the file's bytes (a reordering or a new
+    /// number spelling is written too).
+    case whenTextDiffers
+  }
+
+  /// What ``readIfChanged(contentMayDiffer:)`` found.
+  public enum Observation: Sendable {
+    /// The file is the version this process last read or wrote.
+    case unchanged
+    /// Another version, valid JSON.
+    case changed(JSONValue)
+    /// The file does not exist (any more).
+    case missing
+    /// The file exists but is not valid JSON, or cannot be read.
+    case invalid(StorageError)
+  }
+
+  /// The store underneath (a file today).
+  let store: any DocumentStore
+  let tracking = Protected(VersionTracking())
+  let groupCommit = GroupCommit()
+
+  /// What messages name: the file's path as given.
+  public var name: String { store.name }
+
+  /// Creates a document over `path`; nothing is read until asked.
+  /// - Parameters:
+  ///   - durable: `fsync` file and directory on every write (default).
+  ///   - logger: where warnings about the file go (see ``SharedFile``).
+  public convenience init(path: String, durable: Bool = true, logger: DiagnosticLog = .standardError) {
+    self.init(file: SharedFile(path: path, durable: durable, logger: logger))
+  }
+
+  /// Creates a document over an existing ``SharedFile``.
+  public convenience init(file: SharedFile) {
+    self.init(store: FileStore(file: file))
+  }
+
+  /// Creates a document whose file identities may recur for `identityRecurrenceWindow`
+  /// nanoseconds after a version's last change (tests shorten or lengthen it).
+  convenience init(file: SharedFile, identityRecurrenceWindow: Int64) {
+    self.init(store: FileStore(file: file, identityRecurrenceWindow: identityRecurrenceWindow))
+  }
+
+  /// Creates a document over `store`.
+  init(store: any DocumentStore) {
+    self.store = store
+  }
+
+  /// Reads and parses the document; `nil` when it does not exist. Records the version as seen.
+  /// - Throws: ``StorageError/invalidJSON(path:_:)`` (an empty file included), or what the
+  ///   store's read throws.
+  public func read() throws(StorageError) -> JSONValue? {
+    try readTracked().value
+  }
+
+  /// ``read()``, with the rank this version was recorded under (see
+  /// ``readIfChangedTracked(contentMayDiffer:)``). A read that raced with another recording
+  /// (a write of this process, or a reload of a later version) is done again (see
+  /// ``RacingReadPolicy``), so a version older than one already recorded is not recorded over
+  /// it with a newer rank.
+  func readTracked() throws(StorageError) -> (value: JSONValue?, rank: VersionTracking.Rank?) {
+    try RacingReadPolicy.run(fallback: (nil, nil)) { isLastAttempt throws(StorageError) -> (JSONValue?, VersionTracking.Rank?)? in
+      let start = tracking.withLock(\.readStart)
+      guard let version = try storeCall({ () throws(StoreError) in try store.read() }) else { return (nil, nil) }
+      let parsed = try parse(version.bytes, after: start.seen)
+      let now = FileSystem.currentTime()
+      guard let rank = tracking.withLock({ $0.recordRead(version, parsed, since: start, isLastAttempt: isLastAttempt, now: now) })
+      else { return nil }
+      return (parsed.document, rank)
+    }
+  }
+
+  /// Checks whether the store still holds the version last seen: an identity check first,
+  /// and the bytes when `contentMayDiffer` (an in-place write within one timestamp tick) or
+  /// when the identity check cannot vouch for it (see ``DocumentStore/provesUnchanged(_:seenAt:)``).
+  /// Records what it finds as seen, valid or not, so one invalid version is reported as
+  /// `.invalid` each time it is looked at closely but a mere identity check of it is
+  /// `.unchanged`. Never throws: problems are observations.
+  public func readIfChanged(contentMayDiffer: Bool = false) -> Observation {
+    readIfChangedTracked(contentMayDiffer: contentMayDiffer).observation
+  }
+
+  /// ``readIfChanged(contentMayDiffer:)``, with the rank a `.changed` version was recorded
+  /// under. Ranks grow in the order versions are recorded, reads and writes alike, so a
+  /// subscriber that also adopts its own writes' results can tell a version older than one it
+  /// already took (docs/ARCHITECTURE.md, "Versions and ranks").
+  ///
+  /// A version of this process's own write is never reported as `.changed`, even while the
+  /// write is still finishing. A read that raced with a write of this process is done again
+  /// (see ``RacingReadPolicy``), so an older version read before the write is never recorded
+  /// over it.
+  func readIfChangedTracked(contentMayDiffer: Bool = false) -> (observation: Observation, rank: VersionTracking.Rank?) {
+    RacingReadPolicy.run(fallback: (.unchanged, nil)) { isLastAttempt -> (Observation, VersionTracking.Rank?)? in
+      let start = tracking.withLock(\.readStart)
+      let version: StoredVersion
+      do throws(StoreError) {
+        // The identity check decides alone only when contents cannot differ under the same
+        // identity; otherwise the bytes are read and compared anyway.
+        if !contentMayDiffer, let seen = start.seen, try store.provesUnchanged(seen.identity, seenAt: seen.seenAt) {
+          return (.unchanged, nil)
+        }
+        guard let read = try store.read() else {
+          guard let observation = tracking.withLock({ $0.observeMissing(since: start, isLastAttempt: isLastAttempt) })
+          else { return nil }
+          return (observation, nil)
+        }
+        version = read
+      } catch {
+        return (.invalid(.store(error)), nil)
+      }
+      let sameBytes = start.seen.map { $0.bytes.hasSameBytes(as: version.bytes) } ?? false
+      let parsed: Result<VersionTracking.ParsedVersion, StorageError>? =
+        sameBytes ? nil : Result { () throws(StorageError) in try parse(version.bytes, after: start.seen) }
+      let now = FileSystem.currentTime()
+      return tracking.withLock {
+        $0.observe(version, sameBytes: sameBytes, parsed: parsed, since: start, isLastAttempt: isLastAttempt, now: now)
+      }
+    }
+  }
+
+  /// Forgets the version seen, so that the next ``readIfChanged(contentMayDiffer:)`` reports
+  /// whatever the store holds.
+  public func forgetSeenVersion() {
+    tracking.withLock { $0.forget() }
+  }
+
+  func parse(_ bytes: [UInt8]) throws(StorageError) -> JSONValue {
+    do {
+      return try JSONValue(parsing: bytes)
+    } catch {
+      throw .invalidJSON(path: name, error)
+    }
+  }
+
+  /// Parses a version read outside a write, by way of `seen` when that is a version this
+  /// process wrote or kept (see ``VersionTracking/SeenVersion/knownVersion(for:)``): then only
+  /// the changed top-level values are parsed, and the result is kept for the next update.
+  func parse(_ bytes: [UInt8], after seen: VersionTracking.SeenVersion?) throws(StorageError) -> VersionTracking.ParsedVersion {
+    guard let seen, seen.document != nil else { return VersionTracking.ParsedVersion(document: try parse(bytes)) }
+    if let known = seen.knownVersion(for: bytes) {
+      return VersionTracking.ParsedVersion(document: known.document, kept: known.document, layout: known.layout)
+    }
+    let document = try parse(bytes)
+    return VersionTracking.ParsedVersion(document: document, kept: document)
+  }
+
+  /// The document `bytes` parse to, and their layout when known, by way of the version this
+  /// process last saw, when it kept that version's document (it has written): `nil` when it
+  /// did not or the shortcut does not apply (the caller parses).
+  ///
+  /// - The same bytes: that version's document, without a parse. The printer's text parses
+  ///   back to an equal document, so a process that is the only writer (or the last one) of
+  ///   its document skips the parse its next update would repeat.
+  /// - Bytes that differ from them only inside top-level values (another process changed a
+  ///   setting): those values' text alone is parsed (see ``JSONDocumentLayout``).
+  ///
+  /// The bytes themselves are always read under the lock; only the parse is spared.
+  func knownVersion(for bytes: [UInt8]) -> (document: JSONValue, layout: JSONDocumentLayout?)? {
+    tracking.withLock { $0.seen }?.knownVersion(for: bytes)
+  }
+
+  /// The bytes a document is written as: pretty JSON with a trailing newline.
+  public static func documentBytes(_ value: JSONValue) -> [UInt8] {
+    JSONDocumentLayout.print(value).bytes
+  }
+}

@@ -1,0 +1,47 @@
+import CCSyncJSON
+
+/// Everything the library's document API (``SharedDocument``, ``CodableStorage``) reports,
+/// each naming the document: what its store reported, or what the document layers found in
+/// the text and the value.
+///
+/// The CLI maps each case to a documented exit code; the library reports them to handlers and
+/// throws them from `load()`, `save()`, `update {}` and `flush()`. `Sendable`.
+public enum StorageError: Error, Sendable, CustomStringConvertible {
+  /// Reading, locking or writing the store failed (see ``StoreError``).
+  case store(StoreError)
+  /// The document does not exist (reported where one is required).
+  case missingFile(path: String)
+  /// The stored bytes are not valid JSON.
+  case invalidJSON(path: String, JSONParseError)
+  /// The document is valid JSON but does not decode as the value's type.
+  case decodingFailed(path: String, message: String)
+  /// The value could not be encoded as JSON (a non-finite float, a throwing `encode(to:)`),
+  /// or the document would be too deep for readers to accept.
+  case encodingFailed(path: String, message: String)
+
+  public var description: String {
+    switch self {
+    case .store(let error): return error.description
+    case .missingFile(let path): return "'\(path)': no such file"
+    case .invalidJSON(let path, let error): return "'\(path)' is not valid JSON: \(error)"
+    case .decodingFailed(let path, let message): return "'\(path)' does not decode: \(message)"
+    case .encodingFailed(let path, let message): return "cannot encode the value for '\(path)': \(message)"
+    }
+  }
+
+  /// Whether the write happened but its durability is unknown (see ``StoreError/notDurable(path:_:)``).
+  var isNotDurable: Bool {
+    if case .store(.notDurable) = self { return true }
+    return false
+  }
+}
+
+/// Runs a store call, reporting its failure as ``StorageError/store(_:)``.
+@inline(__always)
+func storeCall<Result>(_ body: () throws(StoreError) -> Result) throws(StorageError) -> Result {
+  do {
+    return try body()
+  } catch {
+    throw .store(error)
+  }
+}

@@ -1,0 +1,125 @@
+import CCSyncSystem
+
+/// A document kept in one file on this machine: the first ``DocumentStore``.
+///
+/// Reads and writes go through ``SharedFile`` (the sidecar `flock`, the atomic and durable
+/// replace, symlinks written through); "may have changed" comes from the process's shared
+/// ``FileWatcher`` (inotify on the directory, the safety re-check, polling where inotify is
+/// missing). A write holds the exclusive lock from its read to its rename, so its plan is made
+/// exactly once (docs/ARCHITECTURE.md, "A save, step by step").
+///
+/// `Sendable`: immutable; ``SharedFile`` and ``FileWatcher`` are `Sendable`.
+final class FileStore: DocumentStore {
+  /// How long after a version's last change its identity may recur (see
+  /// ``FileIdentity/mayRecur(seenAt:window:)``): until then an unchanged identity proves
+  /// nothing and only the bytes tell. 2 s, the coarsest timestamp tick of common file systems.
+  static let identityRecurrenceWindow: Int64 = 2_000_000_000
+
+  /// How long an empty file may stay empty before it is taken for an invalid version rather
+  /// than a truncating writer (`echo >`, `cp`) between its truncation and its write, which on
+  /// a loaded machine can take longer than a reload's grace period. A configuration file
+  /// left empty on purpose is rare.
+  static let emptyFileWritingWindow: Int64 = 1_000_000_000
+
+  /// The file underneath.
+  let file: SharedFile
+  /// ``identityRecurrenceWindow``, or another for tests.
+  let identityRecurrenceWindow: Int64
+  /// The watcher that tells this store's watches about changes.
+  let watcher: FileWatcher
+
+  init(file: SharedFile, identityRecurrenceWindow: Int64 = FileStore.identityRecurrenceWindow,
+       watcher: FileWatcher = .shared) {
+    self.file = file
+    self.identityRecurrenceWindow = identityRecurrenceWindow
+    self.watcher = watcher
+  }
+
+  var name: String { file.path }
+
+  func read() throws(StoreError) -> StoredVersion? {
+    try file.read().map(StoredVersion.init)
+  }
+
+  func provesUnchanged(_ identity: VersionIdentity, seenAt: FileIdentity.Timestamp) throws(StoreError) -> Bool {
+    guard case .file(let seen) = identity, !seen.mayRecur(seenAt: seenAt, window: identityRecurrenceWindow),
+      let current = try file.identity()
+    else { return false }
+    return current == seen
+  }
+
+  /// Under the exclusive lock: reads the file, asks `writer` for its plan, keeps an invalid
+  /// version aside when asked (an empty file has nothing to keep), and replaces the file or,
+  /// when the plan leaves it, makes the version read durable. The directory's `fsync` and
+  /// closing the replaced version come after the lock is released (see ``AfterUnlock``) and
+  /// before this returns.
+  /// - Throws: ``StoreError`` (``StoreError/notDurable(path:_:)`` when the version is in place
+  ///   but its durability is unknown), or what `writer` throws.
+  func write(wait: LockWait, _ writer: some StoreWriter) throws {
+    try file.withLockedFile(exclusive: true, wait: wait) { locked in
+      let current = try locked.read().map(StoredVersion.init)
+      switch try writer.plan(for: current) {
+      case .abandon:
+        return
+      case .leave:
+        locked.makeReadVersionDurable()
+        writer.didLeave(current)
+      case .replace(let bytes, let keepsInvalidCopy):
+        if keepsInvalidCopy, let current, !current.bytes.isEmpty {
+          try locked.preserveCorruptCopy(of: current.bytes)
+        }
+        writer.willPublish(bytes)
+        let identity: FileIdentity
+        do {
+          identity = try locked.replaceContents(with: bytes)
+        } catch {
+          writer.didNotPublish()
+          throw error
+        }
+        writer.didPublish(.file(identity))
+      }
+    }
+  }
+
+  func watch(_ handler: @escaping @Sendable (ChangeHint) -> Void) -> any StoreWatch {
+    watcher.watch(file.path) { reason in handler(ChangeHint(reason)) }
+  }
+
+  /// `EDEADLK` naming the lock file, as ``FileLock`` refuses a lock its own thread holds.
+  func nestedWriteError() -> StoreError {
+    FileLock.heldByThisThread(file.path + ".lock")
+  }
+
+  /// Whether the file is empty and was changed less than ``emptyFileWritingWindow`` ago:
+  /// probably a writer between truncating and writing.
+  func mayBeMidWrite() -> Bool {
+    guard let identity = (try? file.identity()) ?? nil, identity.size == 0 else { return false }
+    let age = FileSystem.currentTime().nanoseconds(since: identity.modificationTime)
+    return age >= 0 && age < FileStore.emptyFileWritingWindow
+  }
+}
+
+extension StoredVersion {
+  /// A file's snapshot as a stored version.
+  init(_ snapshot: FileSnapshot) {
+    self.init(bytes: snapshot.bytes, identity: .file(snapshot.identity))
+  }
+}
+
+extension ChangeHint {
+  /// What a watcher's reason means for a reload. Every event naming the file compares
+  /// contents, renames included: a file system may give a new version the inode an older one
+  /// just freed, with the same size and (within one coarse timestamp tick) the same times, so
+  /// after a missed version in between the identity alone can look unchanged. Only the
+  /// periodic checks (polling, the safety re-check) trust the identity.
+  init(_ reason: FileWatchReason) {
+    switch reason {
+    case .poll, .safetyRecheck: contentMayDiffer = reason.contentMayChangeInPlace
+    default: contentMayDiffer = true
+    }
+    isRequestedRecheck = reason == .requested
+    description = reason.description
+  }
+}
+
+extension FileWatch: StoreWatch {}

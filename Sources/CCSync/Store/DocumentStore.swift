@@ -1,0 +1,117 @@
+import CCSyncSystem
+
+/// A place that keeps the successive versions of one document's text: a file on this
+/// machine (``FileStore``) or, beyond it, a key on a cluster. The document layer
+/// (``SharedDocument``) works through this seam alone, so it never learns which one it has
+/// (docs/ARCHITECTURE.md, "The store seam").
+///
+/// A store promises four things:
+/// - a read gives one whole version with the identity it had (``read()``);
+/// - a write replaces the version it was planned against and no other, exactly once
+///   (``write(wait:_:)``): the file store holds the lock across the read, the plan and the
+///   rename; a store that writes by compare-and-swap plans again against the newer version
+///   when the swap loses, so a plan may be made more than once and must start over each time;
+/// - invalid bytes are kept aside before a write replaces them (``WritePlan/replace(with:keepsInvalidCopy:)``);
+/// - it says when the document may have changed (``watch(_:)``), whoever changed it.
+///
+/// Conforming types are `Sendable` and safe to use from any thread.
+protocol DocumentStore: Sendable {
+  /// What messages name: the file's path as given.
+  var name: String { get }
+
+  /// Reads the current version, or `nil` when there is none (no such file).
+  func read() throws(StoreError) -> StoredVersion?
+
+  /// Whether a check cheaper than a read proves that the store still holds the version
+  /// identified by `identity`, seen at `seenAt` (wall clock). `false` means only a read can
+  /// tell: the check says it changed, or cannot vouch for it.
+  func provesUnchanged(_ identity: VersionIdentity, seenAt: FileIdentity.Timestamp) throws(StoreError) -> Bool
+
+  /// Writes one new version against the current one: reads it, asks `writer` for a plan,
+  /// and carries the plan out, telling `writer` around the moment the new version becomes
+  /// visible. See ``StoreWriter`` for the order of the calls.
+  /// - Throws: what the store reports (``StoreError``), or what `writer` throws (nothing is
+  ///   written then).
+  func write(wait: LockWait, _ writer: some StoreWriter) throws
+
+  /// Starts telling `handler` each time the document may have changed; the handler is called
+  /// on a thread of the store's and must return quickly.
+  func watch(_ handler: @escaping @Sendable (ChangeHint) -> Void) -> any StoreWatch
+
+  /// The error for a write asked for by a thread that is already writing this document (an
+  /// update nested in an update's closure), which would wait for itself for ever.
+  func nestedWriteError() -> StoreError
+
+  /// Whether an invalid version read just now is probably a writer half way through its write
+  /// (an empty file changed within the last second), to be looked at again before reporting.
+  func mayBeMidWrite() -> Bool
+}
+
+/// One version of a stored document: its bytes and what identifies it. `Sendable`.
+struct StoredVersion: Sendable, Equatable {
+  var bytes: [UInt8]
+  var identity: VersionIdentity
+}
+
+/// What tells one version of a store's document from another without comparing bytes.
+/// `Sendable`.
+enum VersionIdentity: Hashable, Sendable {
+  /// A file's device, inode, size and times (see ``FileIdentity``): equal identities very
+  /// probably mean equal bytes, except within one timestamp tick (``FileIdentity/mayRecur(seenAt:window:)``).
+  case file(FileIdentity)
+}
+
+/// The document layer's side of a write (see ``DocumentStore/write(wait:_:)``). The store
+/// calls, in order: ``plan(for:)``; then, when the plan replaces the document,
+/// ``willPublish(_:)`` just before the new version can be seen and ``didPublish(_:)`` or
+/// ``didNotPublish()`` after; when the plan leaves it, ``didLeave(_:)``; when it abandons the
+/// write, nothing more. A store that writes
+/// optimistically may start again at ``plan(for:)`` after ``didNotPublish()``.
+///
+/// The calls come on the writing thread; for the file store, all under the exclusive lock.
+protocol StoreWriter {
+  /// What to do, given the version the store holds now (`nil`: none).
+  /// - Throws: to write nothing; the store rethrows it.
+  func plan(for current: StoredVersion?) throws -> WritePlan
+  /// `bytes` are about to become the current version.
+  func willPublish(_ bytes: [UInt8])
+  /// The new version is in place, with `identity`.
+  func didPublish(_ identity: VersionIdentity)
+  /// The new version was not put in place (the write failed, or lost a compare-and-swap).
+  func didNotPublish()
+  /// The plan left `current` in place (made durable first, in a durable store).
+  func didLeave(_ current: StoredVersion?)
+}
+
+/// What a write does with the version it found.
+enum WritePlan {
+  /// Put `bytes` in place as the new version. `keepsInvalidCopy`: the current bytes are not
+  /// a valid document; keep them aside first (the file store copies them to
+  /// `NAME.corrupt-TIMESTAMP` before it replaces the file).
+  case replace(with: [UInt8], keepsInvalidCopy: Bool)
+  /// Leave the current version in place: it is the write's result, so a durable store makes
+  /// it durable first.
+  case leave
+  /// Nothing of this write counts (every change in it failed): release and return.
+  case abandon
+}
+
+/// Why a store thinks its document may have changed. `Sendable`.
+struct ChangeHint: Sendable, CustomStringConvertible {
+  /// Whether the bytes may differ although the identity does not (an in-place write within
+  /// one timestamp tick), so the identity alone proves nothing.
+  var contentMayDiffer: Bool
+  /// Whether this is the look asked for with ``StoreWatch/recheck(after:)``.
+  var isRequestedRecheck: Bool
+  /// What happened, for diagnostics.
+  var description: String
+}
+
+/// A running ``DocumentStore/watch(_:)``; stops when cancelled or released.
+protocol StoreWatch: Sendable {
+  /// Stops the watch. A call of the handler already decided on may still run.
+  func cancel()
+  /// Calls the handler once more after `delay` with a hint whose
+  /// ``ChangeHint/isRequestedRecheck`` is set, even if nothing happened.
+  func recheck(after delay: Duration)
+}
