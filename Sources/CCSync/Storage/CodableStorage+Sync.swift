@@ -191,11 +191,13 @@ extension CodableStorage {
   /// A file that holds no document (`fileHeldDocument` false: missing, zero bytes, or not
   /// valid JSON, a torn foreign write kept aside in a corrupt copy before this write replaces
   /// it) gets the whole synced value `seed`, not only the changed fields. A file that holds
-  /// `{}` or `null` on purpose is changed like any other.
+  /// `{}` or `null` on purpose is changed like any other. A `null` seed (a `String?` that is
+  /// `nil`) is written as `null`, not as the `{}` the file reads as when it holds nothing,
+  /// which that type could not decode.
   static func applying(
     _ changes: JSONChangeSet, seed: JSONValue, to document: JSONValue, fileHeldDocument: Bool
   ) -> JSONValue {
-    let base = !fileHeldDocument && isEmptyDocument(document) && !isEmptyDocument(seed) ? seed : document
+    let base = !fileHeldDocument && isEmptyDocument(document) ? seed : document
     return changes.applied(to: base)
   }
 

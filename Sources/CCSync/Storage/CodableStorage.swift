@@ -96,6 +96,7 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
     if let pathError { report(pathError) }
     if let encodingError { report(encodingError) }
     if readsFile { loadAtStart() } else { localValueChanged() }
+    if readsFile && options.writesDefaultWhenMissing == true { writeDefaultIfMissing() }
   }
 
   /// `@CodableStorage(location: ...) var x: T = value`: the same as `init(initialValue:...)`.

@@ -18,11 +18,17 @@ public struct StorageOptions: Sendable {
   public var decoder: JSONValueDecoder
   /// Where diagnostics go; stderr by default.
   public var logger: DiagnosticLog
+  /// Whether a `defaultValue:` storage whose file does not exist at initialisation writes
+  /// the default there at once (before the initialiser returns), so that other processes
+  /// and `ccsync get` find it. `nil` (the default) leaves it to the initialiser: on for the
+  /// `key:` initialisers (as WLStorage does), off for the others (as NCCCodableStorage does).
+  /// An invalid file is never overwritten by it, and `initialValue:` writes its value anyway.
+  public var writesDefaultWhenMissing: Bool?
 
   public init(
     durable: Bool = true, watchesForChanges: Bool = true, flushesAtExit: Bool = true,
     encoder: JSONValueEncoder = JSONValueEncoder(), decoder: JSONValueDecoder = JSONValueDecoder(),
-    logger: DiagnosticLog = .standardError
+    logger: DiagnosticLog = .standardError, writesDefaultWhenMissing: Bool? = nil
   ) {
     self.durable = durable
     self.watchesForChanges = watchesForChanges
@@ -30,5 +36,6 @@ public struct StorageOptions: Sendable {
     self.encoder = encoder
     self.decoder = decoder
     self.logger = logger
+    self.writesDefaultWhenMissing = writesDefaultWhenMissing
   }
 }
