@@ -1,5 +1,6 @@
 import CCSyncSystem
 import CCSyncJSON
+import Observation
 
 /// A `Codable` value kept in a JSON file that several processes share.
 ///
@@ -48,6 +49,9 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
   let reloads = ReloadQueue(label: "ccsync.reload")
   /// Orders this storage's saves and updates (see ``CodableStorage/inSequence(_:)``).
   let writeSequence = RecursiveLock()
+  /// Tells the Observation module of reads and changes of ``wrappedValue``
+  /// (CodableStorage+Observation.swift).
+  let observationRegistrar = ObservationRegistrar()
 
   /// Creates a storage that reads the file now (when it exists) and starts from
   /// `defaultValue` otherwise.
@@ -92,6 +96,7 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
     }
     encodedDefault = encoded
     state = Protected(StorageState(value: value, encodedValue: encoded, synced: readsFile ? encoded : .null))
+    connectObservation()
     start()
     if let pathError { report(pathError) }
     if let encodingError { report(encodingError) }
@@ -132,9 +137,13 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
   /// edit), only the fields the edit changed are applied to the current value, so the
   /// others' changes are not reverted. Assigning a whole value replaces every field.
   public var wrappedValue: Value {
-    get { state.withLock { $0.value } }
+    get {
+      observationAccess()
+      return state.withLock { $0.value }
+    }
     set { setValue(newValue) }
     _modify {
+      observationAccess()
       let (base, baseEncoded) = state.withLock { state in (state.value, try? encodings(of: &state).value) }
       var value = base
       yield &value

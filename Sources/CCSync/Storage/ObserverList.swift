@@ -27,18 +27,29 @@ final class ObserverList<Value: Sendable>: Sendable {
 
   /// Adds `handler`; the returned observation removes it when cancelled or released.
   func add(_ handler: @escaping Handler) -> StorageObservation {
-    let id = state.withLock { state in
-      state.nextID += 1
-      state.handlers.append(handler)
-      state.handlerIDs.append(state.nextID)
-      return state.nextID
-    }
+    let id = insert(handler)
     return StorageObservation { [weak self] in
       self?.state.withLock { state in
         guard let position = state.handlerIDs.firstIndex(of: id) else { return }
         state.handlers.remove(at: position)
         state.handlerIDs.remove(at: position)
       }
+    }
+  }
+
+  /// Adds `handler` for the list's whole life, with no observation to keep: the storage's
+  /// own bridge to the Observation module, which must hear every change once, as the
+  /// observers do, whoever observes.
+  func addForLifetime(_ handler: @escaping Handler) {
+    _ = insert(handler)
+  }
+
+  private func insert(_ handler: @escaping Handler) -> UInt64 {
+    state.withLock { state in
+      state.nextID += 1
+      state.handlers.append(handler)
+      state.handlerIDs.append(state.nextID)
+      return state.nextID
     }
   }
 
