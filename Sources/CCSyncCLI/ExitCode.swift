@@ -15,13 +15,14 @@ enum ExitCode {
   static let dataError: Int32 = 65
   /// EX_NOINPUT: FILE (or its directory) does not exist; a dangling or looping symlink.
   static let noInput: Int32 = 66
-  /// EX_CANTCREAT: the temp file, the lock file or the file cannot be created.
+  /// EX_CANTCREAT: the temp file, the lock file or the file cannot be created; a write
+  /// refused by a read-only file system (EROFS).
   static let cannotCreate: Int32 = 73
   /// EX_IOERR: ENOSPC, EDQUOT, EIO, EFBIG and any other failed system call.
   static let ioError: Int32 = 74
   /// EX_TEMPFAIL: `edit` found a field changed both in the edit and in the file.
   static let conflict: Int32 = 75
-  /// EX_NOPERM: permission denied (EACCES, EPERM) on an existing file; a read-only file system.
+  /// EX_NOPERM: permission denied (EACCES, EPERM) on an existing file.
   static let permission: Int32 = 77
   /// A command that could not be run: not executable (126) or not found (127), as shells do.
   static let commandNotExecutable: Int32 = 126
@@ -102,7 +103,14 @@ struct CommandFailure: Error {
     case .noSpace, .diskQuotaExceeded, .inputOutputError, .fileTooLarge:
       self.init(ExitCode.ioError, named)
     case .readOnlyFileSystem:
-      self.init(ExitCode.permission, named)
+      // sysexits keeps 77 for a higher-level permission and asks file-system problems to
+      // use 73, "cannot create (user) output file": what a script that checks for "could
+      // not write" tests.
+      let written = file ?? error.path
+      // The refused call, naming its own path when that is another (the lock or temp file).
+      let call = error.path.map { $0 == written ? error.operation : "\(error.operation) '\($0)'" } ?? error.operation
+      let subject = written.map { "cannot write '\($0)'" } ?? "cannot write"
+      self.init(ExitCode.cannotCreate, "\(subject): read-only file system (\(call): errno \(error.code))")
     case .permissionDenied, .notPermitted:
       // Refused to create a file that is not there (the temp file, a new lock file or data
       // file): "cannot create". Refused access to an existing file: "permission denied".
