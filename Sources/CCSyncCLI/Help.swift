@@ -66,7 +66,7 @@ enum Help {
 
   static let watch = CommandSpec(
     name: "watch", overview: "Print the value at <path> now and each time it changes, one compact JSON line each.",
-    usage: "ccsync watch [--count <n>] [--timeout <secs>] [--poll <secs>] <file> [<path>] [--exec | --restart] [-- <command> ...]",
+    usage: "ccsync watch [--count <n>] [--timeout <secs>] [--poll <secs>] <file> [<path>] [--exec | --restart | --signal <sig>] [--debounce <secs>] [-- <command> ...]",
     operands: [fileOperand, pathOperand],
     options: [
       OptionSpec("c", "compact", help: "Accepted for symmetry with 'get': lines are always compact."),
@@ -75,14 +75,21 @@ enum Help {
       OptionSpec(nil, "poll", value: "secs", help: "Poll every <secs> seconds instead of using inotify."),
       OptionSpec(nil, "exec", help: "Run <command> after each printed value (value on stdin and in CCSYNC_VALUE)."),
       OptionSpec(nil, "restart", help: "Run <command> now and restart it on each new value; exit with its status when it exits."),
+      OptionSpec(nil, "signal", value: "sig", help: "Run <command> now and send it <sig> (HUP, USR1, 10) on each new value; exit with its status when it exits."),
+      OptionSpec(nil, "debounce", value: "secs", help: "Act on a new value once it has been unchanged for <secs> (at the latest after 4 x <secs>); default 0."),
       helpOption,
     ],
     discussion: """
-      Runs until SIGINT or SIGTERM (status 0). A missing file or <path>, or an invalid file, prints \
-      nothing on standard output and a note on standard error; the next valid value is printed.
+      Runs until SIGINT, SIGTERM or SIGHUP (status 0). A missing file or <path>, or an invalid file, \
+      prints nothing on standard output and a note on standard error; the next valid value is printed.
       With --exec, runs that arrive while <command> runs coalesce into one more run. With --restart, \
-      <command> is stopped with SIGTERM (SIGKILL after 5 s) and started again. <command> gets \
-      CCSYNC_VALUE (the compact value, unset while there is none) and CCSYNC_FILE.
+      <command> is stopped with SIGTERM (SIGKILL after 5 s) and started again. With --signal, \
+      <command> is started once and sent <sig> (to its process, not its group, as 'systemctl reload' \
+      does) on each new value; it is never restarted. <command> gets CCSYNC_VALUE (the compact value, \
+      unset while there is none; under --restart and --signal the value it started with) and CCSYNC_FILE.
+      With --debounce, lines are still printed at once, but <command> is run, restarted or signalled \
+      once the value has been unchanged for <secs>, and at the latest 4 x <secs> after the first \
+      change not acted on (consul-template's wait); the value found at start is acted on at once.
       """,
     takesCommand: true)
 

@@ -1,17 +1,27 @@
 import CCSync
 import CCSyncProcesses
 
-/// The command `ccsync watch --exec` or `--restart` runs: at most one at a time, in a process
-/// group of its own so that stopping it stops everything it started.
+/// The command `ccsync watch --exec`, `--restart` or `--signal` runs: at most one at a time,
+/// in a process group of its own so that stopping it stops everything it started.
 ///
 /// It gets the value as one compact JSON line on standard input and in `CCSYNC_VALUE` (unset
 /// while there is no value), and the file in `CCSYNC_FILE`.
+///
+/// With a debounce period (`--debounce SECS`), a new value is acted on once no other has come
+/// for SECS, and at the latest 4 x SECS after the first one not acted on yet (consul-template's
+/// `wait = "SECS:4xSECS"`): a burst of writes (an editor's, a deploy tool's) makes one run,
+/// restart or signal, with its last value, and a value that never stops changing is still acted
+/// on. The value found when the watch starts is acted on at once: there is nothing to wait for.
 final class WatchChildren {
-  enum Mode {
+  enum Mode: Equatable {
     /// Run after each printed value; values printed while it runs coalesce into one more run.
     case exec
     /// Run at once; on each new value stop it (SIGTERM, SIGKILL after 5 s) and start it again.
     case restart
+    /// Run at once; on each new value send it this signal (a service's reload), to the
+    /// command's process alone, as `systemctl reload` (`kill -HUP $MAINPID`) does: the
+    /// processes it started (an nginx's workers) are its to tell.
+    case signal(Signal)
   }
 
   /// How long a stopped command has between SIGTERM and SIGKILL.
@@ -20,8 +30,15 @@ final class WatchChildren {
   let mode: Mode
   let command: [String]
   let file: String
+  /// How long the value must stay unchanged before it is acted on; 0 acts at once.
+  let debounce: Double
   private var child: Subprocess?
+  /// The last value printed.
   private var latest: JSONValue?
+  /// The last value acted on: what a coalesced run or a restart starts with. The same as
+  /// `latest` but while a newer value waits for its debounce period, which has its own
+  /// action to come.
+  private var actedOn: JSONValue?
   /// exec: a value arrived while the command ran. restart: start again once it has stopped.
   private var pending = false
   /// Set once SIGTERM was sent: the exit that follows is ours, not the command's own.
@@ -36,18 +53,34 @@ final class WatchChildren {
   private(set) var spawnFailure: Int32?
   /// Whether the command was started at least once.
   private(set) var hasStarted = false
+  /// Under a debounce period: when the latest value is to be acted on, and when the first
+  /// value not acted on yet came (the 4 x SECS bound runs from there).
+  private var actionDue: Double?
+  private var firstDeferredAt: Double?
 
-  init(mode: Mode, command: [String], file: String) {
+  init(mode: Mode, command: [String], file: String, debounce: Double = 0) {
     self.mode = mode
     self.command = command
     self.file = file
+    self.debounce = debounce
   }
 
-  /// Whether no command runs and none is due.
-  var isIdle: Bool { child == nil && !pending }
+  /// The longest a value waits under a debounce period when values keep coming, as a
+  /// multiple of the period: consul-template's `wait` default (`min:4xmin`).
+  static let longestDebounceFactor = 4.0
 
-  /// When ``tick(now:)`` must next run (the SIGKILL of a command that ignores SIGTERM).
-  var nextDeadline: Double? { ([killDeadline].compactMap { $0 } + lingeringGroups.map(\.killAt)).min() }
+  /// Whether the command runs for as long as the watch (``Mode/restart``, ``Mode/signal(_:)``)
+  /// rather than once per value.
+  var runsContinuously: Bool { mode != .exec }
+
+  /// Whether no command runs and none is due.
+  var isIdle: Bool { child == nil && !pending && actionDue == nil }
+
+  /// When ``tick(now:)`` must next run: the SIGKILL of a command that ignores SIGTERM, the
+  /// end of a debounce period.
+  var nextDeadline: Double? {
+    ([killDeadline, actionDue].compactMap { $0 } + lingeringGroups.map(\.killAt)).min()
+  }
 
   /// Linux's limit on one environment string (128 KiB, `MAX_ARG_STRLEN`) less the name and the
   /// terminating NUL: a `CCSYNC_VALUE` must be shorter than this to be passed in the
@@ -57,7 +90,6 @@ final class WatchChildren {
   /// Starts the command with `value`; returns a status to end with if it cannot be started.
   @discardableResult
   func start(with value: JSONValue?) -> Int32? {
-    latest = value
     hasStarted = true
     var environment: [String: String?] = ["CCSYNC_FILE": file, "CCSYNC_VALUE": nil]
     var input: FileDescriptor?
@@ -85,9 +117,32 @@ final class WatchChildren {
     }
   }
 
-  /// A new value was printed.
-  func valuePrinted(_ value: JSONValue) {
+  /// A new value was printed. `initial`: it is the value found when the watch started,
+  /// acted on at once whatever the debounce period.
+  func valuePrinted(_ value: JSONValue, initial: Bool = false) {
     latest = value
+    if debounce == 0 || initial {
+      act(on: value)
+      return
+    }
+    let now = MonotonicClock.now()
+    let first = firstDeferredAt ?? now
+    firstDeferredAt = first
+    actionDue = min(now + debounce, first + debounce * WatchChildren.longestDebounceFactor)
+  }
+
+  /// Acts at once on a value still waiting for its debounce period to end: `--count` was
+  /// reached, and the watch reads the file no more, so there is nothing left to wait for.
+  func actOnDeferredValue() {
+    guard actionDue != nil, let latest else { return }
+    actionDue = nil
+    firstDeferredAt = nil
+    act(on: latest)
+  }
+
+  /// Runs, restarts or signals the command for `value`, as the mode says.
+  private func act(on value: JSONValue) {
+    actedOn = value
     switch mode {
     case .exec:
       if child == nil { start(with: value) } else { pending = true }
@@ -100,6 +155,14 @@ final class WatchChildren {
       }
       pending = true
       if !stopRequested { stop(child) }
+    case .signal(let signal):
+      guard let child else {
+        if !hasStarted { start(with: value) }
+        return
+      }
+      // A command that has just exited (not reaped yet) is a zombie, which takes the signal
+      // and ignores it; its exit ends the watch at the next reap.
+      try? child.send(signal)
     }
   }
 
@@ -126,20 +189,24 @@ final class WatchChildren {
       }
       if pending {
         pending = false
-        start(with: latest)
+        start(with: actedOn)
       }
     case .restart:
       if stopRequested && pending {
         pending = false
-        start(with: latest)
+        start(with: actedOn)
       } else if !stopRequested {
         exitedOnItsOwn = status
       }
+    case .signal:
+      if !stopRequested { exitedOnItsOwn = status }
     }
   }
 
-  /// Sends SIGKILL to a stopped command whose grace period has passed.
+  /// Acts on a value whose debounce period has ended, and sends SIGKILL to a stopped
+  /// command whose grace period has passed.
   func tick(now: Double) {
+    if let actionDue, now >= actionDue { actOnDeferredValue() }
     if let killDeadline, now >= killDeadline, let child {
       try? child.sendToProcessGroup(.kill)
       self.killDeadline = nil
@@ -155,6 +222,7 @@ final class WatchChildren {
   /// 5 s); no further runs. What earlier stopped commands left running gets SIGKILL at once.
   func shutDown() {
     pending = false
+    actionDue = nil
     for lingering in lingeringGroups { Subprocess.signalProcessGroup(lingering.group, .kill) }
     lingeringGroups = []
     guard let current = child else { return }

@@ -1,25 +1,43 @@
 import CCSync
 import CCSyncProcesses
 
-/// `ccsync watch [-c] [--count N] [--timeout SECS] [--poll SECS] FILE [PATH] [--exec | --restart] [-- CMD ARGS...]`.
+/// `ccsync watch [-c] [--count N] [--timeout SECS] [--poll SECS] FILE [PATH]
+/// [--exec | --restart | --signal SIG] [--debounce SECS] [-- CMD ARGS...]`.
 ///
 /// One thread does everything: it waits in `poll(2)` on a self-pipe the watcher's handler writes
 /// to and on the signal pipe (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD), with a
 /// timeout for the next deadline (--timeout, the grace period of an invalid file, a restart's
-/// SIGKILL). Every way the watch ends goes through ``WatchSession/finish(_:)``, which stops
-/// the command's process group; none calls `exit` or dies of a signal before it.
+/// SIGKILL, the end of a debounce period). Every way the watch ends goes through
+/// ``WatchSession/finish(_:)``, which stops the command's process group; none calls `exit` or
+/// dies of a signal before it.
 enum WatchCommand {
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
     let spec = Help.watch
-    if arguments.has("exec") && arguments.has("restart") {
-      throw UsageError(message: "The options '--exec' and '--restart' cannot be combined", command: spec)
+    let modeOptions = ["exec", "restart", "signal"].filter { arguments.has($0) }
+    if modeOptions.count > 1 {
+      throw UsageError(message: "The options '--\(modeOptions[0])' and '--\(modeOptions[1])' cannot be combined", command: spec)
     }
     let command = arguments.command ?? []
     var mode: WatchChildren.Mode?
-    if arguments.has("restart") { mode = .restart } else if arguments.has("exec") || !command.isEmpty { mode = .exec }
+    if arguments.has("restart") {
+      mode = .restart
+    } else if let name = arguments.value("signal") {
+      guard let signal = Signal.named(name) else {
+        throw UsageError(
+          message: "The value '\(name)' is invalid for '--signal <sig>': expected a signal name such as HUP or USR1, or a number from 1 to \(Signal.highestNumber)",
+          command: spec)
+      }
+      mode = .signal(signal)
+    } else if arguments.has("exec") || !command.isEmpty {
+      mode = .exec
+    }
     if mode != nil && command.isEmpty {
-      let option = arguments.has("restart") ? "--restart" : "--exec"
+      let option = "--" + (modeOptions.first ?? "exec")
       throw UsageError(message: "Missing expected argument '<command>' after '--' for '\(option)'", command: spec)
+    }
+    let debounce = try arguments.seconds("debounce", in: spec) ?? 0
+    if arguments.has("debounce") && mode == nil {
+      throw UsageError(message: "The option '--debounce' needs a command to run ('--exec', '--restart' or '--signal' and '-- <command>')", command: spec)
     }
     let count = try arguments.integer("count", in: spec, range: 1...Int.max)
     let timeout = try arguments.seconds("timeout", in: spec)
@@ -32,7 +50,7 @@ enum WatchCommand {
     let session = WatchSession(
       file: file, path: path, pathText: arguments.operands.count > 1 ? arguments.operands[1] : ".",
       count: count, timeout: timeout,
-      children: mode.map { WatchChildren(mode: $0, command: command, file: file) })
+      children: mode.map { WatchChildren(mode: $0, command: command, file: file, debounce: debounce) })
     let watcher = pollInterval.map { FileWatcher(mode: .polling(interval: duration(seconds: $0))) } ?? FileWatcher.shared
     return try session.run(watcher: watcher)
   }
@@ -92,15 +110,17 @@ final class WatchSession {
 
     check(initial: true)
     if let outputFailure { return finish(afterOutputFailure: outputFailure) }
-    // --restart starts the command at once, with no value if there is none yet.
-    if let children, children.mode == .restart, !children.hasStarted {
+    // --restart and --signal start the command at once, with no value if there is none yet.
+    if let children, children.runsContinuously, !children.hasStarted {
       if let status = children.start(with: nil) { return status }
     }
     while true {
+      // exec: the last value's run (at once, even within a debounce period: no value can
+      // follow) and one coalesced run finish first; restart, signal: stop now.
+      if countReached, let children, !children.runsContinuously { children.actOnDeferredValue() }
       // A command that cannot be run ends the watch with 126 or 127, --count or not.
       if let status = children?.spawnFailure { return finish(status) }
-      // exec: the last value's run (and one coalesced run) finish first; restart: stop now.
-      if countReached && (children.map { $0.mode == .restart || $0.isIdle } ?? true) {
+      if countReached && (children.map { $0.runsContinuously || $0.isIdle } ?? true) {
         return finish(ExitCode.success)
       }
       if let status = children?.exitedOnItsOwn { return finish(status) }
@@ -179,7 +199,7 @@ final class WatchSession {
       invalidSince = nil
     case .changed(let value):
       invalidSince = nil
-      show(value)
+      show(value, initial: initial)
     case .missing:
       invalidSince = nil
       note(.missingFile)
@@ -194,7 +214,7 @@ final class WatchSession {
     }
   }
 
-  private func show(_ document: JSONValue) {
+  private func show(_ document: JSONValue, initial: Bool) {
     let value: JSONValue?
     do {
       value = try document.value(at: path)
@@ -216,7 +236,7 @@ final class WatchSession {
     lastPrinted = value
     gap = nil
     printed += 1
-    children?.valuePrinted(value)
+    children?.valuePrinted(value, initial: initial)
   }
 
   private func note(_ kind: Gap) {
