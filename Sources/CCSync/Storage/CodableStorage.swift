@@ -23,6 +23,8 @@ import Observation
 ///   to ``onError(_:)`` handlers and the logger, and is retried with backoff.
 /// - Pending changes are written by ``flush()``, on deinit, at normal exit and on SIGTERM,
 ///   SIGINT and SIGHUP (unless ``StorageOptions/flushesAtExit`` is off).
+/// - `Observable` (the Observation module): reading ``wrappedValue`` inside
+///   `withObservationTracking` registers it, and each change observers hear calls `onChange`.
 ///
 /// Thread-safe and `Sendable`: all state is behind a `Protected`; saves and updates run one
 /// after another (``inSequence(_:)``), and file work is serialised by the file lock.
