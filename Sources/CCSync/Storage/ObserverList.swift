@@ -15,6 +15,8 @@ final class ObserverList<Value: Sendable>: Sendable {
     // every use of a tuple type that involves `Value` looks its metadata up at run time.
     var handlers: [Handler] = []
     var handlerIDs: [UInt64] = []
+    /// How many handlers at the end are there for the list's whole life (``addForLifetime(_:)``).
+    var lifetimeHandlers = 0
     var nextID: UInt64 = 0
     /// Changes not yet delivered start at `queueHead`; the array is emptied when all are (no
     /// `removeFirst`, whose unspecialized generic path cost more than a delivery).
@@ -39,16 +41,20 @@ final class ObserverList<Value: Sendable>: Sendable {
 
   /// Adds `handler` for the list's whole life, with no observation to keep: the storage's
   /// own bridge to the Observation module, which must hear every change once, as the
-  /// observers do, whoever observes.
+  /// observers do, whoever observes. Called after every other handler, those added later
+  /// included, so that it adds nothing to the time they wait for a change.
   func addForLifetime(_ handler: @escaping Handler) {
-    _ = insert(handler)
+    _ = insert(handler, forLifetime: true)
   }
 
-  private func insert(_ handler: @escaping Handler) -> UInt64 {
+  /// Inserts `handler` before the lifetime handlers, or after them all `forLifetime`.
+  private func insert(_ handler: @escaping Handler, forLifetime: Bool = false) -> UInt64 {
     state.withLock { state in
       state.nextID += 1
-      state.handlers.append(handler)
-      state.handlerIDs.append(state.nextID)
+      let position = forLifetime ? state.handlers.count : state.handlers.count - state.lifetimeHandlers
+      state.handlers.insert(handler, at: position)
+      state.handlerIDs.insert(state.nextID, at: position)
+      if forLifetime { state.lifetimeHandlers += 1 }
       return state.nextID
     }
   }
