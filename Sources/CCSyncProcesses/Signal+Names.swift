@@ -1,3 +1,4 @@
+import CCSyncSystem
 import Glibc
 
 /// Signal names as kill(1), systemd and consul-template spell them.
