@@ -69,7 +69,7 @@ extension StorageSaveRaceTests {
     storage.storeMayHaveChanged(ChangeHint(FileWatchReason.directoryEvent(inPlaceWrite: false)))  // the watcher, first
     #expect(storage.wrappedValue.theme == "mine", "the reload keeps the edit still pending on top")
     // The save's result, late, delivered as `save()` delivers it.
-    if let delivery = storage.adopt(written, origin: .external, saved: saved, rank: rank) { storage.observers.deliver(delivery) }
+    if let delivery = storage.adopt(written, origin: .external, saved: saved, rank: rank).delivery { storage.observers.deliver(delivery) }
 
     #expect(storage.wrappedValue.theme == "theirs", "the save's edit, written already, still shown over a later write")
     #expect(storage.wrappedValue.fontSize == (editDuringSave ? 20 : 13))
@@ -100,7 +100,7 @@ extension StorageSaveRaceTests {
     storage.storeMayHaveChanged(ChangeHint(FileWatchReason.directoryEvent(inPlaceWrite: false)))
     #expect(storage.wrappedValue == SharedSettings(theme: "theirs", fontSize: 20, counter: 7))
     // The save's result, late, taken as `save()` takes it.
-    let (_, failure) = storage.adoptUnreported(written, origin: .external, saved: saved, rank: rank)
+    let (_, failure) = storage.adopt(written, origin: .external, saved: saved, rank: rank)
 
     #expect(failure == nil, "\(String(describing: failure))")
     #expect(storage.fileState == .valid)
@@ -182,7 +182,7 @@ extension StorageSaveRaceTests {
 /// document written, the edits it took and its rank, for `adopt`.
 private func writePendingChanges(
   of storage: CodableStorage<SharedSettings>
-) throws -> (written: JSONValue, saved: CodableStorage<SharedSettings>.SavedEdits, rank: VersionTracking.Rank?) {
+) throws -> (written: JSONValue, saved: StorageState<SharedSettings>.SavedEdits, rank: VersionTracking.Rank?) {
   let (changes, saved, seed) = try storage.startWrite()
   let (written, rank, _) = try storage.document.updateTracked(invalidFile: .preserveAndReplace) {
     document, fileHeldDocument -> JSONValue in

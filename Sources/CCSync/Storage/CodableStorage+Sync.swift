@@ -1,15 +1,15 @@
 import CCSyncSystem
 import CCSyncJSON
 
-/// Reading, writing and merging: the rules of DESIGN.md's "Merging" section.
+/// Reading, writing and merging (docs/ARCHITECTURE.md, "A save, step by step" and "Merging").
 extension CodableStorage {
   /// Writes this process's pending changes now (the field-level change set, applied to the
   /// file's current JSON under the exclusive lock). Without pending changes it writes nothing,
   /// except that a missing file is created with the current value.
   /// - Throws: ``StorageError``; the changes stay pending and are retried per the update mode,
-  ///   except after ``StorageError/notDurable(path:_:)``: they were written (the version is
-  ///   in place, its durability unknown) and are no longer pending.
-  public func save() throws {
+  ///   except after ``StoreError/notDurable(path:_:)``: they were written (the version is in
+  ///   place, its durability unknown) and are no longer pending.
+  public func save() throws(StorageError) {
     let outcome: WriteOutcome
     do {
       outcome = try inSequence { try saveNow() }
@@ -80,7 +80,7 @@ extension CodableStorage {
   /// Writes pending changes if there are any (and nothing otherwise); the call to make before
   /// handing the file to someone else, and what exit and deinit do.
   /// - Throws: ``StorageError`` when the write fails.
-  public func flush() throws {
+  public func flush() throws(StorageError) {
     guard hasPendingChanges else { return }
     try save()
   }
@@ -89,7 +89,7 @@ extension CodableStorage {
   /// pending changes applied on top, so nothing unsaved is lost).
   /// - Throws: ``StorageError/invalidJSON(path:_:)`` or ``StorageError/decodingFailed(path:message:)``
   ///   (the value in memory is then kept), or I/O errors.
-  public func load() throws {
+  public func load() throws(StorageError) {
     try readAndAdopt(notify: true)
   }
 
@@ -121,30 +121,25 @@ extension CodableStorage {
   /// ``update(_:)``, in the write sequence; returns `body`'s result and what is left to do
   /// out of it.
   private func updateNow<Result>(_ body: (inout Value) throws -> Result) throws -> (Result, WriteOutcome) {
-    var result: Result?
     let (changes, saved, seed) = try startWrite()
-    let (written, rank, notDurable) = try document.updateTracked(invalidFile: .preserveAndReplace) {
-      document, fileHeldDocument -> JSONValue in
+    let ((written, result), rank, notDurable) = try document.updateTracked(invalidFile: .preserveAndReplace) {
+      document, fileHeldDocument -> (JSONValue, Result) in
       document = CodableStorage.applying(changes, seed: seed, to: document, fileHeldDocument: fileHeldDocument)
-      var value = try decode(document)
-      let before = try options.encoder.encode(value)
-      result = try body(&value)
-      let after = try options.encoder.encode(value)
+      var value = try coding.decode(document)
+      let before = try coding.encode(value)
+      let result = try body(&value)
+      let after = try coding.encode(value)
       document = JSONChangeSet(from: before, to: after).applied(to: document)
-      return document
+      return (document, result)
     }
     var outcome = didWrite(written, saved: saved, rank: rank, origin: .local)
     outcome.notDurable = notDurable
-    return (result!, outcome)
+    return (result, outcome)
   }
 
-  /// What a save or update takes when it starts: the pending change set, the edits it
-  /// covers, and the synced version (what a new file is seeded with).
-  func startWrite() throws(StorageError) -> (changes: JSONChangeSet, saved: SavedEdits, seed: JSONValue) {
-    try state.withLock { state throws(StorageError) in
-      let (value, synced) = try encodings(of: &state)
-      return (JSONChangeSet(from: synced, to: value), SavedEdits(version: state.version, value: value), synced)
-    }
+  /// What a save or update takes when it starts (see ``StorageState/startWrite(_:)``).
+  func startWrite() throws(StorageError) -> (changes: JSONChangeSet, saved: StorageState<Value>.SavedEdits, seed: JSONValue) {
+    try state.withLock { state throws(StorageError) in try state.startWrite(coding) }
   }
 
   /// Runs a save or update after any other of this storage's has finished, written and taken
@@ -170,17 +165,17 @@ extension CodableStorage {
 
   /// Reads the file and takes its JSON as the synced version (pending changes on top). A
   /// missing file is noted; an invalid or undecodable one is recorded, reported and thrown.
-  private func readAndAdopt(notify: Bool) throws {
-    do {
+  private func readAndAdopt(notify: Bool) throws(StorageError) {
+    do throws(StorageError) {
       let (json, rank) = try document.readTracked()
       guard let json else {
         state.withLock { $0.fileState = .missing }
         return
       }
-      if let delivery = try adoptChecked(json, origin: .external, saved: nil, rank: rank, notify: notify) {
-        observers.deliver(delivery)
-      }
-    } catch let error as StorageError {
+      let (delivery, failure) = adopt(json, origin: .external, saved: nil, rank: rank, notify: notify)
+      if let failure { throw failure }
+      if let delivery { observers.deliver(delivery) }
+    } catch {
       state.withLock { $0.fileState = .invalid(error.description) }
       report(error)
       throw error
@@ -208,9 +203,9 @@ extension CodableStorage {
   /// processes' fields; `.local` for an update, whose change they hear now.
   /// Returns what the caller is to do out of the write sequence (``finish(_:)``).
   private func didWrite(
-    _ written: JSONValue, saved: SavedEdits, rank: VersionTracking.Rank?, origin: ChangeOrigin
+    _ written: JSONValue, saved: StorageState<Value>.SavedEdits, rank: VersionTracking.Rank?, origin: ChangeOrigin
   ) -> WriteOutcome {
-    let (delivery, unreadable) = adoptUnreported(written, origin: origin, saved: saved, rank: rank)
+    let (delivery, unreadable) = adopt(written, origin: origin, saved: saved, rank: rank)
     let checkedAt = FileSystem.monotonicNanoseconds()
     scheduler.withLock { $0 }?.didSave(stillPending: hasPendingChanges, checkedAt: checkedAt)
     return WriteOutcome(delivery: delivery, unreadable: unreadable)
@@ -229,32 +224,13 @@ extension CodableStorage {
   /// started from: if the value moved on since, the edit's own field-level changes are
   /// applied to the current value instead of `newValue` replacing it (see ``wrappedValue``).
   func setValue(_ newValue: Value, editedFrom base: JSONValue? = nil) {
-    let encoded: JSONValue
+    let changed: Bool
+    let delivery: ObserverList<Value>.Delivery?
     do {
-      encoded = try options.encoder.encode(newValue)
-    } catch {
-      report(.encodingFailed(path: path, message: "\(error)"))
-      return
-    }
-    let changed: Bool, delivery: ObserverList<Value>.Delivery?
-    do {
+      let encoded = try coding.encode(newValue)
       (changed, delivery) = try state.withLock { state throws(StorageError) in
-        let current = try encodings(of: &state)
-        var newValue = newValue
-        var encoded = encoded
-        if let base, current.value != base {
-          let rebased = JSONChangeSet(from: base, to: encoded).applied(to: current.value)
-          if let value = try? decode(rebased),
-             let reencoded = try? options.encoder.encode(value) {
-            newValue = value
-            encoded = reencoded
-          }
-        }
-        let changed = current.value != encoded
-        state.value = newValue
-        state.sync = .encoded(value: encoded, synced: current.synced)
-        state.version &+= 1
-        return (changed, changed ? observers.enqueue(StorageChange(value: newValue, origin: .local)) : nil)
+        let changed = try state.edit(to: newValue, encoded: encoded, from: base, coding)
+        return (changed, changed ? observers.enqueue(StorageChange(value: state.value, origin: .local)) : nil)
       }
     } catch {
       report(error)

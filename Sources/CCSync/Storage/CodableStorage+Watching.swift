@@ -27,7 +27,9 @@ extension CodableStorage {
       return
     case .changed(let json):
       options.logger.log(.debug, "'\(path)' changed (\(hint)); reloading")
-      if let delivery = adopt(json, origin: .external, saved: nil, rank: rank) { observers.deliver(delivery) }
+      let (delivery, failure) = adopt(json, origin: .external, saved: nil, rank: rank)
+      if let delivery { observers.deliver(delivery) }
+      if let failure { report(failure) }
     case .missing:
       state.withLock { $0.fileState = .missing }
       options.logger.log(.debug, "'\(path)' was removed; keeping the value in memory")

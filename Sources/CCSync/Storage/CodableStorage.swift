@@ -39,9 +39,9 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
   /// The document underneath (the JSON layer of the same file).
   public let document: SharedDocument
 
-  /// The default value encoded (the initial value's for `initialValue:`): the base for keys
-  /// a file lacks. Fixed at initialisation.
-  let encodedDefault: JSONValue
+  /// The coders and the default value encoded (the initial value's for `initialValue:`), the
+  /// base for keys a file lacks. Fixed at initialisation.
+  let coding: ValueCoding<Value>
   let state: Protected<StorageState<Value>>
   let observers = ObserverList<Value>()
   let errorHandlers = Protected<[@Sendable (StorageError) -> Void]>([])
@@ -96,7 +96,7 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
       // Reported, not hidden: a value that cannot be encoded can never be written.
       encodingError = .encodingFailed(path: document.name, message: "\(error)")
     }
-    encodedDefault = encoded
+    coding = ValueCoding(encoder: options.encoder, decoder: options.decoder, encodedDefault: encoded, path: document.name)
     state = Protected(StorageState(value: value, encodedValue: encoded, synced: readsFile ? encoded : .null))
     connectObservation()
     start()

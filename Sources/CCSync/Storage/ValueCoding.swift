@@ -1,0 +1,101 @@
+import CCSyncJSON
+
+/// How one storage turns its value into JSON and back: its coders, and its default value
+/// encoded, which gives the keys a document lacks. Pure functions, no state: what the merge
+/// rules (``StorageState``) call. `Sendable`.
+struct ValueCoding<Value: Codable>: Sendable {
+  let encoder: JSONValueEncoder
+  let decoder: JSONValueDecoder
+  /// The default value encoded (the initial value's for `initialValue:`): the base for keys
+  /// a document lacks.
+  let encodedDefault: JSONValue
+  /// The document's name, for errors.
+  let path: String
+
+  /// `value` encoded.
+  func encode(_ value: Value) throws(StorageError) -> JSONValue {
+    do {
+      return try encoder.encode(value)
+    } catch {
+      throw .encodingFailed(path: path, message: "\(error)")
+    }
+  }
+
+  /// Decodes a document laid over the default's, so keys it lacks take the default.
+  func decode(_ json: JSONValue) throws(StorageError) -> Value {
+    try decode(source: decodingSource(json))
+  }
+
+  /// The JSON a value is decoded from: the document's `json` laid over the default's.
+  func decodingSource(_ json: JSONValue) -> JSONValue {
+    if case .object = json, case .object = encodedDefault, ValueCoding.lacksMembers(json, of: encodedDefault) {
+      return ValueCoding.overlay(json, on: encodedDefault)
+    }
+    return json  // the usual case: the document has every key, so the overlay would copy it for nothing
+  }
+
+  /// Decodes `source` as it is (see ``decodingSource(_:)``).
+  func decode(source: JSONValue) throws(StorageError) -> Value {
+    do {
+      return try decoder.decode(Value.self, from: source)
+    } catch let error as DecodingError {
+      throw .decodingFailed(path: path, message: error.readableDescription)
+    } catch {
+      throw .decodingFailed(path: path, message: "\(error)")
+    }
+  }
+
+  /// Whether two values decoded from sources within the default's shape differ exactly when
+  /// the sources do (see ``isWithinShape(_:of:)``), so that comparing sources tells a change
+  /// without encoding either value.
+  func comparesSources(_ source: JSONValue) -> Bool {
+    ValueCoding.isWithinShape(source, of: encodedDefault)
+  }
+
+  /// `value`'s members over `base`'s, recursively for objects; `value` wins everywhere else.
+  static func overlay(_ value: JSONValue, on base: JSONValue) -> JSONValue {
+    guard case .object(let top) = value, case .object(var result) = base else { return value }
+    for member in top {
+      result[member.key] = overlay(member.value, on: result[member.key] ?? .null)
+    }
+    return .object(result)
+  }
+
+  /// Whether `value` lacks a member `base` has, at any depth where both are objects: whether
+  /// ``overlay(_:on:)`` would add anything.
+  static func lacksMembers(_ value: JSONValue, of base: JSONValue) -> Bool {
+    guard case .object(let object) = value, case .object(let baseObject) = base else { return false }
+    for member in baseObject {
+      guard let present = object[member.key] else { return true }
+      if lacksMembers(present, of: member.value) { return true }
+    }
+    return false
+  }
+
+  /// Whether every member of `value`, at any depth, is one `shape` (the default value encoded:
+  /// the members the type writes) has at the same place; arrays count when their elements are
+  /// within the shape of `shape`'s first element, or hold no objects.
+  ///
+  /// Two such documents that differ decode to values that differ, since the type reads every
+  /// member it writes; except where the type folds two spellings into one value (a number
+  /// with more digits than a `Double` keeps, a date written two ways, an `init(from:)` that
+  /// normalises), when observers may hear the same value again. A member outside the shape (a
+  /// key the type does not know, an entry of a dictionary, an optional the default leaves out)
+  /// may be one the type ignores, so a change there could leave the value as it was: then only
+  /// the values' encodings can tell.
+  static func isWithinShape(_ value: JSONValue, of shape: JSONValue) -> Bool {
+    switch value {
+    case .object(let object):
+      guard case .object(let shapeObject) = shape else { return false }
+      for member in object {
+        guard let memberShape = shapeObject[member.key], isWithinShape(member.value, of: memberShape) else { return false }
+      }
+      return true
+    case .array(let elements):
+      let elementShape = shape.arrayValue?.first ?? .null
+      return elements.allSatisfy { isWithinShape($0, of: elementShape) }
+    case .null, .bool, .number, .string:
+      return true
+    }
+  }
+}
