@@ -4,9 +4,9 @@ import CCSyncSystem
 /// applied to a third one.
 ///
 /// This is how a process saves without overwriting what it did not mean to change (see
-/// DESIGN.md, "Merging"): its unsaved edit is the change set from the JSON it last synced to
-/// the JSON of its current value, and saving applies that change set to the file's current
-/// JSON. Fields another process changed meanwhile survive.
+/// docs/ARCHITECTURE.md, "Merging"): its unsaved edit is the change set from the JSON it last
+/// synced to the JSON of its current value, and saving applies that change set to the file's
+/// current JSON. Fields another process changed meanwhile survive.
 ///
 /// Objects are compared member by member, recursively; arrays and scalars are replaced whole.
 /// Values are compared with `JSONValue`'s `==`, by meaning: `1.50` and `1.5` are the same

@@ -1,11 +1,12 @@
 /*
  * floor: ccsync's write protocol in plain C, the floor the library's numbers are held to.
  *
- * One locked read-modify-write, exactly as DESIGN.md "Writing" has it: flock(2) LOCK_EX on the
- * sidecar NAME.lock (opened O_NOFOLLOW, never truncated); open and read the whole data file;
- * change it; create .NAME.tmp-XXXXXXXX beside it (O_CREAT|O_EXCL|O_NOFOLLOW, 0600); give it
- * the target's mode; write every byte; fsync; rename over the target; unlock; close the
- * replaced version (kept open since the read: its last close frees it); fsync the directory.
+ * One locked read-modify-write, exactly as docs/ARCHITECTURE.md, "Writing", has it: flock(2)
+ * LOCK_EX on the sidecar NAME.lock (opened O_NOFOLLOW, never truncated); open and read the
+ * whole data file; change it; create .NAME.tmp-XXXXXXXX beside it (O_CREAT|O_EXCL|O_NOFOLLOW,
+ * 0600); give it the target's mode; write every byte; fsync; rename over the target; unlock;
+ * close the replaced version (kept open since the read: its last close frees it); fsync the
+ * directory.
  * Relaxed mode skips both fsyncs. As in ccsync, the lock covers the read, the temp file and
  * the rename; closing the replaced file and the directory's fsync come after the unlock, so
  * the next writer does not wait for them (the call still returns only once they are done).

@@ -1,7 +1,8 @@
 import CCSyncSystem
 import CCSyncJSON
 
-/// Writing: the exact read-modify-write of DESIGN.md's "Writing" rules, with group commit.
+/// Writing: the exact read-modify-write, with group commit (docs/ARCHITECTURE.md, "A save,
+/// step by step").
 extension SharedDocument {
   /// The exact read-modify-write: takes the exclusive lock, reads the latest file, runs `body`
   /// on its JSON (`{}` when the file does not exist), writes the result if it differs (a missing

@@ -3,7 +3,7 @@ import CCSyncJSON
 import Synchronization
 
 /// One shared file on disk: read it with its identity, lock it, and replace it atomically
-/// and durably, as DESIGN.md's "Writing" rules say.
+/// and durably, by the rules of docs/ARCHITECTURE.md, "Writing".
 ///
 /// The path may be a symlink (or a chain of them): reads and writes go through to the target,
 /// the link stays a link, and the lock file sits beside the target. The path is resolved
