@@ -5,7 +5,7 @@ import CCSyncJSON
 import CCSyncProcesses
 import CCSyncSystem
 
-/// DESIGN.md "Writing": the `flock(2)` lock on the sidecar `NAME.lock`, inside one process
+/// docs/ARCHITECTURE.md, "Writing": the `flock(2)` lock on the sidecar `NAME.lock`, inside one process
 /// (threads, several SharedFile instances) and across processes that use flock(1) or
 /// Python's `fcntl.flock`, which must interoperate with ours.
 @Suite struct FileLockTests {

@@ -5,7 +5,7 @@ import CCSyncJSON
 import CCSyncProcesses
 import CCSyncSystem
 
-/// DESIGN.md "Writing": reads, atomic replace, metadata, symlinks and special files at the
+/// docs/ARCHITECTURE.md, "Writing": reads, atomic replace, metadata, symlinks and special files at the
 /// SharedFile layer. Locks are in FileLockTests.
 @Suite struct SharedFileTests {
   // MARK: Reading and replacing

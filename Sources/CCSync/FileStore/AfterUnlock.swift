@@ -1,5 +1,4 @@
 import CCSyncSystem
-import CCSyncJSON
 
 /// What a write under the lock leaves for after the lock is released, so that other writers
 /// waiting for the lock do not wait for it too:

@@ -1,5 +1,4 @@
 import CCSyncSystem
-import CCSyncJSON
 
 /// Temp files left behind by writers killed mid-save (`kill -9`, a crash, a power cut):
 /// readers and watchers never look at them, and the next writer removes them.

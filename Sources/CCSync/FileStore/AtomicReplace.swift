@@ -1,5 +1,4 @@
 import CCSyncSystem
-import CCSyncJSON
 
 /// One atomic, durable replacement of a file's contents: the temp-file-fsync-rename protocol.
 ///

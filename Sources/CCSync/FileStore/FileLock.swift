@@ -1,5 +1,4 @@
 import CCSyncSystem
-import CCSyncJSON
 
 /// A held lock on a data file: the in-process gate plus `flock(2)` on the sidecar lock file
 /// `NAME.lock` beside the (resolved) data file.

@@ -1,5 +1,4 @@
 import CCSyncSystem
-import CCSyncJSON
 
 /// The data file as a read under the lock opened it, kept open for the write that follows
 /// under the same lock: the write takes the owner, group, mode and extended attributes for its

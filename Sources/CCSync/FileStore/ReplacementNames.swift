@@ -1,5 +1,4 @@
 import CCSyncSystem
-import CCSyncJSON
 
 /// The names a replacement of one resolved file works with: its directory, its own name and
 /// the path prefix of its temp files. Worked out once per target and kept by the

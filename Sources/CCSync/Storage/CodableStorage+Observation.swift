@@ -22,8 +22,8 @@ import Observation
 ///
 /// Unlike a stored property of an `@Observable` class, whose `onChange` runs before the new
 /// value is in place (`willSet`), a storage tells the Observation module once the value has
-/// changed: `onChange` runs on the thread that made or noticed the change (the watcher's
-/// thread for another process's write), after the ``observe(_:)`` handlers, holding none of
+/// changed: `onChange` runs on the thread that made or noticed the change (the storage's
+/// reload queue for another process's write), after the ``observe(_:)`` handlers, holding none of
 /// the storage's locks, and may read the new value. (The `@Observable` macro cannot take the wrapper itself: mark it
 /// `@ObservationIgnored`; the storage is observable on its own.)
 extension CodableStorage: Observable {}

@@ -53,11 +53,20 @@ final class ReloadQueue: Sendable {
 }
 
 extension ChangeHint {
-  /// One hint that asks for everything either asked for.
+  /// One hint that asks for everything either asked for. It stays the requested re-check
+  /// (which reports an invalid document) only when the other hint is a re-check too or a
+  /// periodic check: an event that may have changed the bytes starts a new grace period.
   func merged(with other: ChangeHint) -> ChangeHint {
-    ChangeHint(
+    let isRequestedRecheck =
+      switch (self.isRequestedRecheck, other.isRequestedRecheck) {
+      case (true, true): true
+      case (true, false): !other.contentMayDiffer
+      case (false, true): !contentMayDiffer
+      case (false, false): false
+      }
+    return ChangeHint(
       contentMayDiffer: contentMayDiffer || other.contentMayDiffer,
-      isRequestedRecheck: isRequestedRecheck || other.isRequestedRecheck,
+      isRequestedRecheck: isRequestedRecheck,
       description: other.description)
   }
 }

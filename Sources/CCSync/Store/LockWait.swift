@@ -1,5 +1,4 @@
 import CCSyncSystem
-import CCSyncJSON
 
 /// How long to wait for a lock another owner holds. `Sendable`.
 public enum LockWait: Sendable, Equatable {

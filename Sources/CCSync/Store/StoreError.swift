@@ -1,7 +1,7 @@
 import CCSyncSystem
 
 /// What can go wrong reading, locking or writing a document's store (a file today), each
-/// naming the store. Upper layers wrap it in ``StoreError/store(_:)``. `Sendable`.
+/// naming the store. Upper layers wrap it in ``StorageError/store(_:)``. `Sendable`.
 public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
   /// A system call failed (the error names the call and the file).
   case system(SystemError)

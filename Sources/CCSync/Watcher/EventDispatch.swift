@@ -1,5 +1,4 @@
 import CCSyncSystem
-import CCSyncJSON
 
 /// Turning one batch of inotify events into wake-ups. Runs on the watcher thread under the
 /// state lock.

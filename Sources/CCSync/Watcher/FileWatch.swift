@@ -1,5 +1,4 @@
 import CCSyncSystem
-import CCSyncJSON
 
 /// One file being watched by a `FileWatcher`. Keeping it keeps the watch (and its watcher);
 /// cancelling or releasing it stops the watch.

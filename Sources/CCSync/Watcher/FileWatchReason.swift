@@ -1,5 +1,4 @@
 import CCSyncSystem
-import CCSyncJSON
 
 /// Why a watcher woke a watch: in every case "the file may have changed, look again".
 ///

@@ -1,5 +1,4 @@
 import CCSyncSystem
-import CCSyncJSON
 import Synchronization
 
 /// Tells subscribers when a file may have changed, whoever changed it and however: a

@@ -1,5 +1,4 @@
 import CCSyncSystem
-import CCSyncJSON
 
 /// Keeps a busy neighbour from costing the watcher thread a wake-up per event.
 ///

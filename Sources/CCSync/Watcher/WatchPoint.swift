@@ -1,4 +1,3 @@
-import CCSyncJSON
 import CCSyncSystem
 
 /// The device and inode of a directory: what an inotify watch is really attached to.

@@ -1,5 +1,4 @@
 import CCSyncSystem
-import CCSyncJSON
 
 /// Registering, arming and releasing directory watches. All of it runs under the state lock.
 extension WatcherState {

@@ -1,5 +1,4 @@
 import CCSyncSystem
-import CCSyncJSON
 
 /// The state and the thread behind one `FileWatcher`.
 ///

@@ -1,5 +1,4 @@
 import CCSyncSystem
-import CCSyncJSON
 
 /// Identifies one `FileWatch` inside its watcher.
 typealias RegistrationID = UInt64
