@@ -20,18 +20,22 @@ let package = Package(
     // JSON values with ordered keys and exact number text, parser, printer, paths, change
     // sets, the Codable coder. No I/O.
     .target(name: "CCSyncJSON", dependencies: ["CCSyncSystem"]),
+    // An HTTP/1.1 client over TCP and a client of etcd's v3 JSON gateway. No Glibc.
+    .target(name: "CCSyncEtcd", dependencies: ["CCSyncSystem", "CCSyncJSON"]),
     // The library: stores, documents, CodableStorage. Re-exports CCSyncJSON's public types.
-    .target(name: "CCSync", dependencies: ["CCSyncSystem", "CCSyncJSON"]),
+    .target(name: "CCSync", dependencies: ["CCSyncSystem", "CCSyncJSON", "CCSyncEtcd"]),
     // Child processes, signal pipes and standard input, for the command and the test tools.
     .target(name: "CCSyncProcesses", dependencies: ["CCSyncSystem", "CCSyncSystemShims"]),
-    .executableTarget(name: "CCSyncCLI", dependencies: ["CCSync", "CCSyncProcesses"]),
+    .executableTarget(name: "CCSyncCLI", dependencies: ["CCSync", "CCSyncEtcd", "CCSyncProcesses"]),
     // Benchmarks against Foundation and Python (`swift run -c release ccsync-bench codec`).
     .executableTarget(name: "CCSyncBench", dependencies: ["CCSync", "CCSyncProcesses"]),
     // Child process the multi-process tests spawn; not a product.
     .executableTarget(name: "CCSyncTestHelper", dependencies: ["CCSync", "CCSyncProcesses"]),
     .testTarget(
       name: "CCSyncTests",
-      dependencies: ["CCSync", "CCSyncSystem", "CCSyncJSON", "CCSyncProcesses", "CCSyncCLI", "CCSyncBench", "CCSyncTestHelper"]
+      dependencies: [
+        "CCSync", "CCSyncSystem", "CCSyncJSON", "CCSyncEtcd", "CCSyncProcesses", "CCSyncCLI", "CCSyncBench", "CCSyncTestHelper",
+      ]
     ),
   ],
   swiftLanguageModes: [.v6]

@@ -1,0 +1,33 @@
+import CCSyncSystem
+
+/// The process's etcd clients, one per cluster and user: documents on the same cluster share
+/// its kept-alive connections. `Sendable`: the table is behind a `Protected`.
+final class EtcdClients: Sendable {
+  /// The table the process shares.
+  static let shared = EtcdClients()
+
+  private struct Identity: Hashable {
+    var endpoints: [String]
+    var user: String?
+    var password: String?
+  }
+
+  private let clients = Protected<[Identity: EtcdClient]>([:])
+
+  /// The client for `location`'s endpoints and user, made on first use.
+  /// - Returns: ``StoreError/invalidLocation(_:reason:)`` when an endpoint does not parse.
+  func client(for location: EtcdLocation) -> Result<EtcdClient, StoreError> {
+    let identity = Identity(endpoints: location.endpoints, user: location.user, password: location.password)
+    return clients.withLock { clients in
+      if let client = clients[identity] { return .success(client) }
+      let credentials = location.user.map { EtcdClient.Credentials(user: $0, password: location.password ?? "") }
+      do throws(EtcdError) {
+        let client = try EtcdClient(endpoints: location.endpoints, credentials: credentials)
+        clients[identity] = client
+        return .success(client)
+      } catch {
+        return .failure(StoreError(error, name: location.description))
+      }
+    }
+  }
+}

@@ -1,0 +1,191 @@
+import CCSyncJSON
+import CCSyncSystem
+
+extension EtcdClient {
+  /// One gateway call: what it is, where it goes, and how it may be repeated.
+  struct Call {
+    /// The operation as errors name it: `range`, `put`, `lock`.
+    var operation: String
+    /// The gateway path, `/v3/kv/range`.
+    var path: String
+    /// The request body.
+    var body: JSONValue
+    /// Whether it changes the store, so that an unknown outcome must not be repeated.
+    var isWrite: Bool
+    /// The call's own deadline, or `nil` for the configuration's.
+    var deadline: Duration? = nil
+    /// Whether the server may take the whole deadline by design (a lock waiting for its
+    /// holder): then one attempt is not cut at ``Configuration/attemptTimeout``.
+    var waitsOnServer = false
+    /// Whether to send the token (not for authenticating itself).
+    var authenticated = true
+    /// The lease a `lease not found` error is about.
+    var lease: Int64? = nil
+    /// Ask this member only, with no failover (the status of one member).
+    var onlyEndpoint: HTTPEndpoint? = nil
+  }
+
+  /// What one attempt on one endpoint came to.
+  enum Attempt<Value> {
+    /// The endpoint answered.
+    case answered(Value)
+    /// The endpoint failed in a way that lets the call try the next one.
+    case failed(EtcdEndpointFailure)
+    /// The member refused for the moment (no leader, overloaded) without acting: try the
+    /// next one, and the whole list again after a pause if none answers.
+    case refusedForNow(EtcdEndpointFailure)
+    /// The member refused the token: authenticate again and repeat on the same endpoint,
+    /// or throw the error when that was done already.
+    case invalidToken(EtcdError)
+    /// The call ends with this error.
+    case fatal(EtcdError)
+  }
+
+  /// Runs `attempt` on the endpoints in turn, as described in the type's documentation.
+  ///
+  /// When a round over the endpoints ends without an answer but some member refused only
+  /// for the moment (no leader during an election, overloaded), another round follows after
+  /// a pause (25 ms, doubling up to 400 ms) while the deadline allows: a leader election
+  /// takes a few election timeouts. A round where every endpoint failed to connect or
+  /// answer ends the call at once with ``EtcdError/unreachable(_:)``.
+  /// - Parameter attempt: one try on one endpoint, given the attempt's deadline and the
+  ///   token to send.
+  func withEndpoints<Value>(
+    _ call: Call, _ attempt: (HTTPEndpoint, ContinuousClock.Instant, String?) -> Attempt<Value>
+  ) throws(EtcdError) -> Value {
+    let total = call.deadline ?? configuration.deadline
+    let deadline = ContinuousClock.now + total
+    var pause = 0.025
+    var renewed = false
+    while true {
+      let order = call.onlyEndpoint.map { [$0] } ?? endpointsInTurn()
+      var failures: [EtcdEndpointFailure] = []
+      var someRefusedForNow = false
+      var position = 0
+      while position < order.count {
+        let endpoint = order[position]
+        let now = ContinuousClock.now
+        guard now < deadline else { throw .timeout(operation: call.operation, deadline: total, failures: failures) }
+        let token = call.authenticated ? try currentToken(deadline: deadline) : nil
+        let attemptDeadline = call.waitsOnServer ? deadline : min(deadline, now + configuration.attemptTimeout)
+        switch attempt(endpoint, attemptDeadline, token) {
+        case .answered(let value):
+          prefer(endpoint)
+          return value
+        case .failed(let failure):
+          failures.append(failure)
+          position += 1
+        case .refusedForNow(let failure):
+          failures.append(failure)
+          someRefusedForNow = true
+          position += 1
+        case .invalidToken(let error):
+          guard !renewed, configuration.credentials != nil else { throw error }
+          renewed = true
+          try renewToken(replacing: token, deadline: deadline)
+        case .fatal(let error):
+          // The member took a write and went silent: start the next call elsewhere.
+          if case .outcomeUnknown = error { avoid(endpoint) }
+          throw error
+        }
+      }
+      guard someRefusedForNow else {
+        // Every endpoint was tried. If the call's own deadline cut the last attempt short,
+        // the deadline is the reason to report.
+        if ContinuousClock.now >= deadline { throw .timeout(operation: call.operation, deadline: total, failures: failures) }
+        throw .unreachable(failures)
+      }
+      guard ContinuousClock.now + .milliseconds(Int64(pause * 1000)) < deadline else {
+        throw .timeout(operation: call.operation, deadline: total, failures: failures)
+      }
+      MonotonicClock.sleep(seconds: pause)
+      pause = min(pause * 2, 0.4)
+    }
+  }
+
+  /// Sends one unary call (`POST`, whole reply) and returns the reply object.
+  func perform(_ call: Call) throws(EtcdError) -> EtcdAnswer {
+    let body = call.body.formattedBytes(.compact)
+    return try withEndpoints(call) { endpoint, deadline, token in
+      let request = HTTPRequest(path: call.path, headers: EtcdClient.headers(token: token), body: body)
+      let response: HTTPResponse
+      do throws(HTTPError) {
+        response = try http.send(request, to: endpoint, deadline: deadline, idempotent: !call.isWrite)
+      } catch {
+        return transportFailure(error, of: call)
+      }
+      switch EtcdReply(response) {
+      case .success(let object):
+        return .answered(EtcdAnswer(object: object, endpoint: endpoint.description))
+      case .failure(let error):
+        return serverFailure(error, from: endpoint, of: call)
+      case .malformed(let detail):
+        let failure = EtcdError.malformedReply(endpoint: endpoint.description, detail: detail)
+        return call.isWrite ? .fatal(failure) : .failed(EtcdEndpointFailure(endpoint: endpoint.description, reason: "malformed reply: \(detail)"))
+      }
+    }
+  }
+
+  /// The request header fields: JSON, and the token when there is one.
+  static func headers(token: String?) -> [HTTPHeader] {
+    var headers = [HTTPHeader(name: "Content-Type", value: "application/json")]
+    if let token { headers.append(HTTPHeader(name: "Authorization", value: token)) }
+    return headers
+  }
+
+  /// What an HTTP failure means for `call`: try the next endpoint, or (a write that may
+  /// have been applied) stop with ``EtcdError/outcomeUnknown(endpoint:operation:reason:)``.
+  func transportFailure<Value>(_ error: HTTPError, of call: Call) -> Attempt<Value> {
+    let failure = EtcdEndpointFailure(endpoint: error.endpoint, reason: error.reason)
+    if case .notDelivered = error { return .failed(failure) }
+    return call.isWrite ? .fatal(.outcomeUnknown(endpoint: error.endpoint, operation: call.operation, reason: error.reason)) : .failed(failure)
+  }
+
+  /// What a server error means for `call`: renew the token, try the next endpoint, or stop.
+  func serverFailure<Value>(_ error: EtcdServerError, from endpoint: HTTPEndpoint, of call: Call) -> Attempt<Value> {
+    let etcdError = error.error(endpoint: endpoint.description, lease: call.lease)
+    // "user name is empty": authentication was turned on after this client found it off.
+    if error.isInvalidToken || (error.message.contains("user name is empty") && configuration.credentials != nil) {
+      return .invalidToken(etcdError)
+    }
+    if call.isWrite ? error.refusedBeforeProcessing : error.anotherMemberMayAnswer {
+      return .refusedForNow(EtcdEndpointFailure(endpoint: endpoint.description, reason: "\(error.message) (gRPC \(EtcdError.codeName(error.code)))"))
+    }
+    return .fatal(etcdError)
+  }
+
+  /// The endpoints, starting with the preferred one.
+  func endpointsInTurn() -> [HTTPEndpoint] {
+    let first = preferredEndpoint.withLock { $0 }
+    return endpoints.indices.map { endpoints[(first + $0) % endpoints.count] }
+  }
+
+  /// Makes `endpoint` the one the next call starts with.
+  func prefer(_ endpoint: HTTPEndpoint) {
+    guard let index = endpoints.firstIndex(of: endpoint) else { return }
+    preferredEndpoint.withLock { $0 = index }
+  }
+
+  /// Makes the next call start after `endpoint`, when it would have started there.
+  func avoid(_ endpoint: HTTPEndpoint) {
+    guard let index = endpoints.firstIndex(of: endpoint) else { return }
+    preferredEndpoint.withLock { if $0 == index { $0 = (index + 1) % endpoints.count } }
+  }
+}
+
+/// A successful reply and the member that gave it.
+struct EtcdAnswer {
+  /// The reply object.
+  var object: JSONObject
+  /// The member, `host:port`.
+  var endpoint: String
+
+  /// Decodes the reply, turning a shape error into ``EtcdError/malformedReply(endpoint:detail:)``.
+  func decode<Value>(_ body: (JSONObject) throws(MalformedReply) -> Value) throws(EtcdError) -> Value {
+    do {
+      return try body(object)
+    } catch {
+      throw .malformedReply(endpoint: endpoint, detail: error.detail)
+    }
+  }
+}

@@ -1,0 +1,303 @@
+import CCSyncJSON
+import CCSyncSystem
+
+/// One HTTP/1.1 connection to one endpoint, carrying one request at a time: writes a
+/// request, reads the response head and body (fixed length, chunked with trailers, or until
+/// close), and says whether it can carry another request.
+///
+/// Every failure makes it unusable (``isReusable`` false): after a timeout or a broken
+/// response nobody knows where the next response would start. Not `Sendable`: one thread
+/// uses it at a time (``HTTPClient`` hands it out).
+package final class HTTPConnection {
+  /// The server it is connected to.
+  package let endpoint: HTTPEndpoint
+  /// The byte stream under it.
+  let stream: any HTTPByteStream
+  /// Bytes read and not yet consumed are `buffer[start...]`.
+  private var buffer: [UInt8] = []
+  /// Where the unconsumed bytes of ``buffer`` begin.
+  private var start = 0
+  /// Where reads land before they join ``buffer``: one allocation per connection.
+  private var scratch = [UInt8](repeating: 0, count: 65536)
+  /// Bytes received since the last request was sent: 0 means the server has not begun to
+  /// answer it (the case a closed kept-alive connection produces).
+  package private(set) var responseBytesReceived = 0
+  /// Whether the connection can carry another request.
+  package private(set) var isReusable = true
+  /// How many responses were read in full on it: 0 for a fresh connection.
+  package private(set) var completedExchanges = 0
+
+  /// The longest line of a response head, chunk size or trailer accepted.
+  static let maximumLineLength = 64 * 1024
+
+  /// Wraps a connected stream to `endpoint`.
+  package init(endpoint: HTTPEndpoint, stream: any HTTPByteStream) {
+    self.endpoint = endpoint
+    self.stream = stream
+  }
+
+  /// Closes the stream; the connection is unusable afterwards.
+  package func close() {
+    isReusable = false
+    stream.close()
+  }
+
+  /// Writes `request`.
+  /// - Throws: ``HTTPError/notDelivered(endpoint:reason:timedOut:)``: the stream failed
+  ///   before taking the last byte (``HTTPByteStream``'s contract), so the server never has
+  ///   the whole request.
+  package func send(_ request: HTTPRequest, deadline: ContinuousClock.Instant) throws(HTTPError) {
+    responseBytesReceived = 0
+    do {
+      try stream.write(request.serialized(host: endpoint.description), deadline: deadline)
+    } catch {
+      isReusable = false
+      throw .notDelivered(endpoint: endpoint.description, reason: error.description, timedOut: error.isTimeout)
+    }
+  }
+
+  /// Sends `request` and reads the whole response.
+  /// - Parameter maximumBodySize: a longer body fails as ``HTTPError/malformedResponse(endpoint:detail:)``.
+  /// - Throws: `HTTPError`: `notDelivered` from the write, `noResponse` or
+  ///   `malformedResponse` from the read.
+  package func exchange(
+    _ request: HTTPRequest, deadline: ContinuousClock.Instant, maximumBodySize: Int
+  ) throws(HTTPError) -> HTTPResponse {
+    try send(request, deadline: deadline)
+    let head = try readHead(deadline: deadline)
+    var reader = HTTPBodyReader(framing: head.framing)
+    var body: [UInt8] = []
+    if case .length(let count) = head.framing {
+      guard count <= maximumBodySize else { throw failure("a body of \(count) bytes, more than the \(maximumBodySize) allowed") }
+      body.reserveCapacity(count)
+    }
+    while let piece = try readBodyPiece(&reader, deadline: deadline) {
+      body += piece
+      guard body.count <= maximumBodySize else { throw failure("a body of more than \(maximumBodySize) bytes") }
+    }
+    // Bytes beyond the response were not asked for: the stream is out of step.
+    if !head.keepsConnection || start < buffer.count { isReusable = false }
+    completedExchanges += 1
+    return HTTPResponse(head: head, body: body, trailers: reader.trailers)
+  }
+
+  /// Reads a response's status line and header fields, skipping interim `1xx` responses.
+  /// - Throws: `noResponse` when the stream ends or fails first, `malformedResponse` when
+  ///   the head breaks HTTP/1.1.
+  package func readHead(deadline: ContinuousClock.Instant) throws(HTTPError) -> HTTPResponseHead {
+    while true {
+      let statusLine = try readLine(deadline: deadline)
+      let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+      guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1].count == 3, let status = Int(parts[1]) else {
+        throw failure("status line '\(statusLine.prefix(80))'")
+      }
+      var headers: [HTTPHeader] = []
+      while true {
+        let line = try readLine(deadline: deadline)
+        if line.isEmpty { break }
+        headers.append(try parseField(line))
+      }
+      // 101 would switch protocols, which this client never asks for; other 1xx are interim.
+      if (100..<200).contains(status) && status != 101 { continue }
+      let framing = try bodyFraming(status: status, headers: headers)
+      let connectionOptions = headers.filter { $0.name.lowercased() == "connection" }.map { $0.value.lowercased() }
+      let keeps = parts[0] == "HTTP/1.1" && !connectionOptions.contains { $0.contains("close") } && framing != .untilClose
+      return HTTPResponseHead(
+        status: status, reason: parts.count > 2 ? String(parts[2]) : "", headers: headers,
+        framing: framing, keepsConnection: keeps)
+    }
+  }
+
+  /// The next piece of a body as it arrives (at most what one read brought), or `nil` at
+  /// its end, after the trailer fields of a chunked body (kept in `reader`).
+  ///
+  /// A deadline passing leaves `reader` and the connection consistent: a later call goes on
+  /// where this one stopped (watch streams wait with short deadlines in a loop).
+  /// - Throws: `noResponse` when the stream ends early or fails, `malformedResponse` for a
+  ///   bad chunk size.
+  package func readBodyPiece(_ reader: inout HTTPBodyReader, deadline: ContinuousClock.Instant) throws(HTTPError) -> [UInt8]? {
+    while true {
+      switch reader.stage {
+      case .finished:
+        return nil
+      case .data(let remaining, let inChunk):
+        if start == buffer.count { try fill(deadline: deadline) }
+        let count = min(remaining, buffer.count - start)
+        let piece = Array(buffer[start..<start + count])
+        start += count
+        if count == remaining { reader.stage = inChunk ? .chunkEnd : .finished } else { reader.stage = .data(remaining: remaining - count, inChunk: inChunk) }
+        return piece
+      case .chunkSize:
+        let line = try readLine(deadline: deadline)
+        // The size is hexadecimal, maybe followed by `;extension`, which no one needs.
+        let digits = line.prefix { $0 != ";" }.trimmingBlanks()
+        guard !digits.isEmpty, digits.count <= 15, let size = Int(digits, radix: 16) else {
+          throw failure("chunk size '\(line.prefix(40))'")
+        }
+        reader.stage = size == 0 ? .trailers : .data(remaining: size, inChunk: true)
+      case .chunkEnd:
+        guard try readLine(deadline: deadline).isEmpty else { throw failure("chunk data longer than its size") }
+        reader.stage = .chunkSize
+      case .trailers:
+        let line = try readLine(deadline: deadline)
+        if line.isEmpty {
+          reader.stage = .finished
+        } else {
+          reader.trailers.append(try parseField(line))
+        }
+      case .untilClose:
+        if start == buffer.count, try !fillUnlessEnd(deadline: deadline) {
+          reader.stage = .finished
+          return nil
+        }
+        let piece = Array(buffer[start...])
+        start = buffer.count
+        return piece
+      }
+    }
+  }
+
+  /// One line without its CR LF (a bare LF is accepted), decoded as UTF-8 (invalid bytes
+  /// become U+FFFD: heads are ASCII, and the text only appears in errors).
+  private func readLine(deadline: ContinuousClock.Instant) throws(HTTPError) -> String {
+    var scanned = 0
+    while true {
+      if let newline = buffer[(start + scanned)...].firstIndex(of: UInt8(ascii: "\n")) {
+        var end = newline
+        if end > start && buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        let line = String(decoding: buffer[start..<end], as: UTF8.self)
+        start = newline + 1
+        return line
+      }
+      scanned = buffer.count - start
+      guard scanned <= HTTPConnection.maximumLineLength else {
+        throw failure("a line longer than \(HTTPConnection.maximumLineLength) bytes")
+      }
+      try fill(deadline: deadline)
+    }
+  }
+
+  /// Reads more bytes into the buffer; the end of the stream is an error here.
+  private func fill(deadline: ContinuousClock.Instant) throws(HTTPError) {
+    if try !fillUnlessEnd(deadline: deadline) {
+      isReusable = false
+      let when = responseBytesReceived == 0 ? "before answering" : "in the middle of the response"
+      throw .noResponse(endpoint: endpoint.description, reason: "the server closed the connection \(when)", timedOut: false)
+    }
+  }
+
+  /// Reads more bytes into the buffer; `false` at the end of the stream.
+  private func fillUnlessEnd(deadline: ContinuousClock.Instant) throws(HTTPError) -> Bool {
+    // Drop consumed bytes once they are the bulk of the buffer, so it does not grow forever
+    // on a long watch stream, without moving bytes on every read.
+    if start == buffer.count {
+      buffer.removeAll(keepingCapacity: true)
+      start = 0
+    } else if start > 65536 && start * 2 > buffer.count {
+      buffer.removeSubrange(0..<start)
+      start = 0
+    }
+    let stream = self.stream
+    let result = scratch.withUnsafeMutableBytes { raw in
+      Result { () throws(TransportError) in try stream.read(into: raw, deadline: deadline) }
+    }
+    let count: Int
+    do {
+      count = try result.get()
+    } catch {
+      // A deadline passing mid-wait leaves the bytes so far in place: only watch streams go
+      // on after one, and they keep their place. Anything else breaks the connection.
+      if !error.isTimeout { isReusable = false }
+      throw .noResponse(endpoint: endpoint.description, reason: error.description, timedOut: error.isTimeout)
+    }
+    if count == 0 { return false }
+    buffer += scratch[0..<count]
+    responseBytesReceived += count
+    return true
+  }
+
+  /// Splits `name: value`.
+  private func parseField(_ line: String) throws(HTTPError) -> HTTPHeader {
+    guard let colon = line.firstIndex(of: ":"), colon != line.startIndex, !line.hasPrefix(" "), !line.hasPrefix("\t") else {
+      throw failure("header field '\(line.prefix(80))'")
+    }
+    return HTTPHeader(
+      name: String(line[..<colon]), value: String(line[line.index(after: colon)...].trimmingBlanks()))
+  }
+
+  /// How the body after this head is delimited (RFC 9112 section 6.3).
+  private func bodyFraming(status: Int, headers: [HTTPHeader]) throws(HTTPError) -> HTTPBodyFraming {
+    if status == 204 || status == 304 { return .length(0) }
+    if let codings = headers.value(named: "Transfer-Encoding") {
+      let last = codings.split(separator: ",").last.map { String($0).trimmingBlanks().lowercased() }
+      return last == "chunked" ? .chunked : .untilClose
+    }
+    let lengths = Set(headers.filter { $0.name.lowercased() == "content-length" }.map(\.value))
+    guard let text = lengths.first else { return .untilClose }
+    guard lengths.count == 1, !text.isEmpty, text.allSatisfy(\.isASCIIDigit), text.count <= 15, let length = Int(text) else {
+      throw failure("Content-Length '\(lengths.sorted().joined(separator: ", "))'")
+    }
+    return .length(length)
+  }
+
+  /// A ``HTTPError/malformedResponse(endpoint:detail:)`` about `what`; the connection is
+  /// dropped.
+  private func failure(_ what: String) -> HTTPError {
+    isReusable = false
+    return .malformedResponse(endpoint: endpoint.description, detail: what)
+  }
+}
+
+/// Where the reading of one response body stands. `Sendable`.
+package struct HTTPBodyReader: Sendable {
+  /// The next thing to read.
+  enum Stage: Sendable {
+    /// `remaining` data bytes, of a chunk or of a fixed-length body.
+    case data(remaining: Int, inChunk: Bool)
+    /// A chunk-size line.
+    case chunkSize
+    /// The CR LF after a chunk's data.
+    case chunkEnd
+    /// Trailer fields up to a blank line.
+    case trailers
+    /// Bytes until the connection closes.
+    case untilClose
+    /// Nothing: the body is complete.
+    case finished
+  }
+
+  /// What comes next.
+  var stage: Stage
+  /// The trailer fields read so far.
+  package internal(set) var trailers: [HTTPHeader] = []
+
+  /// Starts reading a body delimited by `framing`.
+  package init(framing: HTTPBodyFraming) {
+    switch framing {
+    case .length(let count): stage = count == 0 ? .finished : .data(remaining: count, inChunk: false)
+    case .chunked: stage = .chunkSize
+    case .untilClose: stage = .untilClose
+    }
+  }
+
+  /// Whether the whole body has been read.
+  package var isFinished: Bool {
+    if case .finished = stage { return true }
+    return false
+  }
+}
+
+extension StringProtocol {
+  /// The text without leading and trailing spaces and tabs (HTTP's optional whitespace).
+  fileprivate func trimmingBlanks() -> String {
+    let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+    guard let first = firstIndex(where: { !isBlank($0) }) else { return "" }
+    let last = lastIndex(where: { !isBlank($0) })!
+    return String(self[first...last])
+  }
+}
+
+extension Character {
+  /// Whether this is one of the ASCII digits 0 to 9.
+  fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}

@@ -1,0 +1,94 @@
+import CCSyncJSON
+import CCSyncSystem
+
+/// One header field of a request, a response or a response's trailer. `Sendable`.
+package struct HTTPHeader: Sendable, Hashable {
+  /// The field name as sent (names compare without regard to case).
+  package var name: String
+  /// The value, without surrounding spaces.
+  package var value: String
+
+  /// A field `name: value`.
+  package init(name: String, value: String) {
+    self.name = name
+    self.value = value
+  }
+}
+
+extension [HTTPHeader] {
+  /// The value of the first field called `name`, compared without regard to ASCII case.
+  package func value(named name: String) -> String? {
+    first { $0.name.lowercased() == name.lowercased() }?.value
+  }
+}
+
+/// A request to send: method, path, extra header fields and a body. `Sendable`.
+package struct HTTPRequest: Sendable {
+  /// `POST`, `GET`...
+  package var method: String
+  /// The path and query, starting with `/`.
+  package var path: String
+  /// Fields besides `Host` and `Content-Length`, which the client writes itself.
+  package var headers: [HTTPHeader]
+  /// The body; empty for none (then `Content-Length: 0` is still sent for a `POST`).
+  package var body: [UInt8]
+
+  /// A request with the given parts.
+  package init(method: String = "POST", path: String, headers: [HTTPHeader] = [], body: [UInt8] = []) {
+    self.method = method
+    self.path = path
+    self.headers = headers
+    self.body = body
+  }
+
+  /// The request as it goes on the wire: request line, fields, blank line, body, in one
+  /// buffer so that it leaves in one write (and, with `TCP_NODELAY`, one packet when small).
+  func serialized(host: String) -> [UInt8] {
+    var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host)\r\n"
+    for header in headers { head += "\(header.name): \(header.value)\r\n" }
+    if !body.isEmpty || method == "POST" || method == "PUT" { head += "Content-Length: \(body.count)\r\n" }
+    head += "\r\n"
+    var bytes = Array(head.utf8)
+    bytes.reserveCapacity(bytes.count + body.count)
+    bytes += body
+    return bytes
+  }
+}
+
+/// How the body of a response is delimited, from its head (RFC 9112 section 6.3).
+package enum HTTPBodyFraming: Sendable, Hashable {
+  /// Exactly this many bytes (`Content-Length`, or 0 for `204`, `304` and `HEAD`).
+  case length(Int)
+  /// `Transfer-Encoding: chunked`, ended by a zero-size chunk and optional trailer fields.
+  case chunked
+  /// Everything until the server closes the connection (neither of the above).
+  case untilClose
+}
+
+/// The status line and header fields of a response. `Sendable`.
+package struct HTTPResponseHead: Sendable {
+  /// The status code, e.g. 200.
+  package var status: Int
+  /// The reason phrase, e.g. `OK`.
+  package var reason: String
+  /// The header fields in order.
+  package var headers: [HTTPHeader]
+  /// How the body is delimited.
+  package var framing: HTTPBodyFraming
+  /// Whether the connection may carry another request after this response: HTTP/1.1
+  /// without `Connection: close`, and a body with a known end.
+  package var keepsConnection: Bool
+}
+
+/// A whole response: head, body and, for a chunked body, the trailer fields. `Sendable`.
+package struct HTTPResponse: Sendable {
+  /// The status line and header fields.
+  package var head: HTTPResponseHead
+  /// The body bytes, de-chunked.
+  package var body: [UInt8]
+  /// The trailer fields after a chunked body (etcd's gateway sends `Grpc-Trailer-*` there).
+  package var trailers: [HTTPHeader]
+
+  /// The status code.
+  package var status: Int { head.status }
+}

@@ -1,0 +1,100 @@
+import CCSyncJSON
+import CCSyncSystem
+
+// The byte transport under the HTTP client: plain TCP today (PlainTCPConnector). TLS will be
+// another HTTPConnector whose streams encrypt; nothing above this file changes for it.
+
+/// Why a transport operation failed, as a sentence, and whether it was a deadline.
+/// `Sendable`.
+package struct TransportError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// What failed and why, e.g. `connect '127.0.0.1:2379': Connection refused (errno 111)`.
+  package var description: String
+  /// Whether the operation's deadline passed (rather than the peer refusing or failing).
+  package var isTimeout: Bool
+
+  /// An error with its text.
+  package init(description: String, isTimeout: Bool) {
+    self.description = description
+    self.isTimeout = isTimeout
+  }
+
+  /// The failure of a socket call.
+  package init(_ error: SystemError) {
+    self.init(description: error.description, isTimeout: error.errorNumber == .timedOut)
+  }
+}
+
+/// An open, two-way byte stream to one server.
+///
+/// The contract the HTTP client's retry rule depends on (see ``HTTPClient``): when
+/// ``write(_:deadline:)`` throws, the last byte of what it was given has not been handed to
+/// the network, so the peer can never receive the whole message. A TLS stream must keep it
+/// (a record is written in full or the call fails before its last byte goes out).
+///
+/// `Sendable` only for ``interrupt()`` and ``close()``, which any thread may call; reads and
+/// writes come from one thread at a time.
+package protocol HTTPByteStream: AnyObject, Sendable {
+  /// Writes every byte of `bytes`, waiting at most until `deadline`.
+  /// - Throws: `TransportError` (reset, closed, deadline passed).
+  func write(_ bytes: [UInt8], deadline: ContinuousClock.Instant) throws(TransportError)
+
+  /// Reads what has arrived, up to `buffer.count` bytes, waiting for something at most
+  /// until `deadline`.
+  /// - Returns: the number of bytes read, 0 at the end of the stream.
+  /// - Throws: `TransportError` (reset, deadline passed).
+  func read(into buffer: UnsafeMutableRawBufferPointer, deadline: ContinuousClock.Instant) throws(TransportError) -> Int
+
+  /// Whether the stream has something to read right now: on an idle kept-alive connection,
+  /// the sign that the server closed it (or sent something unasked).
+  var hasPendingInput: Bool { get }
+
+  /// Makes a read blocked in another thread return the end of the stream at once. Any thread.
+  func interrupt()
+
+  /// Closes the stream. Any thread; a second call does nothing.
+  func close()
+}
+
+/// Opens ``HTTPByteStream``s to endpoints. `Sendable`.
+package protocol HTTPConnector: Sendable {
+  /// Opens a stream to `endpoint`, waiting at most until `deadline`.
+  /// - Throws: `TransportError` (name not resolved, refused, deadline passed).
+  func connect(to endpoint: HTTPEndpoint, deadline: ContinuousClock.Instant) throws(TransportError) -> any HTTPByteStream
+}
+
+/// Plain TCP, no encryption: the transport for `http://` endpoints. `Sendable`.
+package struct PlainTCPConnector: HTTPConnector {
+  /// Creates the connector; it has no settings.
+  package init() {}
+
+  /// Opens a TCP connection to `endpoint` (see ``TCPSocket/connect(host:port:deadline:)``).
+  package func connect(to endpoint: HTTPEndpoint, deadline: ContinuousClock.Instant) throws(TransportError) -> any HTTPByteStream {
+    do {
+      return try TCPSocket.connect(host: endpoint.host, port: endpoint.port, deadline: deadline)
+    } catch {
+      throw TransportError(error)
+    }
+  }
+}
+
+/// A TCP socket is a plain HTTP byte stream. Its `send` throws before the last byte is
+/// handed to the kernel or not at all, as ``HTTPByteStream`` requires.
+extension TCPSocket: HTTPByteStream {
+  /// Sends every byte (``send(_:deadline:)-([UInt8],_)``).
+  package func write(_ bytes: [UInt8], deadline: ContinuousClock.Instant) throws(TransportError) {
+    do {
+      try send(bytes, deadline: deadline)
+    } catch {
+      throw TransportError(error)
+    }
+  }
+
+  /// Reads what has arrived (``receive(into:deadline:)``).
+  package func read(into buffer: UnsafeMutableRawBufferPointer, deadline: ContinuousClock.Instant) throws(TransportError) -> Int {
+    do {
+      return try receive(into: buffer, deadline: deadline)
+    } catch {
+      throw TransportError(error)
+    }
+  }
+}
