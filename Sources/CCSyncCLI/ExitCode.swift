@@ -15,6 +15,8 @@ enum ExitCode {
   static let dataError: Int32 = 65
   /// EX_NOINPUT: FILE (or its directory) does not exist; a dangling or looping symlink.
   static let noInput: Int32 = 66
+  /// EX_UNAVAILABLE: no member of the etcd cluster answered within the deadline.
+  static let unavailable: Int32 = 69
   /// EX_CANTCREAT: the temp file, the lock file or the file cannot be created; a write
   /// refused by a read-only file system (EROFS).
   static let cannotCreate: Int32 = 73
@@ -89,6 +91,16 @@ struct CommandFailure: Error {
       self.init(ExitCode.noInput, error.description)
     case .missingDirectory(let directory):
       self.init(ExitCode.noInput, file.map { "'\($0)': no such directory '\(directory)'" } ?? error.description)
+    case .invalidLocation:
+      self.init(ExitCode.usage, error.description)
+    case .unreachable:
+      self.init(ExitCode.unavailable, error.description)
+    case .accessDenied:
+      self.init(ExitCode.permission, error.description)
+    case .tooLarge, .cluster:
+      self.init(ExitCode.ioError, error.description)
+    case .outcomeUnknown:
+      self.init(ExitCode.conflict, error.description)
     }
   }
 

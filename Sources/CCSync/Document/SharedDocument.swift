@@ -70,6 +70,12 @@ public final class SharedDocument: Sendable {
     self.init(store: FileStore(file: file))
   }
 
+  /// Creates a document over a key of an etcd cluster; nothing is read until asked.
+  /// - Parameter logger: where the watch's warnings go (the cluster unreachable, then back).
+  public convenience init(etcd location: EtcdLocation, logger: DiagnosticLog = .standardError) {
+    self.init(store: EtcdStore(location: location, logger: logger))
+  }
+
   /// Creates a document whose file identities may recur for `identityRecurrenceWindow`
   /// nanoseconds after a version's last change (tests shorten or lengthen it).
   convenience init(file: SharedFile, identityRecurrenceWindow: Int64) {
@@ -124,17 +130,30 @@ public final class SharedDocument: Sendable {
   /// write is still finishing. A read that raced with a write of this process is done again
   /// (see ``RacingReadPolicy``), so an older version read before the write is never recorded
   /// over it.
-  func readIfChangedTracked(contentMayDiffer: Bool = false) -> (observation: Observation, rank: VersionTracking.Rank?) {
-    RacingReadPolicy.run(fallback: (.unchanged, nil)) { isLastAttempt -> (Observation, VersionTracking.Rank?)? in
+  ///
+  /// `current`, when the store's news of the change came with the version (an etcd watch
+  /// event), is taken instead of reading; a race is then looked at again by reading.
+  func readIfChangedTracked(
+    contentMayDiffer: Bool = false, current: ChangeHint.CurrentVersion? = nil
+  ) -> (observation: Observation, rank: VersionTracking.Rank?) {
+    var news = current
+    return RacingReadPolicy.run(fallback: (.unchanged, nil)) { isLastAttempt -> (Observation, VersionTracking.Rank?)? in
       let start = tracking.withLock(\.readStart)
       let version: StoredVersion
       do throws(StoreError) {
         // The identity check decides alone only when contents cannot differ under the same
         // identity; otherwise the bytes are read and compared anyway.
-        if !contentMayDiffer, let seen = start.seen, try store.provesUnchanged(seen.identity, seenAt: seen.seenAt) {
+        if news == nil, !contentMayDiffer, let seen = start.seen, try store.provesUnchanged(seen.identity, seenAt: seen.seenAt) {
           return (.unchanged, nil)
         }
-        guard let read = try store.read() else {
+        let found: StoredVersion?
+        switch news {
+        case .version(let carried)?: found = carried
+        case .missing?: found = nil
+        case nil: found = try store.read()
+        }
+        news = nil
+        guard let read = found else {
           guard let observation = tracking.withLock({ $0.observeMissing(since: start, isLastAttempt: isLastAttempt) })
           else { return nil }
           return (observation, nil)

@@ -1,3 +1,4 @@
+import CCSyncEtcd
 import CCSyncSystem
 
 /// The process's etcd clients, one per cluster and user: documents on the same cluster share

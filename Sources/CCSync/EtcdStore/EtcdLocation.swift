@@ -1,3 +1,4 @@
+import CCSyncEtcd
 import CCSyncSystem
 
 /// Where a document lives on an etcd cluster: the members to try, the key, and the user to

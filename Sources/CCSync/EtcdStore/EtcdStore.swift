@@ -1,3 +1,4 @@
+import CCSyncEtcd
 import CCSyncSystem
 
 /// A document kept under one key of an etcd cluster: the second ``DocumentStore``

@@ -1,3 +1,4 @@
+import CCSyncEtcd
 import CCSyncSystem
 import Dispatch
 

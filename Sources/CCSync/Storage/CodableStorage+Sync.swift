@@ -154,13 +154,7 @@ extension CodableStorage {
 
   /// Reads the file at initialisation: its JSON (over the default's) becomes the value.
   func loadAtStart() {
-    do {
-      try readAndAdopt(notify: false)
-    } catch is StorageError {
-      // Recorded and reported by readAndAdopt.
-    } catch {
-      report(.decodingFailed(path: path, message: "\(error)"))
-    }
+    try? readAndAdopt(notify: false)  // a failure is recorded and reported there
   }
 
   /// Reads the file and takes its JSON as the synced version (pending changes on top). A

@@ -21,7 +21,7 @@ extension CodableStorage {
   /// value and is reported once the grace period has passed (an empty file once it has been
   /// empty for a second, see ``DocumentStore/mayBeMidWrite()``).
   func storeMayHaveChanged(_ hint: ChangeHint) {
-    let (observation, rank) = document.readIfChangedTracked(contentMayDiffer: hint.contentMayDiffer)
+    let (observation, rank) = document.readIfChangedTracked(contentMayDiffer: hint.contentMayDiffer, current: hint.current)
     switch observation {
     case .unchanged:
       return

@@ -171,10 +171,11 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
     state.withLock { $0.lastError }
   }
 
-  /// The file's path (symlinks not resolved).
+  /// The file's path (symlinks not resolved), or the etcd key's URL.
   public var path: String { document.name }
 
   private static func makeDocument(_ location: StorageLocation, options: StorageOptions) -> (SharedDocument, StorageError?) {
+    if let etcd = location.etcdLocation { return (SharedDocument(etcd: etcd, logger: options.logger), nil) }
     do {
       return (SharedDocument(path: try location.resolvePath(), durable: options.durable, logger: options.logger), nil)
     } catch {

@@ -53,7 +53,8 @@ final class ReloadQueue: Sendable {
 }
 
 extension ChangeHint {
-  /// One hint that asks for everything either asked for. It stays the requested re-check
+  /// One hint that asks for everything either asked for, with the newer one's news of the
+  /// current version. It stays the requested re-check
   /// (which reports an invalid document) only when the other hint is a re-check too or a
   /// periodic check: an event that may have changed the bytes starts a new grace period.
   func merged(with other: ChangeHint) -> ChangeHint {
@@ -64,9 +65,10 @@ extension ChangeHint {
       case (false, true): !contentMayDiffer
       case (false, false): false
       }
+    // The newer hint's news of the current version, if any: an older one is stale.
     return ChangeHint(
       contentMayDiffer: contentMayDiffer || other.contentMayDiffer,
       isRequestedRecheck: isRequestedRecheck,
-      description: other.description)
+      description: other.description, current: other.current)
   }
 }

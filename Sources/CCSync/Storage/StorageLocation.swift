@@ -19,6 +19,7 @@ public struct StorageLocation: Sendable, Equatable, CustomStringConvertible {
   private enum Base: Sendable, Equatable {
     case path(String)
     case xdg(variable: String, fallback: String, app: String)
+    case etcd(EtcdLocation)
   }
 
   private let base: Base
@@ -32,6 +33,17 @@ public struct StorageLocation: Sendable, Equatable, CustomStringConvertible {
   /// A file URL.
   public static func url(_ url: URL) -> StorageLocation {
     .path(url.path)
+  }
+
+  /// A key of an etcd cluster (see ``EtcdLocation``).
+  public static func etcd(_ location: EtcdLocation) -> StorageLocation {
+    StorageLocation(base: .etcd(location), fileName: nil)
+  }
+
+  /// The etcd key, for an etcd location.
+  var etcdLocation: EtcdLocation? {
+    if case .etcd(let location) = base { return location }
+    return nil
   }
 
   /// `$XDG_CONFIG_HOME/APP/FILE`, or `~/.config/APP/FILE`.
@@ -60,17 +72,22 @@ public struct StorageLocation: Sendable, Equatable, CustomStringConvertible {
   }
 
   /// The file for `key` in the directory of `directory` (whose own file name is ignored when
-  /// it is an XDG location; pass `file: ""`), as `KEY.json` with unsafe characters encoded.
+  /// it is an XDG location; pass `file: ""`), as `KEY.json` with unsafe characters encoded;
+  /// for an etcd location, the key `KEY` below its key (`app` and `user` give `app/user`).
   public static func key(_ key: String, in directory: StorageLocation) -> StorageLocation {
     let name = StorageLocation.encodeKey(key) + ".json"
     switch directory.base {
     case .path(let path): return StorageLocation(base: .path(path), fileName: name)
     case .xdg: return StorageLocation(base: directory.base, fileName: name)
+    case .etcd(var location):
+      location.key += location.key.hasSuffix("/") ? key : "/" + key
+      return .etcd(location)
     }
   }
 
   public var description: String {
-    (try? resolvePath(creatingDirectories: false)) ?? "\(base)"
+    if case .etcd(let location) = base { return location.description }
+    return (try? resolvePath(creatingDirectories: false)) ?? "\(base)"
   }
 
   /// The absolute file path. XDG app directories are created (mode 0700) when
@@ -88,6 +105,8 @@ public struct StorageLocation: Sendable, Equatable, CustomStringConvertible {
       let directory = FilePath.join(root, app)
       if creatingDirectories { try StorageLocation.makeDirectories(directory) }
       return FilePath.join(directory, fileName ?? "")
+    case .etcd(let location):
+      throw .store(.invalidLocation(location.description, reason: "an etcd key has no file path"))
     }
   }
 

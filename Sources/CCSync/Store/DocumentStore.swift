@@ -59,6 +59,9 @@ enum VersionIdentity: Hashable, Sendable {
   /// A file's device, inode, size and times (see ``FileIdentity``): equal identities very
   /// probably mean equal bytes, except within one timestamp tick (``FileIdentity/mayRecur(seenAt:window:)``).
   case file(FileIdentity)
+  /// An etcd key's `mod_revision`: the cluster-wide revision of the write that made this
+  /// version. It never recurs.
+  case revision(Int64)
 }
 
 /// The document layer's side of a write (see ``DocumentStore/write(wait:_:)``). The store
@@ -105,6 +108,17 @@ struct ChangeHint: Sendable, CustomStringConvertible {
   var isRequestedRecheck: Bool
   /// What happened, for diagnostics.
   var description: String
+  /// What the store holds now, when the news came with it (an etcd watch event carries the
+  /// new value): the reload takes it instead of reading. `nil`: look.
+  var current: CurrentVersion? = nil
+
+  /// What a store holds, as news of a change tells it.
+  enum CurrentVersion: Sendable {
+    /// This version.
+    case version(StoredVersion)
+    /// No version: the document was deleted.
+    case missing
+  }
 }
 
 /// A running ``DocumentStore/watch(_:)``; stops when cancelled or released.

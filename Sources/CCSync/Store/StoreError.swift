@@ -1,7 +1,7 @@
 import CCSyncSystem
 
-/// What can go wrong reading, locking or writing a document's store (a file today), each
-/// naming the store. Upper layers wrap it in ``StorageError/store(_:)``. `Sendable`.
+/// What can go wrong reading, locking or writing a document's store (a file, an etcd key),
+/// each naming the store. Upper layers wrap it in ``StorageError/store(_:)``. `Sendable`.
 public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
   /// A system call failed (the error names the call and the file).
   case system(SystemError)
@@ -21,6 +21,20 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
   /// the write happened: a caller that retries must not apply a change again that is not
   /// idempotent (an increment).
   case notDurable(path: String, SystemError)
+  /// A store's address that cannot be used (a malformed `etcd://` URL), with why.
+  case invalidLocation(String, reason: String)
+  /// No member of the cluster answered within the deadline; the message names each endpoint
+  /// and why it failed.
+  case unreachable(String)
+  /// The cluster refused the credentials, or the user may not read or write the key.
+  case accessDenied(String)
+  /// The value is larger than the cluster accepts (`--max-request-bytes`); nothing written.
+  case tooLarge(String)
+  /// A write was sent but no answer came: it may or may not have happened, and was not
+  /// repeated blindly. Read the document again to know.
+  case outcomeUnknown(String)
+  /// Another failure the cluster reported (an internal error, a malformed reply).
+  case cluster(String)
 
   public var description: String {
     switch self {
@@ -32,6 +46,10 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case .missingDirectory(let path): return "'\(path)': no such directory"
     case .notDurable(let path, let error):
       return "'\(path)' was replaced, but making it durable failed (a crash may still undo it); do not apply the same change again: \(error)"
+    case .invalidLocation(let location, let reason): return "'\(location)': \(reason)"
+    case .unreachable(let message), .accessDenied(let message), .tooLarge(let message), .outcomeUnknown(let message),
+      .cluster(let message):
+      return message
     }
   }
 }
