@@ -50,7 +50,7 @@ public final class SharedDocument: Sendable {
   }
 
   /// The store underneath (a file today).
-  let store: any DocumentStore
+  package let store: any DocumentStore
   let tracking = Protected(VersionTracking())
   let groupCommit = GroupCommit()
 

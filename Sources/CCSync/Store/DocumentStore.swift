@@ -15,7 +15,7 @@ import CCSyncSystem
 /// - it says when the document may have changed (``watch(_:)``), whoever changed it.
 ///
 /// Conforming types are `Sendable` and safe to use from any thread.
-protocol DocumentStore: Sendable {
+package protocol DocumentStore: Sendable {
   /// What messages name: the file's path as given.
   var name: String { get }
 
@@ -48,14 +48,14 @@ protocol DocumentStore: Sendable {
 }
 
 /// One version of a stored document: its bytes and what identifies it. `Sendable`.
-struct StoredVersion: Sendable, Equatable {
-  var bytes: [UInt8]
-  var identity: VersionIdentity
+package struct StoredVersion: Sendable, Equatable {
+  package var bytes: [UInt8]
+  package var identity: VersionIdentity
 }
 
 /// What tells one version of a store's document from another without comparing bytes.
 /// `Sendable`.
-enum VersionIdentity: Hashable, Sendable {
+package enum VersionIdentity: Hashable, Sendable {
   /// A file's device, inode, size and times (see ``FileIdentity``): equal identities very
   /// probably mean equal bytes, except within one timestamp tick (``FileIdentity/mayRecur(seenAt:window:)``).
   case file(FileIdentity)
@@ -72,7 +72,7 @@ enum VersionIdentity: Hashable, Sendable {
 /// optimistically may start again at ``plan(for:)`` after ``didNotPublish()``.
 ///
 /// The calls come on the writing thread; for the file store, all under the exclusive lock.
-protocol StoreWriter {
+package protocol StoreWriter {
   /// What to do, given the version the store holds now (`nil`: none).
   /// - Throws: to write nothing; the store rethrows it.
   func plan(for current: StoredVersion?) throws -> WritePlan
@@ -87,7 +87,7 @@ protocol StoreWriter {
 }
 
 /// What a write does with the version it found.
-enum WritePlan {
+package enum WritePlan {
   /// Put `bytes` in place as the new version. `keepsInvalidCopy`: the current bytes are not
   /// a valid document; keep them aside first (the file store copies them to
   /// `NAME.corrupt-TIMESTAMP` before it replaces the file).
@@ -100,20 +100,20 @@ enum WritePlan {
 }
 
 /// Why a store thinks its document may have changed. `Sendable`.
-struct ChangeHint: Sendable, CustomStringConvertible {
+package struct ChangeHint: Sendable, CustomStringConvertible {
   /// Whether the bytes may differ although the identity does not (an in-place write within
   /// one timestamp tick), so the identity alone proves nothing.
-  var contentMayDiffer: Bool
+  package var contentMayDiffer: Bool
   /// Whether this is the look asked for with ``StoreWatch/recheck(after:)``.
-  var isRequestedRecheck: Bool
+  package var isRequestedRecheck: Bool
   /// What happened, for diagnostics.
-  var description: String
+  package var description: String
   /// What the store holds now, when the news came with it (an etcd watch event carries the
   /// new value): the reload takes it instead of reading. `nil`: look.
-  var current: CurrentVersion? = nil
+  package var current: CurrentVersion? = nil
 
   /// What a store holds, as news of a change tells it.
-  enum CurrentVersion: Sendable {
+  package enum CurrentVersion: Sendable {
     /// This version.
     case version(StoredVersion)
     /// No version: the document was deleted.
@@ -122,7 +122,7 @@ struct ChangeHint: Sendable, CustomStringConvertible {
 }
 
 /// A running ``DocumentStore/watch(_:)``; stops when cancelled or released.
-protocol StoreWatch: Sendable {
+package protocol StoreWatch: Sendable {
   /// Stops the watch. A call of the handler already decided on may still run.
   func cancel()
   /// Calls the handler once more after `delay` with a hint whose
