@@ -71,6 +71,9 @@ struct CommandSpec {
   var commandStartsAfterOperands: Int? = nil
   /// Not listed in the top-level help (`stress-worker`).
   var isHidden = false
+  /// Takes more operands than it lists, in repeats of the listed ones (`mirror`'s pairs);
+  /// the command checks their number.
+  var repeatsOperands = false
 
   /// The command's name as typed: `ccsync get`.
   var fullName: String { name.isEmpty ? "ccsync" : "ccsync \(name)" }
@@ -197,7 +200,7 @@ enum ArgumentParser {
     if parsed.operands.count < requiredOperands {
       throw fail("Missing expected argument '<\(spec.operands[parsed.operands.count].name)>'")
     }
-    if parsed.operands.count > spec.operands.count {
+    if parsed.operands.count > spec.operands.count && !spec.repeatsOperands {
       throw fail("Unexpected argument '\(parsed.operands[spec.operands.count])'")
     }
     return .run(parsed)

@@ -107,6 +107,20 @@ enum Help {
     discussion: "The lock is flock(2) on '<file>.lock' beside the resolved file, the lock every ccsync writer and the library take, so 'flock <file>.lock ...' interoperates. It is not inherited: it is released when <command> exits, even if <command> left children running. Exits with <command>'s status (128+N when killed by signal N), 126 or 127 when it cannot be run. SIGTERM and SIGHUP are passed on to it; SIGINT from the terminal reaches it directly.",
     takesCommand: true, commandStartsAfterOperands: 1)
 
+  static let mirror = CommandSpec(
+    name: "mirror", overview: "Keep local JSON files and etcd keys one document each, both ways, until stopped.",
+    usage: "ccsync mirror [--prefer key|file] <file> <key> [<file> <key> ...]",
+    operands: [
+      OperandSpec("file", help: "A local JSON file (its directory must exist)."),
+      OperandSpec("key", help: "etcd://[HOST:PORT[,HOST:PORT...]]/KEY; no hosts: $ETCDCTL_ENDPOINTS, else 127.0.0.1:2379."),
+    ],
+    options: [
+      OptionSpec(nil, "prefer", value: "side", help: "Which side wins at a first run when both exist and differ: key (the default) or file."),
+      helpOption,
+    ],
+    discussion: "Every change to a file (any writer: ccsync, the library, an editor, a rename) goes into its key by compare-and-swap, and every change to the key (another host's mirror, etcdctl, the library) into the file under its lock, field by field: a field both sides changed takes the key's value, and a line on stderr names it. The last version both sides agreed on is kept in '.<name>.ccsync-mirror' beside the file, so a restart merges instead of overwriting. At a first run the preferred side wins and the other's differing version is kept (<file>.conflict-TIMESTAMP, <key>.conflict-TIMESTAMP). Deletions are not mirrored: a missing side is recreated. An invalid side is reported and not mirrored until it is valid. While the cluster cannot be reached the mirror says so once and keeps the local edits for when it answers. Under systemd (Type=notify) readiness is signalled after the first sync. Runs until SIGTERM, SIGINT or SIGHUP (exit 0); 1 when another mirror runs for a file.",
+    repeatsOperands: true)
+
   static let edit = CommandSpec(
     name: "edit", overview: "Edit a JSON file in $VISUAL, $EDITOR or vi, merging with changes made meanwhile.",
     usage: "ccsync edit [--nonblock] [--wait <secs>] <file>",

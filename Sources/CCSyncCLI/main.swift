@@ -18,6 +18,7 @@ let commandTable: [String: (spec: CommandSpec, run: (ParsedArguments) throws -> 
   "stress": (Help.stress, StressCommand.run),
   "stress-worker": (Help.stressWorker, StressCommand.runWorker),
   "demo": (Help.demo, DemoCommand.run),
+  "mirror": (Help.mirror, MirrorCommand.run),
 ]
 
 /// Runs the command line `arguments` (without the program name) and returns the exit status.

@@ -218,11 +218,24 @@ public final class SharedFile: Sendable {
   }
 
   func preserveCorruptCopy(target: String, of bytes: [UInt8]) throws(StoreError) -> String {
+    try keepCopy(target: target, of: bytes, label: "corrupt")
+  }
+
+  /// Keeps `bytes` as `NAME.LABEL-TIMESTAMP` beside the resolved file (a corrupt version, a
+  /// version that lost a conflict), with the file's owner, group and mode.
+  /// - Returns: the path of the copy.
+  @discardableResult
+  func keepCopy(of bytes: [UInt8], label: String) throws(StoreError) -> String {
+    try keepCopy(target: try resolvedPath(), of: bytes, label: label)
+  }
+
+  private func keepCopy(target: String, of bytes: [UInt8], label: String) throws(StoreError) -> String {
     // Writers call this under the exclusive lock, so no other ccsync process picks a name at
     // the same time; a name already taken (same millisecond) gets a random suffix.
-    var copyPath = target + ".corrupt-" + FileSystem.utcTimestampForFileName()
+    let prefix = target + "." + label + "-"
+    var copyPath = prefix + FileSystem.utcTimestampForFileName()
     while (try? FileSystem.linkStatus(copyPath)) != nil {
-      copyPath = target + ".corrupt-" + FileSystem.utcTimestampForFileName() + "-" + FileSystem.randomSuffix(length: 4)
+      copyPath = prefix + FileSystem.utcTimestampForFileName() + "-" + FileSystem.randomSuffix(length: 4)
     }
     try AtomicReplace(target: copyPath, displayPath: copyPath, durable: isDurable, inheritFrom: target).write(bytes)
     return copyPath
