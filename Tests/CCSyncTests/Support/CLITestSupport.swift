@@ -50,9 +50,7 @@ enum CLI {
   }
 
   /// The example document, Config/example.json, read from the package.
-  static let exampleURL = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("Config/example.json")
+  static let exampleURL = packageRoot.appendingPathComponent("Config/example.json")
 }
 
 extension ChildProcess.Outcome {
@@ -104,4 +102,14 @@ final class FlockHolder {
   }
 
   deinit { stop() }
+}
+
+/// The processes waiting for a `flock` (the `->` lines of /proc/locks).
+func blockedFlockWaiters() -> [Int32] {
+  let table = (try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? ""
+  return table.split(separator: "\n").compactMap { line -> Int32? in
+    let fields = line.split(separator: " ")
+    guard fields.count > 5, fields[1] == "->", fields[2] == "FLOCK" else { return nil }
+    return Int32(fields[5])
+  }
 }

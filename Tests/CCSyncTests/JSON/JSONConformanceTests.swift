@@ -11,8 +11,6 @@ import CCSyncSystem
 /// clone without it these tests are skipped, and CI sets `CCSYNC_REQUIRE_CONFORMANCE=1` so
 /// that its absence fails the run instead.
 enum ConformanceCorpus {
-  static let packageRoot = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
   static let directory = ProcessInfo.processInfo.environment["CCSYNC_JSONTESTSUITE"].map { URL(fileURLWithPath: $0) }
     ?? packageRoot.appendingPathComponent("../shared/JSONTestSuite").standardized
   static let parsingDirectory = directory.appendingPathComponent("test_parsing")

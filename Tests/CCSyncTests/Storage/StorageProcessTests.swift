@@ -372,16 +372,6 @@ import CCSyncSystem
   }
 }
 
-/// The processes waiting for a `flock` (the `->` lines of /proc/locks).
-func blockedFlockWaiters() -> [Int32] {
-  let table = (try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? ""
-  return table.split(separator: "\n").compactMap { line -> Int32? in
-    let fields = line.split(separator: " ")
-    guard fields.count > 5, fields[1] == "->", fields[2] == "FLOCK" else { return nil }
-    return Int32(fields[5])
-  }
-}
-
 /// The test helper's `session FILE idle:60` as the init process (PID 1) of a new PID
 /// namespace, started through `unshare` (needs root), with its PID as this process sees it.
 func startSessionAsInit(_ path: String) throws -> (InteractiveChild, Int32) {

@@ -204,18 +204,6 @@ private struct PlainText: Codable, Equatable {
   }
 }
 
-/// Encodes the given keys in order, each with its position as the value (a key given twice is
-/// encoded twice).
-struct KeySequence: Encodable {
-  var keys: [String]
-  func encode(to encoder: any Encoder) throws {
-    var container = encoder.container(keyedBy: JSONCodingKey.self)
-    for (position, key) in keys.enumerated() {
-      try container.encode(position, forKey: JSONCodingKey(stringValue: key))
-    }
-  }
-}
-
 @Suite struct JSONCodingTests {
   /// A key encoded twice replaces its value where it stands; keys are compared by their
   /// bytes (canonically equivalent keys with other bytes are other keys), however the encoder

@@ -5,22 +5,6 @@ import CCSyncJSON
 import CCSyncProcesses
 import CCSyncSystem
 
-struct SharedSettings: Codable, Sendable, Equatable {
-  var theme = "light"
-  var fontSize = 13
-  var counter = 0
-  var tags: [String] = []
-}
-
-/// Reads a file's JSON for assertions.
-func fileJSON(_ path: String) throws -> JSONValue {
-  try JSONValue(parsing: [UInt8](FileManager.default.contents(atPath: path) ?? Data()))
-}
-
-func writeFile(_ path: String, _ text: String) {
-  _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
-}
-
 /// In-process behaviour of CodableStorage: reading, merging, errors, modes that need no timing.
 @Suite struct CodableStorageTests {
   let quiet = StorageOptions(watchesForChanges: false, flushesAtExit: false, logger: .silent)
