@@ -2,7 +2,7 @@ import CCSync
 import CCSyncProcesses
 import Foundation
 
-/// The document the propagation measurements write: a sequence number, the writer's
+/// The document `timed-saves` writes for the steady-writer test: a sequence number, the writer's
 /// `CLOCK_MONOTONIC` reading just before the save (the clock is shared by every process on the
 /// machine), and a payload that sets the document's size.
 struct TimedDocument: Codable, Sendable, Equatable {

@@ -60,35 +60,35 @@ import Testing
 
   @Test(arguments: badFiles)
   func badFileIsReportedAndLeftUntouched(_ bad: BadFile) throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let path = directory.file("config.json")
-    try bad.make(path)
-    let before = try snapshot(directory)
-    for command in Self.commands {
-      let arguments = command.arguments.map { $0 == "FILE" ? path : $0 }
-      // `edit` must fail before it starts an editor: `false` would make the status 1.
-      let outcome = try CLI.run(arguments, input: command.input, environment: CLI.environment(["EDITOR": "false"]),
-                                deadline: .seconds(10))
-      #expect(!outcome.timedOut, "\(arguments) hung")
-      #expect(outcome.status == bad.status, "\(arguments): \(outcome.summary)")
-      #expect(outcome.standardOutput == "", "\(arguments)")
-      #expect(outcome.standardError.hasPrefix("ccsync: '\(path)'"), "\(arguments): \(outcome.summary)")
-      #expect(outcome.standardError.contains(bad.message), "\(arguments): \(outcome.summary)")
-      // The file and its directory are as they were (a lock file beside it is allowed).
-      #expect(try snapshot(directory) == before, "\(arguments) changed something")
+    try withTemporaryDirectory { directory in
+      let path = directory.file("config.json")
+      try bad.make(path)
+      let before = try snapshot(directory)
+      for command in Self.commands {
+        let arguments = command.arguments.map { $0 == "FILE" ? path : $0 }
+        // `edit` must fail before it starts an editor: `false` would make the status 1.
+        let outcome = try CLI.run(arguments, input: command.input, environment: CLI.environment(["EDITOR": "false"]),
+                                  deadline: .seconds(10))
+        #expect(!outcome.timedOut, "\(arguments) hung")
+        #expect(outcome.status == bad.status, "\(arguments): \(outcome.summary)")
+        #expect(outcome.standardOutput == "", "\(arguments)")
+        #expect(outcome.standardError.hasPrefix("ccsync: '\(path)'"), "\(arguments): \(outcome.summary)")
+        #expect(outcome.standardError.contains(bad.message), "\(arguments): \(outcome.summary)")
+        // The file and its directory are as they were (a lock file beside it is allowed).
+        #expect(try snapshot(directory) == before, "\(arguments) changed something")
+      }
     }
   }
 
   @Test func watchReportsABadFileOnStandardErrorOnly() throws {
     for bad in Self.badFiles {
-      let directory = try TemporaryDirectory()
-      defer { directory.remove() }
-      let path = directory.file("config.json")
-      try bad.make(path)
-      let outcome = try CLI.run(["watch", "--timeout", "0.3", path], deadline: .seconds(10))
-      #expect(outcome.status == 0 && outcome.standardOutput == "", "\(bad.name): \(outcome.summary)")
-      #expect(outcome.standardError.contains(bad.message), "\(bad.name): \(outcome.summary)")
+      try withTemporaryDirectory { directory in
+        let path = directory.file("config.json")
+        try bad.make(path)
+        let outcome = try CLI.run(["watch", "--timeout", "0.3", path], deadline: .seconds(10))
+        #expect(outcome.status == 0 && outcome.standardOutput == "", "\(bad.name): \(outcome.summary)")
+        #expect(outcome.standardError.contains(bad.message), "\(bad.name): \(outcome.summary)")
+      }
     }
   }
 
@@ -116,38 +116,38 @@ import Testing
   /// the first was stored as a string and the second wrote a file no reader accepted. The
   /// file is untouched; 511 levels under `a` fit, and `--string` still stores the text.
   @Test func setRefusesAValueNestedDeeperThanTheLimit() throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let file = directory.file("c.json")
-    let original = Data("{\"a\": 1}\n".utf8)
-    try original.write(to: URL(fileURLWithPath: file))
-    func nested(_ depth: Int) -> String { String(repeating: "[", count: depth) + String(repeating: "]", count: depth) }
-    for arguments in [[file, "a", nested(600)], ["--json", file, "a", nested(600)], [file, "a", nested(512)]] {
-      let outcome = try CLI.run(["set"] + arguments)
-      #expect(outcome.status == 65 && outcome.standardError.contains("deeper than 512 levels"), "\(outcome.summary)")
-      #expect(CLI.bytes(file) == original)
+    try withTemporaryDirectory { directory in
+      let file = directory.file("c.json")
+      let original = Data("{\"a\": 1}\n".utf8)
+      try original.write(to: URL(fileURLWithPath: file))
+      func nested(_ depth: Int) -> String { String(repeating: "[", count: depth) + String(repeating: "]", count: depth) }
+      for arguments in [[file, "a", nested(600)], ["--json", file, "a", nested(600)], [file, "a", nested(512)]] {
+        let outcome = try CLI.run(["set"] + arguments)
+        #expect(outcome.status == 65 && outcome.standardError.contains("deeper than 512 levels"), "\(outcome.summary)")
+        #expect(CLI.bytes(file) == original)
+      }
+      let fits = try CLI.run(["set", file, "a", nested(511)])
+      #expect(fits.status == 0, "\(fits.summary)")
+      #expect(try CLI.run(["get", "-c", file, "a"]).standardOutput == nested(511) + "\n")
+      let text = try CLI.run(["set", "--string", file, "s", nested(600)])
+      #expect(text.status == 0, "\(text.summary)")
+      #expect(try CLI.run(["get", "-r", file, "s"]).standardOutput == nested(600) + "\n")
     }
-    let fits = try CLI.run(["set", file, "a", nested(511)])
-    #expect(fits.status == 0, "\(fits.summary)")
-    #expect(try CLI.run(["get", "-c", file, "a"]).standardOutput == nested(511) + "\n")
-    let text = try CLI.run(["set", "--string", file, "s", nested(600)])
-    #expect(text.status == 0, "\(text.summary)")
-    #expect(try CLI.run(["get", "-r", file, "s"]).standardOutput == nested(600) + "\n")
   }
 
   /// `delete FILE ""` (an unset variable for PATH) and `delete FILE .` are usage errors, 64,
   /// as `set FILE ""` is, the file untouched; before, they were 65, "cannot remove the whole
   /// document".
   @Test(arguments: ["", "."]) func deleteOfTheWholeDocumentIsAUsageError(path: String) throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let file = directory.file("c.json")
-    let original = Data("{\"a\": 1}\n".utf8)
-    try original.write(to: URL(fileURLWithPath: file))
-    let outcome = try CLI.run(["delete", file, path])
-    expectUsageError(outcome, command: "delete", token: ".")
-    #expect(outcome.standardError.contains(path.isEmpty ? "The path is empty" : "The path '.' is the whole document"), "\(outcome.summary)")
-    #expect(CLI.bytes(file) == original)
+    try withTemporaryDirectory { directory in
+      let file = directory.file("c.json")
+      let original = Data("{\"a\": 1}\n".utf8)
+      try original.write(to: URL(fileURLWithPath: file))
+      let outcome = try CLI.run(["delete", file, path])
+      expectUsageError(outcome, command: "delete", token: ".")
+      #expect(outcome.standardError.contains(path.isEmpty ? "The path is empty" : "The path '.' is the whole document"), "\(outcome.summary)")
+      #expect(CLI.bytes(file) == original)
+    }
   }
 }
 
@@ -155,118 +155,114 @@ import Testing
 @Suite(.serialized) struct CLIPermissionTests {
   @Test func unreadableFileIsPermissionDenied() throws {
     _ = try FaultTools.tool("setpriv")
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    #expect(chmod(directory.path, 0o755) == 0)
-    let file = directory.file("secret.json")
-    try CLI.write("{\"a\": 1}\n", to: file)
-    #expect(chmod(file, 0o600) == 0)
-    let outcome = try CLI.runAsNobody(["get", file, "a"])
-    #expect(outcome.status == 77, "\(outcome.summary)")
-    #expect(outcome.standardError.contains(file) && outcome.standardError.contains("Permission denied"))
+    try withTemporaryDirectory { directory in
+      #expect(chmod(directory.path, 0o755) == 0)
+      let file = directory.file("secret.json")
+      try CLI.write("{\"a\": 1}\n", to: file)
+      #expect(chmod(file, 0o600) == 0)
+      let outcome = try CLI.runAsNobody(["get", file, "a"])
+      #expect(outcome.status == 77, "\(outcome.summary)")
+      #expect(outcome.standardError.contains(file) && outcome.standardError.contains("Permission denied"))
+    }
   }
 
   @Test func unwritableDirectoryCannotCreate() throws {
     _ = try FaultTools.tool("setpriv")
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    #expect(chmod(directory.path, 0o755) == 0)
-    let file = directory.file("config.json")
-    try CLI.write("{\"a\": 1}\n", to: file)
-    #expect(chmod(file, 0o666) == 0)
-    let before = CLI.bytes(file)
-    // No lock file yet: creating it is refused.
-    let noLock = try CLI.runAsNobody(["set", file, "a", "2"])
-    #expect(noLock.status == 73, "\(noLock.summary)")
-    #expect(noLock.standardError.contains("cannot create '\(file).lock'"))
-    // With a lock file, creating the temp file is refused.
-    #expect(FileManager.default.createFile(atPath: file + ".lock", contents: nil))
-    let noTemp = try CLI.runAsNobody(["set", file, "a", "2"])
-    #expect(noTemp.status == 73, "\(noTemp.summary)")
-    #expect(noTemp.standardError.contains("cannot create") && noTemp.standardError.contains(".config.json.tmp-"))
-    let newFile = try CLI.runAsNobody(["save", directory.file("new.json")], input: "{}")
-    #expect(newFile.status == 73, "\(newFile.summary)")
-    #expect(CLI.bytes(file) == before)
-    #expect(try directory.names() == ["config.json", "config.json.lock"])
+    try withTemporaryDirectory { directory in
+      #expect(chmod(directory.path, 0o755) == 0)
+      let file = directory.file("config.json")
+      try CLI.write("{\"a\": 1}\n", to: file)
+      #expect(chmod(file, 0o666) == 0)
+      let before = CLI.bytes(file)
+      // No lock file yet: creating it is refused.
+      let noLock = try CLI.runAsNobody(["set", file, "a", "2"])
+      #expect(noLock.status == 73, "\(noLock.summary)")
+      #expect(noLock.standardError.contains("cannot create '\(file).lock'"))
+      // With a lock file, creating the temp file is refused.
+      #expect(FileManager.default.createFile(atPath: file + ".lock", contents: nil))
+      let noTemp = try CLI.runAsNobody(["set", file, "a", "2"])
+      #expect(noTemp.status == 73, "\(noTemp.summary)")
+      #expect(noTemp.standardError.contains("cannot create") && noTemp.standardError.contains(".config.json.tmp-"))
+      let newFile = try CLI.runAsNobody(["save", directory.file("new.json")], input: "{}")
+      #expect(newFile.status == 73, "\(newFile.summary)")
+      #expect(CLI.bytes(file) == before)
+      #expect(try directory.names() == ["config.json", "config.json.lock"])
+    }
   }
 
   @Test func fullFileSystemIsAnInputOutputError() throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let mountPoint = directory.file("small")
-    try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: false)
-    try mountTemporaryFileSystem(on: mountPoint, size: "64k")
-    defer { unmount(mountPoint) }
-    let file = mountPoint + "/config.json"
-    try CLI.write("{\"a\": 1}\n", to: file)
-    // Fill the file system: a file of 64 KiB cannot be written, so write what fits.
-    _ = try ChildProcess.run("dd", ["if=/dev/zero", "of=\(mountPoint)/fill", "bs=1k", "count=128"])
-    let before = CLI.bytes(file)
-    let outcome = try CLI.run(["set", file, "a", "\"" + String(repeating: "x", count: 8192) + "\""])
-    #expect(outcome.status == 74, "\(outcome.summary)")
-    #expect(outcome.standardError.contains("No space left on device") && outcome.standardError.contains(file))
-    #expect(CLI.bytes(file) == before)
-    let names = try FileManager.default.contentsOfDirectory(atPath: mountPoint).sorted()
-    #expect(names == ["config.json", "config.json.lock", "fill"], "a temp file was left behind: \(names)")
+    try withTemporaryFileSystem(size: "64k") { mountPoint in
+      let file = mountPoint + "/config.json"
+      try CLI.write("{\"a\": 1}\n", to: file)
+      // Fill the file system: a file of 64 KiB cannot be written, so write what fits.
+      _ = try ChildProcess.run("dd", ["if=/dev/zero", "of=\(mountPoint)/fill", "bs=1k", "count=128"])
+      let before = CLI.bytes(file)
+      let outcome = try CLI.run(["set", file, "a", "\"" + String(repeating: "x", count: 8192) + "\""])
+      #expect(outcome.status == 74, "\(outcome.summary)")
+      #expect(outcome.standardError.contains("No space left on device") && outcome.standardError.contains(file))
+      #expect(CLI.bytes(file) == before)
+      let names = try FileManager.default.contentsOfDirectory(atPath: mountPoint).sorted()
+      #expect(names == ["config.json", "config.json.lock", "fill"], "a temp file was left behind: \(names)")
+    }
   }
 
   /// Output that cannot be written (a full device) is an I/O error, 74, named on standard
   /// error; before, the bytes were dropped and the status was 0.
   @Test(arguments: [["get", "FILE", "a"], ["load", "FILE"]])
   func standardOutputThatCannotBeWrittenIsAnInputOutputError(arguments: [String]) throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let file = directory.file("c.json")
-    try CLI.write("{\"a\": 1}\n", to: file)
-    let outcome = try ChildProcess.run(
-      "/bin/sh", ["-c", "exec \"$@\" > /dev/full", "sh", CLI.executable()] + arguments.map { $0 == "FILE" ? file : $0 })
-    #expect(outcome.status == 74, "\(outcome.summary)")
-    #expect(outcome.standardError.contains("write error on standard output: No space left on device"), "\(outcome.summary)")
+    try withTemporaryDirectory { directory in
+      let file = directory.file("c.json")
+      try CLI.write("{\"a\": 1}\n", to: file)
+      let outcome = try ChildProcess.run(
+        "/bin/sh", ["-c", "exec \"$@\" > /dev/full", "sh", CLI.executable()] + arguments.map { $0 == "FILE" ? file : $0 })
+      #expect(outcome.status == 74, "\(outcome.summary)")
+      #expect(outcome.standardError.contains("write error on standard output: No space left on device"), "\(outcome.summary)")
+    }
   }
 
   /// `stress` on a FILE starting with a dash (its workers get it after `--`), and on a
   /// counter already at the largest integer (a data error, 65, not a crash).
   @Test func stressTakesADashFileAndRefusesToOverflow() throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let dashed = try ChildProcess.run(
-      "/bin/sh", ["-c", "cd \"$0\" && exec \"$1\" stress --processes 2 --iterations 3 -- -dash.json", directory.path, CLI.executable()])
-    #expect(dashed.status == 0, "\(dashed.summary)")
-    #expect(try CLI.run(["get", directory.file("-dash.json"), "counter"]).standardOutput == "6\n")
-    let full = directory.file("full.json")
-    try CLI.write("{\"counter\": 9223372036854775807}\n", to: full)
-    let overflow = try CLI.run(["stress", "--processes", "1", "--iterations", "1", full])
-    #expect(overflow.status == 65, "\(overflow.summary)")
-    #expect(CLI.bytes(full) == Data("{\"counter\": 9223372036854775807}\n".utf8), "changed")
+    try withTemporaryDirectory { directory in
+      let dashed = try ChildProcess.run(
+        "/bin/sh", ["-c", "cd \"$0\" && exec \"$1\" stress --processes 2 --iterations 3 -- -dash.json", directory.path, CLI.executable()])
+      #expect(dashed.status == 0, "\(dashed.summary)")
+      #expect(try CLI.run(["get", directory.file("-dash.json"), "counter"]).standardOutput == "6\n")
+      let full = directory.file("full.json")
+      try CLI.write("{\"counter\": 9223372036854775807}\n", to: full)
+      let overflow = try CLI.run(["stress", "--processes", "1", "--iterations", "1", full])
+      #expect(overflow.status == 65, "\(overflow.summary)")
+      #expect(CLI.bytes(full) == Data("{\"counter\": 9223372036854775807}\n".utf8), "changed")
+    }
   }
 
   /// `set FILE "" VALUE` (an unset variable for PATH) is refused with 64, the file untouched;
   /// `.` still replaces the whole document on purpose.
   @Test func setWithAnEmptyPathIsRefusedAndDotReplacesTheDocument() throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let file = directory.file("c.json")
-    try CLI.write("{\"a\": 1}\n", to: file)
-    let empty = try CLI.run(["set", file, "", "5"])
-    #expect(empty.status == 64 && empty.standardError.contains("The path is empty"), "\(empty.summary)")
-    #expect(CLI.bytes(file) == Data("{\"a\": 1}\n".utf8))
-    let dot = try CLI.run(["set", file, ".", "{\"b\": 2}"])
-    #expect(dot.status == 0, "\(dot.summary)")
-    #expect(try CLI.run(["get", file, "b"]).standardOutput == "2\n")
+    try withTemporaryDirectory { directory in
+      let file = directory.file("c.json")
+      try CLI.write("{\"a\": 1}\n", to: file)
+      let empty = try CLI.run(["set", file, "", "5"])
+      #expect(empty.status == 64 && empty.standardError.contains("The path is empty"), "\(empty.summary)")
+      #expect(CLI.bytes(file) == Data("{\"a\": 1}\n".utf8))
+      let dot = try CLI.run(["set", file, ".", "{\"b\": 2}"])
+      #expect(dot.status == 0, "\(dot.summary)")
+      #expect(try CLI.run(["get", file, "b"]).standardOutput == "2\n")
+    }
   }
 
   /// An argument that is not valid UTF-8 (a value, or a file name in another encoding) is a
   /// usage error naming its position; it used to become U+FFFD, storing another value or
   /// naming another file.
   @Test func argumentsThatAreNotUTF8AreRefused() throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let file = directory.file("u.json")
-    try CLI.write("{\"k\": 1}\n", to: file)
-    let value = try ChildProcess.run("/bin/sh", ["-c", "exec \"$0\" set \"$1\" k \"$(printf 'a\\377b')\"", try CLI.executable(), file])
-    #expect(value.status == 64 && value.standardError.contains("Argument 4 is not valid UTF-8"), "\(value.summary)")
-    let path = try ChildProcess.run("/bin/sh", ["-c", "exec \"$0\" get \"$1/$(printf '\\351').json\"", try CLI.executable(), directory.path])
-    #expect(path.status == 64 && path.standardError.contains("Argument 2 is not valid UTF-8"), "\(path.summary)")
-    #expect(CLI.bytes(file) == Data("{\"k\": 1}\n".utf8))
+    try withTemporaryDirectory { directory in
+      let file = directory.file("u.json")
+      try CLI.write("{\"k\": 1}\n", to: file)
+      let value = try ChildProcess.run("/bin/sh", ["-c", "exec \"$0\" set \"$1\" k \"$(printf 'a\\377b')\"", try CLI.executable(), file])
+      #expect(value.status == 64 && value.standardError.contains("Argument 4 is not valid UTF-8"), "\(value.summary)")
+      let path = try ChildProcess.run("/bin/sh", ["-c", "exec \"$0\" get \"$1/$(printf '\\351').json\"", try CLI.executable(), directory.path])
+      #expect(path.status == 64 && path.standardError.contains("Argument 2 is not valid UTF-8"), "\(path.summary)")
+      #expect(CLI.bytes(file) == Data("{\"k\": 1}\n".utf8))
+    }
   }
 }

@@ -55,25 +55,25 @@ import Testing
   }
 
   @Test func optionsMayComeAnywhereAndTakeValuesEitherWay() throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let file = directory.file("c.json")
-    try CLI.write("{\"a\": {\"b\": \"x\"}}\n", to: file)
-    for arguments in [["get", "-r", file, "a.b"], ["get", file, "-r", "a.b"], ["get", file, "a.b", "--raw"],
-                      ["get", "-rc", file, "a.b"], ["get", "--raw", "--", file, "a.b"]] {
-      let outcome = try CLI.run(arguments)
-      #expect(outcome.status == 0 && outcome.standardOutput == "x\n", "\(arguments): \(outcome.summary)")
+    try withTemporaryDirectory { directory in
+      let file = directory.file("c.json")
+      try CLI.write("{\"a\": {\"b\": \"x\"}}\n", to: file)
+      for arguments in [["get", "-r", file, "a.b"], ["get", file, "-r", "a.b"], ["get", file, "a.b", "--raw"],
+                        ["get", "-rc", file, "a.b"], ["get", "--raw", "--", file, "a.b"]] {
+        let outcome = try CLI.run(arguments)
+        #expect(outcome.status == 0 && outcome.standardOutput == "x\n", "\(arguments): \(outcome.summary)")
+      }
+      for arguments in [["set", "--wait=1", file, "n", "1"], ["set", "--wait", "1", file, "n", "1"],
+                        ["set", file, "n", "1", "-w", "1"], ["set", "-w1", file, "n", "1"], ["set", "-nj", file, "n", "1"]] {
+        let outcome = try CLI.run(arguments)
+        #expect(outcome.status == 0, "\(arguments): \(outcome.summary)")
+      }
+      // `--` ends options: a value that looks like an option is stored as it is.
+      #expect(try CLI.run(["set", file, "--", "flag", "--force"]).status == 0)
+      #expect(try CLI.run(["get", "-r", file, "flag"]).standardOutput == "--force\n")
+      // Negative numbers are operands.
+      #expect(try CLI.run(["set", file, "n", "-1.5"]).status == 0)
+      #expect(try CLI.run(["get", file, "n"]).standardOutput == "-1.5\n")
     }
-    for arguments in [["set", "--wait=1", file, "n", "1"], ["set", "--wait", "1", file, "n", "1"],
-                      ["set", file, "n", "1", "-w", "1"], ["set", "-w1", file, "n", "1"], ["set", "-nj", file, "n", "1"]] {
-      let outcome = try CLI.run(arguments)
-      #expect(outcome.status == 0, "\(arguments): \(outcome.summary)")
-    }
-    // `--` ends options: a value that looks like an option is stored as it is.
-    #expect(try CLI.run(["set", file, "--", "flag", "--force"]).status == 0)
-    #expect(try CLI.run(["get", "-r", file, "flag"]).standardOutput == "--force\n")
-    // Negative numbers are operands.
-    #expect(try CLI.run(["set", file, "n", "-1.5"]).status == 0)
-    #expect(try CLI.run(["get", file, "n"]).standardOutput == "-1.5\n")
   }
 }

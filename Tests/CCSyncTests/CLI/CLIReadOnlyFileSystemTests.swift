@@ -24,28 +24,28 @@ import Testing
   /// file's; without, the lock file's own creation.
   @Test(arguments: [true, false])
   func aWriteOnAReadOnlyFileSystemExits73(lockFileExists: Bool) throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let source = directory.file("source")
-    let target = directory.file("ro")
-    try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: false)
-    try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: false)
-    try CLI.write("{\"a\": 1}\n", to: source + "/config.json")
-    if lockFileExists { try CLI.write("", to: source + "/config.json.lock") }
-    try mountReadOnly(source, on: target)
-    defer { unmount(target) }
-    let file = target + "/config.json"
+    try withTemporaryDirectory { directory in
+      let source = directory.file("source")
+      let target = directory.file("ro")
+      try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: false)
+      try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: false)
+      try CLI.write("{\"a\": 1}\n", to: source + "/config.json")
+      if lockFileExists { try CLI.write("", to: source + "/config.json.lock") }
+      try mountReadOnly(source, on: target)
+      defer { unmount(target) }
+      let file = target + "/config.json"
 
-    let outcome = try CLI.run(["set", file, "a", "2"])
-    #expect(outcome.status == 73, "\(outcome.summary)")
-    #expect(outcome.standardError.hasPrefix("ccsync: cannot write '\(file)': read-only file system ("), "\(outcome.summary)")
-    #expect(CLI.lines(outcome.standardError).count == 1, "\(outcome.summary)")
-    #expect(CLI.bytes(file) == Data("{\"a\": 1}\n".utf8))
+      let outcome = try CLI.run(["set", file, "a", "2"])
+      #expect(outcome.status == 73, "\(outcome.summary)")
+      #expect(outcome.standardError.hasPrefix("ccsync: cannot write '\(file)': read-only file system ("), "\(outcome.summary)")
+      #expect(CLI.lines(outcome.standardError).count == 1, "\(outcome.summary)")
+      #expect(CLI.bytes(file) == Data("{\"a\": 1}\n".utf8))
 
-    // The other writers map it the same way.
-    let delete = try CLI.run(["delete", file, "a"])
-    #expect(delete.status == 73, "\(delete.summary)")
-    let save = try CLI.run(["save", file], input: "{}")
-    #expect(save.status == 73, "\(save.summary)")
+      // The other writers map it the same way.
+      let delete = try CLI.run(["delete", file, "a"])
+      #expect(delete.status == 73, "\(delete.summary)")
+      let save = try CLI.run(["save", file], input: "{}")
+      #expect(save.status == 73, "\(save.summary)")
+    }
   }
 }

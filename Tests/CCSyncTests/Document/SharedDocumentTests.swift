@@ -12,44 +12,44 @@ import CCSyncSystem
   /// 512 levels) is not written, by an update or a replace: the file stays as it was and the
   /// writer can go on. Exactly 512 levels is written and read back.
   @Test func aDocumentNestedDeeperThanReadersAcceptIsNotWritten() throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let path = directory.file("deep.json")
-    writeFile(path, #"{"n": 1}"#)
-    let document = SharedDocument(path: path)
-    func nested(_ levels: Int) -> JSONValue {
-      var value: JSONValue = []
-      for _ in 1..<levels { value = [value] }
-      return value
+    try withTemporaryDirectory { directory in
+      let path = directory.file("deep.json")
+      writeFile(path, #"{"n": 1}"#)
+      let document = SharedDocument(path: path)
+      func nested(_ levels: Int) -> JSONValue {
+        var value: JSONValue = []
+        for _ in 1..<levels { value = [value] }
+        return value
+      }
+      let before = try contents(of: path)
+      let error = #expect(throws: StorageError.self) { try document.update { $0 = ["deep": nested(512), "n": 2] } }
+      #expect(error?.description.contains("513 levels") == true, "\(String(describing: error))")
+      #expect(throws: StorageError.self) { try document.replace(with: nested(513)) }
+      #expect(try contents(of: path) == before)
+      try document.update { try $0.setValue(3, at: JSONPath(parsing: "n")) }
+      try document.update { $0 = ["deep": nested(511), "n": 4] }
+      #expect(try SharedDocument(path: path).read()?.objectValue?["n"] == 4)
     }
-    let before = try contents(of: path)
-    let error = #expect(throws: StorageError.self) { try document.update { $0 = ["deep": nested(512), "n": 2] } }
-    #expect(error?.description.contains("513 levels") == true, "\(String(describing: error))")
-    #expect(throws: StorageError.self) { try document.replace(with: nested(513)) }
-    #expect(try contents(of: path) == before)
-    try document.update { try $0.setValue(3, at: JSONPath(parsing: "n")) }
-    try document.update { $0 = ["deep": nested(511), "n": 4] }
-    #expect(try SharedDocument(path: path).read()?.objectValue?["n"] == 4)
   }
 
   /// The new version inherits the file's metadata as it is when the update writes, not as
   /// it was when it read: a chmod (or, as root, a chown) made while the update ran is kept.
   @Test func metadataChangedWhileAnUpdateRunsIsKept() throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let path = directory.file("meta.json")
-    writeFile(path, #"{"n": 1}"#)
-    #expect(chmod(path, 0o644) == 0)
-    let owner: uid_t = geteuid() == 0 ? 65534 : geteuid()
-    try SharedDocument(path: path).update { json in
-      // An administrator, meanwhile (the update read the file before this).
-      #expect(chmod(path, 0o600) == 0)
-      if geteuid() == 0 { #expect(chown(path, owner, owner) == 0) }
-      try json.setValue(2, at: JSONPath(parsing: "n"))
+    try withTemporaryDirectory { directory in
+      let path = directory.file("meta.json")
+      writeFile(path, #"{"n": 1}"#)
+      #expect(chmod(path, 0o644) == 0)
+      let owner: uid_t = geteuid() == 0 ? 65534 : geteuid()
+      try SharedDocument(path: path).update { json in
+        // An administrator, meanwhile (the update read the file before this).
+        #expect(chmod(path, 0o600) == 0)
+        if geteuid() == 0 { #expect(chown(path, owner, owner) == 0) }
+        try json.setValue(2, at: JSONPath(parsing: "n"))
+      }
+      let status = try statusOf(path)
+      #expect(status.st_mode & 0o7777 == 0o600)
+      #expect(status.st_uid == owner)
     }
-    let status = try statusOf(path)
-    #expect(status.st_mode & 0o7777 == 0o600)
-    #expect(status.st_uid == owner)
   }
 
   /// A file system can give a newer version the identity of one seen before: the inode a
@@ -64,26 +64,26 @@ import CCSyncSystem
   /// it would have been; a window of a minute stands in for the 2 s default so that a test
   /// process stalled for seconds under load still looks within it.
   @Test func aRecentIdentityIsConfirmedByContent() throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let path = directory.file("settings.json")
-    for (window, fooled) in [(Int64(0), true), (Int64(60_000_000_000), false)] {
-      writeFile(path, #"{"theme": "old"}"#)
-      let document = SharedDocument(file: SharedFile(path: path), identityRecurrenceWindow: window)
-      #expect(try document.read() == ["theme": "old"])
-      writeFile(path, #"{"theme": "new"}"#)  // same size
-      let newer = try #require(try SharedFile(path: path).identity())
-      document.tracking.withLock { state in  // the collision
-        state.seen?.identity = .file(newer)
-        state.seen?.seenAt = FileSystem.currentTime()
-      }
-      let observation = document.readIfChanged(contentMayDiffer: false)
-      let changedTo: JSONValue?
-      if case .changed(let value) = observation { changedTo = value } else { changedTo = nil }
-      if fooled {
-        #expect(changedTo == nil, "with identities trusted, the collision hides the change")
-      } else {
-        #expect(changedTo == ["theme": "new"], "a recent identity was trusted without the bytes")
+    try withTemporaryDirectory { directory in
+      let path = directory.file("settings.json")
+      for (window, fooled) in [(Int64(0), true), (Int64(60_000_000_000), false)] {
+        writeFile(path, #"{"theme": "old"}"#)
+        let document = SharedDocument(file: SharedFile(path: path), identityRecurrenceWindow: window)
+        #expect(try document.read() == ["theme": "old"])
+        writeFile(path, #"{"theme": "new"}"#)  // same size
+        let newer = try #require(try SharedFile(path: path).identity())
+        document.tracking.withLock { state in  // the collision
+          state.seen?.identity = .file(newer)
+          state.seen?.seenAt = FileSystem.currentTime()
+        }
+        let observation = document.readIfChanged(contentMayDiffer: false)
+        let changedTo: JSONValue?
+        if case .changed(let value) = observation { changedTo = value } else { changedTo = nil }
+        if fooled {
+          #expect(changedTo == nil, "with identities trusted, the collision hides the change")
+        } else {
+          #expect(changedTo == ["theme": "new"], "a recent identity was trusted without the bytes")
+        }
       }
     }
   }
@@ -95,45 +95,45 @@ import CCSyncSystem
   /// invalid text. Every change is kept, the file is always what printing the whole document
   /// gives, and what the shortcut parsed is always what parsing the whole file gives.
   @Test func updatesTakingTurnsWithOtherWritersKeepEveryChange() throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let path = directory.file("doc.json")
-    let documents = [SharedDocument(path: path), SharedDocument(path: path)]
-    try documents[0].update { $0 = ["counter": 0, "name": "svc", "nested": ["list": [1, 2], "on": true], "ratio": 1.5] }
-    var expectedName: JSONValue = "svc"
-    for turn in 1...24 {
-      switch turn {
-      case 5: writeFile(path, #"{"counter":4,"name":"compact","nested":{"list":[1,2],"on":true},"ratio":1.5}"#); expectedName = "compact"
-      case 9:
-        let text = try String(contentsOfFile: path, encoding: .utf8).replacingOccurrences(of: #""on": true"#, with: #""on": false"#)
-        writeFile(path, text)
-      case 13:
-        let text = try String(contentsOfFile: path, encoding: .utf8).replacingOccurrences(of: #""ratio": 1.5"#, with: #""ratio": 1.50"#)
-        writeFile(path, text)
-      case 17:
-        let valid = try String(contentsOfFile: path, encoding: .utf8)
-        writeFile(path, valid.replacingOccurrences(of: #""name": "#, with: #""name": ,"#))
-        #expect(throws: StorageError.self) { try documents[turn % 2].update { try $0.setValue(0, at: JSONPath(tokens: ["counter"])) } }
-        writeFile(path, valid)
-      default: break
+    try withTemporaryDirectory { directory in
+      let path = directory.file("doc.json")
+      let documents = [SharedDocument(path: path), SharedDocument(path: path)]
+      try documents[0].update { $0 = ["counter": 0, "name": "svc", "nested": ["list": [1, 2], "on": true], "ratio": 1.5] }
+      var expectedName: JSONValue = "svc"
+      for turn in 1...24 {
+        switch turn {
+        case 5: writeFile(path, #"{"counter":4,"name":"compact","nested":{"list":[1,2],"on":true},"ratio":1.5}"#); expectedName = "compact"
+        case 9:
+          let text = try String(contentsOfFile: path, encoding: .utf8).replacingOccurrences(of: #""on": true"#, with: #""on": false"#)
+          writeFile(path, text)
+        case 13:
+          let text = try String(contentsOfFile: path, encoding: .utf8).replacingOccurrences(of: #""ratio": 1.5"#, with: #""ratio": 1.50"#)
+          writeFile(path, text)
+        case 17:
+          let valid = try String(contentsOfFile: path, encoding: .utf8)
+          writeFile(path, valid.replacingOccurrences(of: #""name": "#, with: #""name": ,"#))
+          #expect(throws: StorageError.self) { try documents[turn % 2].update { try $0.setValue(0, at: JSONPath(tokens: ["counter"])) } }
+          writeFile(path, valid)
+        default: break
+        }
+        let seen = try documents[turn % 2].update { json -> JSONValue in
+          let counter = json.objectValue?["counter"]?.numberValue?.int64Value ?? -100
+          try json.setValue(.number(JSONNumber(counter + 1)), at: JSONPath(tokens: ["counter"]))
+          if turn % 4 == 0 { try json.setValue(.string("turn \(turn)"), at: JSONPath(tokens: ["name"])) }
+          return json
+        }
+        if turn % 4 == 0 { expectedName = .string("turn \(turn)") }
+        let bytes = try contents(of: path)
+        let whole = try JSONValue(parsing: bytes)
+        #expect(whole == seen, "turn \(turn)")
+        #expect(bytes == SharedDocument.documentBytes(whole), "turn \(turn): not the printer's text")
+        #expect(whole.objectValue?["counter"] == .number(JSONNumber(Int64(turn))), "turn \(turn)")
+        #expect(whole.objectValue?["name"] == expectedName, "turn \(turn)")
       }
-      let seen = try documents[turn % 2].update { json -> JSONValue in
-        let counter = json.objectValue?["counter"]?.numberValue?.int64Value ?? -100
-        try json.setValue(.number(JSONNumber(counter + 1)), at: JSONPath(tokens: ["counter"]))
-        if turn % 4 == 0 { try json.setValue(.string("turn \(turn)"), at: JSONPath(tokens: ["name"])) }
-        return json
-      }
-      if turn % 4 == 0 { expectedName = .string("turn \(turn)") }
-      let bytes = try contents(of: path)
-      let whole = try JSONValue(parsing: bytes)
-      #expect(whole == seen, "turn \(turn)")
-      #expect(bytes == SharedDocument.documentBytes(whole), "turn \(turn): not the printer's text")
-      #expect(whole.objectValue?["counter"] == .number(JSONNumber(Int64(turn))), "turn \(turn)")
-      #expect(whole.objectValue?["name"] == expectedName, "turn \(turn)")
+      let final = try #require(try JSONValue(parsing: try contents(of: path)).objectValue)
+      #expect(final["nested"] == ["list": [1, 2], "on": false])
+      #expect(final["ratio"]?.numberValue?.text == "1.50")
     }
-    let final = try #require(try JSONValue(parsing: try contents(of: path)).objectValue)
-    #expect(final["nested"] == ["list": [1, 2], "on": false])
-    #expect(final["ratio"]?.numberValue?.text == "1.50")
   }
 
   /// A process that writes keeps the document of the versions it reads afterwards (the next
@@ -141,79 +141,79 @@ import CCSyncSystem
   /// parsing that value, and gets what the whole parse gives; one that only reads keeps no
   /// document.
   @Test func readsAfterAWriteKeepTheDocumentAndParseOnlyWhatChanged() throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let path = directory.file("doc.json")
-    let writer = SharedDocument(path: path)
-    let other = SharedDocument(path: path)
-    let reader = SharedDocument(path: path)
-    try writer.update { $0 = ["counter": 1, "name": "svc", "list": [1, 2]] }
-    #expect(try reader.read() == ["counter": 1, "name": "svc", "list": [1, 2]])
-    try other.update { try $0.setValue(2, at: JSONPath(tokens: ["counter"])) }
+    try withTemporaryDirectory { directory in
+      let path = directory.file("doc.json")
+      let writer = SharedDocument(path: path)
+      let other = SharedDocument(path: path)
+      let reader = SharedDocument(path: path)
+      try writer.update { $0 = ["counter": 1, "name": "svc", "list": [1, 2]] }
+      #expect(try reader.read() == ["counter": 1, "name": "svc", "list": [1, 2]])
+      try other.update { try $0.setValue(2, at: JSONPath(tokens: ["counter"])) }
 
-    guard case .changed(let value) = writer.readIfChanged(contentMayDiffer: true) else {
-      Issue.record("the other writer's version was not seen")
-      return
+      guard case .changed(let value) = writer.readIfChanged(contentMayDiffer: true) else {
+        Issue.record("the other writer's version was not seen")
+        return
+      }
+      let whole = try JSONValue(parsing: try contents(of: path))
+      #expect(value.printsIdentically(to: whole))
+      let kept = writer.tracking.withLock { $0.seen }
+      #expect(kept?.document.map { $0.printsIdentically(to: whole) } == true, "the writer keeps the document")
+      #expect(kept?.layout == JSONDocumentLayout.print(whole).layout, "and the layout of the printer's text")
+
+      guard case .changed = reader.readIfChanged(contentMayDiffer: true) else {
+        Issue.record("the reader did not see the change")
+        return
+      }
+      #expect(reader.tracking.withLock { $0.seen?.document } == nil, "a reader keeps no document")
+
+      writeFile(path, #"{"counter": 3, "name": "foreign", "list": [1, 2]}"#)  // another tool's format
+      #expect(try writer.read() == ["counter": 3, "name": "foreign", "list": [1, 2]])
+      #expect(writer.tracking.withLock { $0.seen?.layout } == nil, "no layout for text that is not the printer's")
+      try writer.update { try $0.setValue(4, at: JSONPath(tokens: ["counter"])) }
+      #expect(try JSONValue(parsing: try contents(of: path)) == ["counter": 4, "name": "foreign", "list": [1, 2]])
     }
-    let whole = try JSONValue(parsing: try contents(of: path))
-    #expect(value.printsIdentically(to: whole))
-    let kept = writer.tracking.withLock { $0.seen }
-    #expect(kept?.document.map { $0.printsIdentically(to: whole) } == true, "the writer keeps the document")
-    #expect(kept?.layout == JSONDocumentLayout.print(whole).layout, "and the layout of the printer's text")
-
-    guard case .changed = reader.readIfChanged(contentMayDiffer: true) else {
-      Issue.record("the reader did not see the change")
-      return
-    }
-    #expect(reader.tracking.withLock { $0.seen?.document } == nil, "a reader keeps no document")
-
-    writeFile(path, #"{"counter": 3, "name": "foreign", "list": [1, 2]}"#)  // another tool's format
-    #expect(try writer.read() == ["counter": 3, "name": "foreign", "list": [1, 2]])
-    #expect(writer.tracking.withLock { $0.seen?.layout } == nil, "no layout for text that is not the printer's")
-    try writer.update { try $0.setValue(4, at: JSONPath(tokens: ["counter"])) }
-    #expect(try JSONValue(parsing: try contents(of: path)) == ["counter": 4, "name": "foreign", "list": [1, 2]])
   }
 
   @Test func anUpdateThatThrowsCreatesNoFile() throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let path = directory.file("doc.json")
-    #expect(throws: Refused.self) { try SharedDocument(path: path).update { _ in throw Refused() } }
-    #expect(!FileManager.default.fileExists(atPath: path))
+    try withTemporaryDirectory { directory in
+      let path = directory.file("doc.json")
+      #expect(throws: Refused.self) { try SharedDocument(path: path).update { _ in throw Refused() } }
+      #expect(!FileManager.default.fileExists(atPath: path))
+    }
   }
 
   @Test func missingFilePolicyFailRunsNothing() throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let path = directory.file("doc.json")
-    var ran = false
-    #expect(throws: StorageError.self) {
-      try SharedDocument(path: path).update(missingFile: .fail) { _ in ran = true }
+    try withTemporaryDirectory { directory in
+      let path = directory.file("doc.json")
+      var ran = false
+      #expect(throws: StorageError.self) {
+        try SharedDocument(path: path).update(missingFile: .fail) { _ in ran = true }
+      }
+      #expect(!ran)
+      #expect(!FileManager.default.fileExists(atPath: path))
     }
-    #expect(!ran)
-    #expect(!FileManager.default.fileExists(atPath: path))
   }
 
   @Test func writePoliciesDecideWhetherAReorderingIsWritten() throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let path = directory.file("doc.json")
-    writeFile(path, "{\"a\": 1, \"b\": 2}")
-    let document = SharedDocument(path: path)
-    let reordered: JSONValue = .object(JSONObject([("b", 2), ("a", 1)]))
-    try document.update { $0 = reordered }
-    #expect(try String(contentsOfFile: path, encoding: .utf8) == "{\"a\": 1, \"b\": 2}")
-    try document.update(writes: .whenTextDiffers) { $0 = reordered }
-    #expect(try String(contentsOfFile: path, encoding: .utf8) == "{\n  \"b\": 2,\n  \"a\": 1\n}\n")
+    try withTemporaryDirectory { directory in
+      let path = directory.file("doc.json")
+      writeFile(path, "{\"a\": 1, \"b\": 2}")
+      let document = SharedDocument(path: path)
+      let reordered: JSONValue = .object(JSONObject([("b", 2), ("a", 1)]))
+      try document.update { $0 = reordered }
+      #expect(try String(contentsOfFile: path, encoding: .utf8) == "{\"a\": 1, \"b\": 2}")
+      try document.update(writes: .whenTextDiffers) { $0 = reordered }
+      #expect(try String(contentsOfFile: path, encoding: .utf8) == "{\n  \"b\": 2,\n  \"a\": 1\n}\n")
+    }
   }
 
   @Test func anInvalidFileIsLeftUntouchedUnderTheFailPolicy() throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let path = directory.file("doc.json")
-    writeFile(path, "{oops")
-    #expect(throws: StorageError.self) { try SharedDocument(path: path).update { $0 = ["x": 1] } }
-    #expect(try String(contentsOfFile: path, encoding: .utf8) == "{oops")
-    #expect(try directory.names() == ["doc.json", "doc.json.lock"])
+    try withTemporaryDirectory { directory throws in
+      let path = directory.file("doc.json")
+      writeFile(path, "{oops")
+      #expect(throws: StorageError.self) { try SharedDocument(path: path).update { $0 = ["x": 1] } }
+      #expect(try String(contentsOfFile: path, encoding: .utf8) == "{oops")
+      #expect(try directory.names() == ["doc.json", "doc.json.lock"])
+    }
   }
 }

@@ -13,19 +13,19 @@ import CCSyncSystem
   /// at start-up (four here); a call per name made 64 and more.
   @Test func randomNamesAreDrawnInBatches() throws {
     let strace = try FaultTools.strace()
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let path = directory.file("settings.json")
-    let trace = directory.file("trace")
-    let helper = try ChildProcess.start(
-      strace, ["-f", "-e", "trace=getrandom,rename", "-o", trace, try testHelper(), "increment", path, "64", "relaxed"])
-    let outcome = helper.wait()
-    #expect(outcome.status == 0, "\(helper.standardError)")
-    let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
-    let renames = lines.filter { $0.contains("rename(") && $0.contains("= 0") }.count
-    let draws = lines.filter { $0.contains("getrandom(") }.count
-    #expect(renames == 64, "\(lines.joined(separator: "\n"))")
-    #expect(draws <= 12, "\(draws) getrandom calls for 64 saves")
+    try withTemporaryDirectory { directory in
+      let path = directory.file("settings.json")
+      let trace = directory.file("trace")
+      let helper = try ChildProcess.start(
+        strace, ["-f", "-e", "trace=getrandom,rename", "-o", trace, try testHelper(), "increment", path, "64", "relaxed"])
+      let outcome = helper.wait()
+      #expect(outcome.status == 0, "\(helper.standardError)")
+      let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+      let renames = lines.filter { $0.contains("rename(") && $0.contains("= 0") }.count
+      let draws = lines.filter { $0.contains("getrandom(") }.count
+      #expect(renames == 64, "\(lines.joined(separator: "\n"))")
+      #expect(draws <= 12, "\(draws) getrandom calls for 64 saves")
+    }
   }
 
   /// The suffixes stay what the leftover cleaner recognises, and differ.

@@ -124,16 +124,16 @@ import CCSyncSystem
   }
 
   @Test func createNewRefusesAnExistingFile() throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let path = directory.file("copy.json")
-    try FileDescriptor.createNew(path, permissions: 0o600).writeAll(Array("{}".utf8))
-    #expect(try String(contentsOfFile: path, encoding: .utf8) == "{}")
-    let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
-    #expect(mode == 0o600)
-    let error = #expect(throws: SystemError.self) { try FileDescriptor.createNew(path, permissions: 0o600) }
-    #expect(error?.errorNumber == .fileExists)
-    #expect(error?.path == path)
+    try withTemporaryDirectory { directory in
+      let path = directory.file("copy.json")
+      try FileDescriptor.createNew(path, permissions: 0o600).writeAll(Array("{}".utf8))
+      #expect(try String(contentsOfFile: path, encoding: .utf8) == "{}")
+      let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+      #expect(mode == 0o600)
+      let error = #expect(throws: SystemError.self) { try FileDescriptor.createNew(path, permissions: 0o600) }
+      #expect(error?.errorNumber == .fileExists)
+      #expect(error?.path == path)
+    }
   }
 
   @Test func theMonotonicClockMovesOnDuringASleep() {

@@ -59,27 +59,27 @@ import CCSyncSystem
 
   @Test(arguments: inputs)
   func handMadeFileGivesAClearErrorAndChangesNothing(input: Input) throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let path = directory.file("settings.json")
-    try Data(input.bytes).write(to: URL(fileURLWithPath: path))
+    try withTemporaryDirectory { directory in
+      let path = directory.file("settings.json")
+      try Data(input.bytes).write(to: URL(fileURLWithPath: path))
 
-    let run = try ChildProcess.run(testHelper(), ["read-document", path], deadline: .seconds(30))
+      let run = try ChildProcess.run(testHelper(), ["read-document", path], deadline: .seconds(30))
 
-    #expect(!run.signaled && !run.timedOut, "crashed or hung: \(run.status) \(run.standardError)")
-    let result = run.standardOutput.split(separator: "\n").first.map(String.init) ?? ""
-    if input.outcome != "any" {
-      #expect(result.hasPrefix(input.outcome + (input.outcome == "valid" ? "" : " ")), "\(result)")
-      if !input.fragment.isEmpty { #expect(result.contains(input.fragment), "\(result)") }
+      #expect(!run.signaled && !run.timedOut, "crashed or hung: \(run.status) \(run.standardError)")
+      let result = run.standardOutput.split(separator: "\n").first.map(String.init) ?? ""
+      if input.outcome != "any" {
+        #expect(result.hasPrefix(input.outcome + (input.outcome == "valid" ? "" : " ")), "\(result)")
+        if !input.fragment.isEmpty { #expect(result.contains(input.fragment), "\(result)") }
+      }
+      if input.outcome == "invalid" { #expect(result.contains("'\(path)'"), "does not name the file: \(result)") }
+      // A write refuses a file that is not JSON (the CLI's policy) and leaves it as it was.
+      if input.outcome == "invalid" {
+        let write = try ChildProcess.run(testHelper(), ["update-once", path], deadline: .seconds(30))
+        #expect(!write.signaled && write.standardOutput.hasPrefix("failed '\(path)' is not valid JSON"), "\(write.standardOutput)")
+      }
+      #expect(try contents(of: path) == input.bytes, "the file changed")
+      #expect(try directory.names() == ["settings.json"] || directory.names() == ["settings.json", "settings.json.lock"])
     }
-    if input.outcome == "invalid" { #expect(result.contains("'\(path)'"), "does not name the file: \(result)") }
-    // A write refuses a file that is not JSON (the CLI's policy) and leaves it as it was.
-    if input.outcome == "invalid" {
-      let write = try ChildProcess.run(testHelper(), ["update-once", path], deadline: .seconds(30))
-      #expect(!write.signaled && write.standardOutput.hasPrefix("failed '\(path)' is not valid JSON"), "\(write.standardOutput)")
-    }
-    #expect(try contents(of: path) == input.bytes, "the file changed")
-    #expect(try directory.names() == ["settings.json"] || directory.names() == ["settings.json", "settings.json.lock"])
   }
 
   /// A large document (`CCSYNC_FAULT_BIG_MB`, default 10; the issue's 100 MB takes about 10 s
@@ -88,35 +88,35 @@ import CCSyncSystem
   @Test(arguments: ["objects", "string"])
   func largeDocumentParsesInBoundedTimeAndMemory(shape: String) throws {
     let megabytes = FaultTools.count("CCSYNC_FAULT_BIG_MB", default: 10)
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let path = directory.file("settings.json")
-    var text = #"{"counter": 7, "theme": "dark", "payload": "#
-    if shape == "string" {
-      text += "\"" + String(repeating: "s", count: megabytes << 20) + "\""
-    } else {
-      text += "["
-      var index = 0
-      while text.utf8.count < megabytes << 20 {
-        text += #"{"id": \#(index), "name": "item \#(index)", "tags": ["a", "b"], "value": \#(index).5, "on": true},"#
-        index += 1
+    try withTemporaryDirectory { directory in
+      let path = directory.file("settings.json")
+      var text = #"{"counter": 7, "theme": "dark", "payload": "#
+      if shape == "string" {
+        text += "\"" + String(repeating: "s", count: megabytes << 20) + "\""
+      } else {
+        text += "["
+        var index = 0
+        while text.utf8.count < megabytes << 20 {
+          text += #"{"id": \#(index), "name": "item \#(index)", "tags": ["a", "b"], "value": \#(index).5, "on": true},"#
+          index += 1
+        }
+        text += "null]"
       }
-      text += "null]"
+      text += "}"
+      try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+      let size = text.utf8.count
+
+      let start = ContinuousClock.now
+      let run = try ChildProcess.run(testHelper(), ["read-document", path], deadline: .seconds(120))
+      let elapsed = ContinuousClock.now - start
+
+      #expect(!run.signaled && !run.timedOut, "\(run.standardError)")
+      #expect(run.standardOutput.hasPrefix("valid\n"), "\(run.standardOutput)")
+      let peak = run.standardOutput.split(separator: "\n").last.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+      #expect(elapsed < .seconds(2 + megabytes), "\(elapsed) for \(megabytes) MB")
+      #expect(peak * 1024 < 150 << 20 + 12 * size, "peak RSS \(peak) KB for \(size) bytes")
+      FaultTools.report("large-document.\(shape)", "\(megabytes) MB in \(elapsed), peak RSS \(peak / 1024) MB")
     }
-    text += "}"
-    try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-    let size = text.utf8.count
-
-    let start = ContinuousClock.now
-    let run = try ChildProcess.run(testHelper(), ["read-document", path], deadline: .seconds(120))
-    let elapsed = ContinuousClock.now - start
-
-    #expect(!run.signaled && !run.timedOut, "\(run.standardError)")
-    #expect(run.standardOutput.hasPrefix("valid\n"), "\(run.standardOutput)")
-    let peak = run.standardOutput.split(separator: "\n").last.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
-    #expect(elapsed < .seconds(2 + megabytes), "\(elapsed) for \(megabytes) MB")
-    #expect(peak * 1024 < 150 << 20 + 12 * size, "peak RSS \(peak) KB for \(size) bytes")
-    FaultTools.report("large-document.\(shape)", "\(megabytes) MB in \(elapsed), peak RSS \(peak / 1024) MB")
   }
 
   /// Generated inputs (`CCSYNC_FAULT_INPUTS`, default 5000): random documents, printed
@@ -159,33 +159,33 @@ import CCSyncSystem
 
   /// Hostile paths: each gives a `StorageError` naming the problem, and leaves nothing behind.
   @Test func hostilePathsGiveClearErrors() throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let cases: [(path: String, expected: String)] = [
-      ("", "open '': No such file or directory (errno 2)"),
-      (directory.file("settings.json\0.evil"), "open (the path contains a NUL byte) '\(directory.path)/settings.json\\0.evil': Invalid argument (errno 22)"),
-      (directory.path, "'\(directory.path)' is a directory, not a regular file"),
-      (directory.path + "/", "'\(directory.path)/' is a directory, not a regular file"),
-      ("/", "'/' is a directory, not a regular file"),
-      (directory.file("missing/settings.json"), "'\(directory.file("missing"))': no such directory"),
-      (directory.file(String(repeating: "n", count: 300)), "File name too long (errno 36)"),
-      (directory.file(String(repeating: "d/", count: 3000) + "x"), "File name too long (errno 36)"),
-    ]
-    for (path, expected) in cases {
-      let file = SharedFile(path: path)
-      for (operation, run) in [("write", { try file.replaceContents(with: Array("{}".utf8)) }), ("lock", { try file.withLock {} })] as [(String, () throws -> Void)] {
-        let error = #expect(throws: StoreError.self, "\(operation) \(path.prefix(80))") { try run() }
-        let text = error.map { "\($0)" } ?? ""
-        #expect(text == expected || (expected.hasPrefix("File name") && text.hasSuffix(expected)),
-                "\(operation) \(path.prefix(80)): \(text)")
+    try withTemporaryDirectory { directory in
+      let cases: [(path: String, expected: String)] = [
+        ("", "open '': No such file or directory (errno 2)"),
+        (directory.file("settings.json\0.evil"), "open (the path contains a NUL byte) '\(directory.path)/settings.json\\0.evil': Invalid argument (errno 22)"),
+        (directory.path, "'\(directory.path)' is a directory, not a regular file"),
+        (directory.path + "/", "'\(directory.path)/' is a directory, not a regular file"),
+        ("/", "'/' is a directory, not a regular file"),
+        (directory.file("missing/settings.json"), "'\(directory.file("missing"))': no such directory"),
+        (directory.file(String(repeating: "n", count: 300)), "File name too long (errno 36)"),
+        (directory.file(String(repeating: "d/", count: 3000) + "x"), "File name too long (errno 36)"),
+      ]
+      for (path, expected) in cases {
+        let file = SharedFile(path: path)
+        for (operation, run) in [("write", { try file.replaceContents(with: Array("{}".utf8)) }), ("lock", { try file.withLock {} })] as [(String, () throws -> Void)] {
+          let error = #expect(throws: StoreError.self, "\(operation) \(path.prefix(80))") { try run() }
+          let text = error.map { "\($0)" } ?? ""
+          #expect(text == expected || (expected.hasPrefix("File name") && text.hasSuffix(expected)),
+                  "\(operation) \(path.prefix(80)): \(text)")
+        }
       }
+      let left = try directory.names()
+      #expect(left == [], "something was created: \(left)")
+      // An ordinary odd name works.
+      let odd = SharedFile(path: directory.file("new\nline ü -- 'quoted' $HOME.json"))
+      _ = try odd.withLock { try odd.replaceContents(with: Array("{}".utf8)) }
+      #expect(try odd.read()?.bytes == Array("{}".utf8))
     }
-    let left = try directory.names()
-    #expect(left == [], "something was created: \(left)")
-    // An ordinary odd name works.
-    let odd = SharedFile(path: directory.file("new\nline ü -- 'quoted' $HOME.json"))
-    _ = try odd.withLock { try odd.replaceContents(with: Array("{}".utf8)) }
-    #expect(try odd.read()?.bytes == Array("{}".utf8))
   }
 
   /// Path expressions (`ccsync get PATH`) from an alphabet of the syntax's special characters:

@@ -53,82 +53,82 @@ import CCSyncSystem
 
   @Test(arguments: [Writer.echo, .copy, .sedInPlace, .renameReplace])
   func foreignWriterEndsWithTheFinalValueAndReloadStillWorks(_ writer: Writer) throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let (path, storage, probe) = watchedSettings(in: directory)
+    try withTemporaryDirectory { directory in
+      let (path, storage, probe) = watchedSettings(in: directory)
 
-    // Several writes back to back: a reader woken by one may fall into the next one's truncation.
-    let script = (1...5).map { writer.script("theme\($0)", 20 + $0) }.joined(separator: " && ")
-    try shell(script, in: directory.path)
-    #expect(waitUntil { storage.wrappedValue == SharedSettings(theme: "theme5", fontSize: 25) })
-    // An in-place writer leaves the file empty or partial for a moment: the grace period
-    // re-reads it before reporting it, so no writer causes an error.
-    #expect(probe.errors.isEmpty, "\(writer.isAtomic ? "an atomic writer caused" : "the grace period let through") \(probe.errors)")
-    #expect(storage.fileState == .valid)
-    #expect(!storage.hasPendingChanges)
-    #expect(probe.changes.allSatisfy { $0.origin == .external })
+      // Several writes back to back: a reader woken by one may fall into the next one's truncation.
+      let script = (1...5).map { writer.script("theme\($0)", 20 + $0) }.joined(separator: " && ")
+      try shell(script, in: directory.path)
+      #expect(waitUntil { storage.wrappedValue == SharedSettings(theme: "theme5", fontSize: 25) })
+      // An in-place writer leaves the file empty or partial for a moment: the grace period
+      // re-reads it before reporting it, so no writer causes an error.
+      #expect(probe.errors.isEmpty, "\(writer.isAtomic ? "an atomic writer caused" : "the grace period let through") \(probe.errors)")
+      #expect(storage.fileState == .valid)
+      #expect(!storage.hasPendingChanges)
+      #expect(probe.changes.allSatisfy { $0.origin == .external })
 
-    // Still live: a ccsync writer in another process, then this writer once more.
-    let child = try startSession(path)
-    #expect(child.request("set counter 7") != nil)
-    #expect(waitUntil { storage.wrappedValue.counter == 7 })
-    _ = child.finish()
-    try shell(writer.script("last", 40), in: directory.path)
-    #expect(waitUntil { storage.wrappedValue.theme == "last" && storage.wrappedValue.fontSize == 40 })
-    #expect(probe.errors.isEmpty)
+      // Still live: a ccsync writer in another process, then this writer once more.
+      let child = try startSession(path)
+      #expect(child.request("set counter 7") != nil)
+      #expect(waitUntil { storage.wrappedValue.counter == 7 })
+      _ = child.finish()
+      try shell(writer.script("last", 40), in: directory.path)
+      #expect(waitUntil { storage.wrappedValue.theme == "last" && storage.wrappedValue.fontSize == 40 })
+      #expect(probe.errors.isEmpty)
+    }
   }
 
   /// A truncating writer that stalls between truncating and writing (a loaded machine, a
   /// slow pipe: here 300 ms, six times the grace period) causes no error: an empty file is
   /// reported only once it has stayed empty for 1 s. One that stays empty is reported.
   @Test func anEmptyFileIsReportedOnlyOnceItStaysEmpty() throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let (_, storage, probe) = watchedSettings(in: directory)
+    try withTemporaryDirectory { directory in
+      let (_, storage, probe) = watchedSettings(in: directory)
 
-    _ = try shell(": > settings.json; sleep 0.3; echo '\(Writer.json("slow", 30))' > settings.json", in: directory.path)
-    #expect(waitUntil { storage.wrappedValue == SharedSettings(theme: "slow", fontSize: 30) })
-    #expect(probe.errors.isEmpty, "a stalled truncating writer was reported: \(probe.errors)")
+      _ = try shell(": > settings.json; sleep 0.3; echo '\(Writer.json("slow", 30))' > settings.json", in: directory.path)
+      #expect(waitUntil { storage.wrappedValue == SharedSettings(theme: "slow", fontSize: 30) })
+      #expect(probe.errors.isEmpty, "a stalled truncating writer was reported: \(probe.errors)")
 
-    _ = try shell(": > settings.json", in: directory.path)
-    #expect(waitUntil { probe.errors.contains { "\($0)".contains("empty document") } }, "an empty file was never reported")
-    #expect(storage.wrappedValue.theme == "slow", "the value is kept")
-    #expect(waitUntil { storage.fileState != .valid })
+      _ = try shell(": > settings.json", in: directory.path)
+      #expect(waitUntil { probe.errors.contains { "\($0)".contains("empty document") } }, "an empty file was never reported")
+      #expect(storage.wrappedValue.theme == "slow", "the value is kept")
+      #expect(waitUntil { storage.fileState != .valid })
+    }
   }
 
   /// The Kubernetes ConfigMap layout: `settings.json -> ..data/settings.json`, `..data ->
   /// ..v1`; an update writes `..v2` and swaps `..data` with one rename.
   @Test func configMapSymlinkSwapReloadsWithoutErrors() throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let path = directory.file("settings.json")
-    try shell("""
-      mkdir ..v1 && echo '\(Writer.json("v1", 1))' > ..v1/settings.json && \
-      ln -s ..v1 ..data && ln -s ..data/settings.json settings.json
-      """, in: directory.path)
-    let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: watchingOptions)
-    let probe = ReloadProbe(storage)
-    #expect(storage.wrappedValue.theme == "v1")
-
-    for version in 2...4 {
+    try withTemporaryDirectory { directory in
+      let path = directory.file("settings.json")
       try shell("""
-        mkdir ..v\(version) && echo '\(Writer.json("v\(version)", version))' > ..v\(version)/settings.json && \
-        ln -s ..v\(version) ..data_tmp && mv -T ..data_tmp ..data && rm -r ..v\(version - 1)
+        mkdir ..v1 && echo '\(Writer.json("v1", 1))' > ..v1/settings.json && \
+        ln -s ..v1 ..data && ln -s ..data/settings.json settings.json
         """, in: directory.path)
-      #expect(waitUntil { storage.wrappedValue.theme == "v\(version)" }, "version \(version) not seen")
-    }
-    #expect(storage.wrappedValue == SharedSettings(theme: "v4", fontSize: 4))
-    #expect(probe.errors.isEmpty, "a symlink swap caused \(probe.errors)")
-    #expect(storage.fileState == .valid)
-    #expect(probe.changes.allSatisfy { $0.origin == .external })
+      let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: watchingOptions)
+      let probe = ReloadProbe(storage)
+      #expect(storage.wrappedValue.theme == "v1")
 
-    // A ccsync writer writes through the links; the links stay links.
-    let child = try startSession(path)
-    #expect(child.request("set counter 3") != nil)
-    #expect(waitUntil { storage.wrappedValue.counter == 3 })
-    _ = child.finish()
-    #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: path)) == "..data/settings.json")
-    #expect(try fileJSON(directory.file("..v4/settings.json")).objectValue?["counter"] == 3)
-    #expect(probe.errors.isEmpty)
+      for version in 2...4 {
+        try shell("""
+          mkdir ..v\(version) && echo '\(Writer.json("v\(version)", version))' > ..v\(version)/settings.json && \
+          ln -s ..v\(version) ..data_tmp && mv -T ..data_tmp ..data && rm -r ..v\(version - 1)
+          """, in: directory.path)
+        #expect(waitUntil { storage.wrappedValue.theme == "v\(version)" }, "version \(version) not seen")
+      }
+      #expect(storage.wrappedValue == SharedSettings(theme: "v4", fontSize: 4))
+      #expect(probe.errors.isEmpty, "a symlink swap caused \(probe.errors)")
+      #expect(storage.fileState == .valid)
+      #expect(probe.changes.allSatisfy { $0.origin == .external })
+
+      // A ccsync writer writes through the links; the links stay links.
+      let child = try startSession(path)
+      #expect(child.request("set counter 3") != nil)
+      #expect(waitUntil { storage.wrappedValue.counter == 3 })
+      _ = child.finish()
+      #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: path)) == "..data/settings.json")
+      #expect(try fileJSON(directory.file("..v4/settings.json")).objectValue?["counter"] == 3)
+      #expect(probe.errors.isEmpty)
+    }
   }
 }

@@ -12,21 +12,21 @@ import CCSync
   }
 
   @Test func theReadmeExampleWorks() async throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    setenv("XDG_CONFIG_HOME", directory.path, 1)
-    defer { unsetenv("XDG_CONFIG_HOME") }
+    try await withTemporaryDirectory { directory in
+      setenv("XDG_CONFIG_HOME", directory.path, 1)
+      defer { unsetenv("XDG_CONFIG_HOME") }
 
-    let app = App()
-    app.settings.theme = "dark"
-    try app.$settings.update { $0.launches += 1 }
-    let watching = app.$settings.observe { _ in }
-    defer { watching.cancel() }
-    var iterator = app.$settings.values.makeAsyncIterator()
-    let first = await iterator.next()
-    #expect(first?.theme == "dark")
+      let app = App()
+      app.settings.theme = "dark"
+      try app.$settings.update { $0.launches += 1 }
+      let watching = app.$settings.observe { _ in }
+      defer { watching.cancel() }
+      var iterator = app.$settings.values.makeAsyncIterator()
+      let first = await iterator.next()
+      #expect(first?.theme == "dark")
 
-    let path = directory.path + "/demo/settings.json"
-    #expect(try fileJSON(path) == ["theme": "dark", "fontSize": 13, "launches": 1])
+      let path = directory.path + "/demo/settings.json"
+      #expect(try fileJSON(path) == ["theme": "dark", "fontSize": 13, "launches": 1])
+    }
   }
 }

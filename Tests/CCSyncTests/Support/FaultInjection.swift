@@ -65,39 +65,39 @@ func runHelperTraced(
   whileRunning: (ChildProcess) throws -> Void = { _ in }
 ) throws -> TracedRun {
   let strace = try FaultTools.strace()
-  let control = try TemporaryDirectory()
-  defer { control.remove() }
-  let go = control.file("go")
-  let traceFile = keepTrace ? control.file("trace") : "/dev/null"
-  let helper = try ChildProcess.start(testHelper(), arguments + ["--go", go])
-  guard waitUntil(deadline: .seconds(20), { helper.standardOutput.contains("ready") || !helper.isRunning }),
-        helper.isRunning else {
-    let outcome = helper.stop()
-    throw FaultError.helperDidNotStart(outcome.standardOutput + outcome.standardError)
-  }
-  let tracer = try ChildProcess.start(
-    strace, ["-f", "-o", traceFile, "-p", String(helper.process.processIdentifier)] + straceArguments)
-  guard waitUntil(deadline: .seconds(20), { tracer.standardError.contains("attached") || !tracer.isRunning }),
-        tracer.isRunning else {
-    helper.stop()
-    let outcome = tracer.wait()
-    if outcome.standardError.contains("Operation not permitted") {
-      try Test.cancel("strace may not attach here (ptrace not permitted): \(outcome.standardError)")
+  return try withTemporaryDirectory { control in
+    let go = control.file("go")
+    let traceFile = keepTrace ? control.file("trace") : "/dev/null"
+    let helper = try ChildProcess.start(testHelper(), arguments + ["--go", go])
+    guard waitUntil(deadline: .seconds(20), { helper.standardOutput.contains("ready") || !helper.isRunning }),
+          helper.isRunning else {
+      let outcome = helper.stop()
+      throw FaultError.helperDidNotStart(outcome.standardOutput + outcome.standardError)
     }
-    throw FaultError.straceFailed(outcome.standardError)
+    let tracer = try ChildProcess.start(
+      strace, ["-f", "-o", traceFile, "-p", String(helper.process.processIdentifier)] + straceArguments)
+    guard waitUntil(deadline: .seconds(20), { tracer.standardError.contains("attached") || !tracer.isRunning }),
+          tracer.isRunning else {
+      helper.stop()
+      let outcome = tracer.wait()
+      if outcome.standardError.contains("Operation not permitted") {
+        try Test.cancel("strace may not attach here (ptrace not permitted): \(outcome.standardError)")
+      }
+      throw FaultError.straceFailed(outcome.standardError)
+    }
+    _ = FileManager.default.createFile(atPath: go, contents: nil)
+    do {
+      try whileRunning(helper)
+    } catch {
+      helper.stop()
+      tracer.stop()
+      throw error
+    }
+    let helperOutcome = helper.wait(deadline: .seconds(30))
+    let straceOutcome = tracer.wait(deadline: .seconds(10))
+    let trace = keepTrace ? ((try? String(contentsOfFile: traceFile, encoding: .utf8)) ?? "") : ""
+    return TracedRun(helper: helperOutcome, strace: straceOutcome, trace: trace)
   }
-  _ = FileManager.default.createFile(atPath: go, contents: nil)
-  do {
-    try whileRunning(helper)
-  } catch {
-    helper.stop()
-    tracer.stop()
-    throw error
-  }
-  let helperOutcome = helper.wait(deadline: .seconds(30))
-  let straceOutcome = tracer.wait(deadline: .seconds(10))
-  let trace = keepTrace ? ((try? String(contentsOfFile: traceFile, encoding: .utf8)) ?? "") : ""
-  return TracedRun(helper: helperOutcome, strace: straceOutcome, trace: trace)
 }
 
 enum FaultError: Error, CustomStringConvertible {
@@ -147,6 +147,20 @@ func mountTemporaryFileSystem(on directory: String, size: String) throws {
 /// Unmounts `directory` (lazily, so that a test that failed with files open still cleans up).
 func unmount(_ directory: String) {
   _ = try? ChildProcess.run("umount", ["-l", directory])
+}
+
+/// Runs `body` with the path of a tmpfs of `size` mounted in a fresh temporary directory, or
+/// skips the test when mounting is not permitted here; unmounts it and removes the directory
+/// when `body` returns or throws.
+@discardableResult
+func withTemporaryFileSystem<Value>(size: String, _ body: (String) throws -> Value) throws -> Value {
+  try withTemporaryDirectory { directory in
+    let mount = directory.file("small")
+    try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: false)
+    try mountTemporaryFileSystem(on: mount, size: size)
+    defer { unmount(mount) }
+    return try body(mount)
+  }
 }
 
 /// Runs `executable` as user and group 65534 (nobody) with `setpriv`; cancels the test when

@@ -3,14 +3,20 @@ import Foundation
 /// A fresh, empty directory for one test, removed with everything in it by ``remove()`` or,
 /// failing that, when the value is released.
 ///
-/// ARC may release an object right after its last use, so keep it alive to the end of the test
-/// by removing it explicitly:
+/// Tests take one through ``withTemporaryDirectory(_:)``, which removes it when the body
+/// returns or throws:
 ///
 /// ```swift
-/// let directory = try TemporaryDirectory()
-/// defer { directory.remove() }
-/// let path = directory.file("settings.json")
+/// @Test func savesTheFile() throws {
+///   try withTemporaryDirectory { directory in
+///     let path = directory.file("settings.json")
+///     ...
+///   }
+/// }
 /// ```
+///
+/// A value that owns a directory for its own lifetime (`WatchScenario`, a child process's
+/// output files) keeps a `TemporaryDirectory` and removes it in its `deinit`.
 ///
 /// The path has symlinks resolved (`realpath`), so tests can compare it with paths the
 /// library computes. `@unchecked Sendable`: `path` never changes; removal is idempotent.
@@ -56,4 +62,28 @@ final class TemporaryDirectory: @unchecked Sendable {
     }
     try? FileManager.default.removeItem(atPath: path)
   }
+}
+
+/// Runs `body` with a fresh ``TemporaryDirectory`` and removes the directory, with everything
+/// in it, when `body` returns or throws. The directory lives exactly as long as `body` runs,
+/// so a test whose body is its whole code may hand the path to child processes and threads
+/// that it waits for. Throws what creating the directory throws, then what `body` throws.
+///
+/// A body whose only `try`s are inside `#expect(...)` says `{ directory throws in`: Swift
+/// does not count a `try` in a macro's argument when it infers whether a closure throws.
+@discardableResult
+func withTemporaryDirectory<Value>(_ body: (TemporaryDirectory) throws -> Value) throws -> Value {
+  let directory = try TemporaryDirectory()
+  defer { directory.remove() }
+  return try body(directory)
+}
+
+/// ``withTemporaryDirectory(_:)`` for an `async` body, run on the caller's actor.
+@discardableResult
+func withTemporaryDirectory<Value>(
+  isolation: isolated (any Actor)? = #isolation, _ body: (TemporaryDirectory) async throws -> Value
+) async throws -> Value {
+  let directory = try TemporaryDirectory()
+  defer { directory.remove() }
+  return try await body(directory)
 }

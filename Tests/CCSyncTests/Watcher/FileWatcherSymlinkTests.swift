@@ -108,22 +108,22 @@ extension FileWatcherTests {
     }
 
     @Test func handlerMayCancelItsOwnWatch() throws {
-      let directory = try TemporaryDirectory()
-      defer { directory.remove() }
-      let box = WatchBox()
-      let threadID: Int32?
-      do {
-        let watcher = FileWatcher(safetyRecheckInterval: nil)
-        box.set(watcher.watch(directory("app.json")) { _ in
-          box.cancelAndRelease()  // Releases the last reference to the watcher, on its thread.
-        })
-        #expect(waitUntil(deadline: .seconds(5)) { watcher.threadID != nil })
-        threadID = watcher.threadID
+      try withTemporaryDirectory { directory in
+        let box = WatchBox()
+        let threadID: Int32?
+        do {
+          let watcher = FileWatcher(safetyRecheckInterval: nil)
+          box.set(watcher.watch(directory("app.json")) { _ in
+            box.cancelAndRelease()  // Releases the last reference to the watcher, on its thread.
+          })
+          #expect(waitUntil(deadline: .seconds(5)) { watcher.threadID != nil })
+          threadID = watcher.threadID
+        }
+        try shell("echo x > app.json", in: directory.path)
+        #expect(waitUntil(deadline: .seconds(5)) { box.released })
+        // The watcher's thread ends by itself.
+        #expect(waitUntil(deadline: .seconds(5)) { !processThreads().contains { $0.id == threadID } })
       }
-      try shell("echo x > app.json", in: directory.path)
-      #expect(waitUntil(deadline: .seconds(5)) { box.released })
-      // The watcher's thread ends by itself.
-      #expect(waitUntil(deadline: .seconds(5)) { !processThreads().contains { $0.id == threadID } })
     }
 
     @Test func recheckAfterDelayWakesOnce() throws {

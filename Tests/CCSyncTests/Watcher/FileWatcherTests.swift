@@ -63,7 +63,6 @@ import CCSyncSystem
       try scenario.sh("jq -c '.v = 2' app.json | sponge app.json")
     } else {
       // sponge (moreutils) absent: the same syscalls, soak everything up then write in place.
-      print("FileWatcherTests: sponge not installed; emulating it with cat")
       try scenario.sh("jq -c '.v = 2' app.json | (cat > ../sponge-$$; cat ../sponge-$$ > app.json; rm ../sponge-$$)")
     }
     #expect(log.waitForContent("{\"v\":2}\n"))

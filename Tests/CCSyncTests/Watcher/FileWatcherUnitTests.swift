@@ -50,68 +50,68 @@ extension FileWatcherTests {
     }
 
     @Test func resolvesAConfigMapChain() throws {
-      let directory = try TemporaryDirectory()
-      defer { directory.remove() }
-      try shell("""
-        mkdir -p ..2026_a && echo one > ..2026_a/app.json && ln -s ..2026_a ..data && ln -s ..data/app.json app.json
-        """, in: directory.path)
-      let points = watchPoints(resolving: directory("app.json"))
-      #expect(points.map { "\($0.directory)/\($0.name)\($0.isTarget ? " (target)" : "")" } == [
-        directory("app.json"), directory("..data"), directory("..2026_a/app.json (target)"),
-      ])
+      try withTemporaryDirectory { directory in
+        try shell("""
+          mkdir -p ..2026_a && echo one > ..2026_a/app.json && ln -s ..2026_a ..data && ln -s ..data/app.json app.json
+          """, in: directory.path)
+        let points = watchPoints(resolving: directory("app.json"))
+        #expect(points.map { "\($0.directory)/\($0.name)\($0.isTarget ? " (target)" : "")" } == [
+          directory("app.json"), directory("..data"), directory("..2026_a/app.json (target)"),
+        ])
+      }
     }
 
     @Test func resolvesMissingPartsToTheNearestAncestor() throws {
-      let directory = try TemporaryDirectory()
-      defer { directory.remove() }
-      let points = watchPoints(resolving: directory("a/b/app.json"))
-      #expect(points.count == 1)
-      #expect(points.first?.directory == directory.path)
-      #expect(points.first?.name == "a")
-      #expect(points.first?.isTarget == false)
-      try shell("touch a", in: directory.path)  // A file where a directory is needed: ENOTDIR.
-      #expect(watchPoints(resolving: directory("a/b/app.json")).map(\.name) == ["a"])
+      try withTemporaryDirectory { directory in
+        let points = watchPoints(resolving: directory("a/b/app.json"))
+        #expect(points.count == 1)
+        #expect(points.first?.directory == directory.path)
+        #expect(points.first?.name == "a")
+        #expect(points.first?.isTarget == false)
+        try shell("touch a", in: directory.path)  // A file where a directory is needed: ENOTDIR.
+        #expect(watchPoints(resolving: directory("a/b/app.json")).map(\.name) == ["a"])
+      }
     }
 
     @Test func symlinkLoopsEndTheWalk() throws {
-      let directory = try TemporaryDirectory()
-      defer { directory.remove() }
-      try shell("ln -s loop2 loop1 && ln -s loop1 loop2", in: directory.path)
-      let points = watchPoints(resolving: directory("loop1"))
-      #expect(points.count == 41)
-      #expect(points.allSatisfy { !$0.isTarget })
+      try withTemporaryDirectory { directory in
+        try shell("ln -s loop2 loop1 && ln -s loop1 loop2", in: directory.path)
+        let points = watchPoints(resolving: directory("loop1"))
+        #expect(points.count == 41)
+        #expect(points.allSatisfy { !$0.isTarget })
+      }
     }
 
     @Test func relativePathsAndDotDot() throws {
-      let directory = try TemporaryDirectory()
-      defer { directory.remove() }
-      try shell("mkdir -p a/b && ln -s ../.. a/b/up && echo x > top.json", in: directory.path)
-      let points = watchPoints(resolving: directory("a/b/up/top.json"))
-      #expect(points.last?.directory == directory.path)
-      #expect(points.last?.name == "top.json")
-      #expect(points.last?.isTarget == true)
-      #expect(try absolutePath("/x//y/./z/") == "/x/y/z")
-      #expect(normalizedPath("x//y/./z/") == "/x/y/z")
-      #expect(FilePath.directory(of: "/x") == "/")
-      #expect(FilePath.name(of: "/x/y") == "y")
+      try withTemporaryDirectory { directory in
+        try shell("mkdir -p a/b && ln -s ../.. a/b/up && echo x > top.json", in: directory.path)
+        let points = watchPoints(resolving: directory("a/b/up/top.json"))
+        #expect(points.last?.directory == directory.path)
+        #expect(points.last?.name == "top.json")
+        #expect(points.last?.isTarget == true)
+        #expect(try absolutePath("/x//y/./z/") == "/x/y/z")
+        #expect(normalizedPath("x//y/./z/") == "/x/y/z")
+        #expect(FilePath.directory(of: "/x") == "/")
+        #expect(FilePath.name(of: "/x/y") == "y")
+      }
     }
 
     @Test func fileIdentityFollowsLinksAndReportsMissingAsNil() throws {
-      let directory = try TemporaryDirectory()
-      defer { directory.remove() }
-      #expect(try fileIdentity(atPath: directory("missing")) == nil)
-      try shell("echo one > file && ln -s file link && ln -s nowhere dangling", in: directory.path)
-      #expect(try fileIdentity(atPath: directory("file/below")) == nil)  // ENOTDIR
-      #expect(try fileIdentity(atPath: directory("dangling")) == nil)
-      let first = try #require(try fileIdentity(atPath: directory("link")))
-      #expect(first == (try fileIdentity(atPath: directory("file"))))
-      #expect(first.size == 4)
-      try shell("echo two-longer > file", in: directory.path)
-      let second = try #require(try fileIdentity(atPath: directory("file")))
-      #expect(second.inode == first.inode)
-      #expect(second != first)
-      try shell("echo three > .tmp && mv .tmp file", in: directory.path)
-      #expect(try fileIdentity(atPath: directory("file"))?.inode != first.inode)
+      try withTemporaryDirectory { directory in
+        #expect(try fileIdentity(atPath: directory("missing")) == nil)
+        try shell("echo one > file && ln -s file link && ln -s nowhere dangling", in: directory.path)
+        #expect(try fileIdentity(atPath: directory("file/below")) == nil)  // ENOTDIR
+        #expect(try fileIdentity(atPath: directory("dangling")) == nil)
+        let first = try #require(try fileIdentity(atPath: directory("link")))
+        #expect(first == (try fileIdentity(atPath: directory("file"))))
+        #expect(first.size == 4)
+        try shell("echo two-longer > file", in: directory.path)
+        let second = try #require(try fileIdentity(atPath: directory("file")))
+        #expect(second.inode == first.inode)
+        #expect(second != first)
+        try shell("echo three > .tmp && mv .tmp file", in: directory.path)
+        #expect(try fileIdentity(atPath: directory("file"))?.inode != first.inode)
+      }
     }
 
     @Test func reasonsMergeToTheStrongest() {
@@ -144,36 +144,36 @@ extension FileWatcherTests {
     }
 
     @Test func oneBatchWakesOnceAndSideFilesNotAtAll() throws {
-      let directory = try TemporaryDirectory()
-      defer { directory.remove() }
-      var state = try stateWatchingAppJSON(in: directory)
-      state.handle([event(InotifyMask.create, "4913"), event(InotifyMask.delete, "4913"),
-                    event(InotifyMask.create, ".app.json.swp"), event(InotifyMask.movedTo, "app.json~"),
-                    event(InotifyMask.create, "app.json.lock"), event(InotifyMask.modify, "app.json.corrupt-1")])
-      #expect(state.wakes.isEmpty)
-      state.handle([event(InotifyMask.create, "app.json"), event(InotifyMask.modify, "app.json"),
-                    event(InotifyMask.closeWrite, "app.json"), event(InotifyMask.create, "4913")])
-      #expect(state.wakes == [1: .directoryEvent(inPlaceWrite: true)])
-      state.wakes = [:]
-      state.handle([event(InotifyMask.movedTo, "app.json"), event(InotifyMask.overflow, watch: -1)])
-      #expect(state.wakes == [1: .overflow])
+      try withTemporaryDirectory { directory in
+        var state = try stateWatchingAppJSON(in: directory)
+        state.handle([event(InotifyMask.create, "4913"), event(InotifyMask.delete, "4913"),
+                      event(InotifyMask.create, ".app.json.swp"), event(InotifyMask.movedTo, "app.json~"),
+                      event(InotifyMask.create, "app.json.lock"), event(InotifyMask.modify, "app.json.corrupt-1")])
+        #expect(state.wakes.isEmpty)
+        state.handle([event(InotifyMask.create, "app.json"), event(InotifyMask.modify, "app.json"),
+                      event(InotifyMask.closeWrite, "app.json"), event(InotifyMask.create, "4913")])
+        #expect(state.wakes == [1: .directoryEvent(inPlaceWrite: true)])
+        state.wakes = [:]
+        state.handle([event(InotifyMask.movedTo, "app.json"), event(InotifyMask.overflow, watch: -1)])
+        #expect(state.wakes == [1: .overflow])
+      }
     }
 
     @Test func ownRemovalsIgnoredEventIsSwallowed() throws {
-      let directory = try TemporaryDirectory()
-      defer { directory.remove() }
-      var state = try stateWatchingAppJSON(in: directory)
-      // We removed watch 5 earlier and the kernel reused the number for the watch held now:
-      // the IN_IGNORED of the removal must not be taken for this directory vanishing.
-      state.ownRemovals[5] = 1
-      state.handle([event(InotifyMask.ignored)])
-      #expect(state.ownRemovals.isEmpty)
-      #expect(state.directories[5] != nil)
-      #expect(state.registrations[1]?.armed[directory.path]?.watch == 5)
-      // The kernel's own IN_IGNORED (directory deleted): the watch is forgotten.
-      state.handle([event(InotifyMask.ignored)])
-      #expect(state.directories[5] == nil)
-      #expect(state.registrations[1]?.armed.isEmpty == true)
+      try withTemporaryDirectory { directory in
+        var state = try stateWatchingAppJSON(in: directory)
+        // We removed watch 5 earlier and the kernel reused the number for the watch held now:
+        // the IN_IGNORED of the removal must not be taken for this directory vanishing.
+        state.ownRemovals[5] = 1
+        state.handle([event(InotifyMask.ignored)])
+        #expect(state.ownRemovals.isEmpty)
+        #expect(state.directories[5] != nil)
+        #expect(state.registrations[1]?.armed[directory.path]?.watch == 5)
+        // The kernel's own IN_IGNORED (directory deleted): the watch is forgotten.
+        state.handle([event(InotifyMask.ignored)])
+        #expect(state.directories[5] == nil)
+        #expect(state.registrations[1]?.armed.isEmpty == true)
+      }
     }
 
     @Test func releasingAHandlerThatOwnsAWatchDoesNotDeadlock() throws {
