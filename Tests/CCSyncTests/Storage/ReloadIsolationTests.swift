@@ -10,37 +10,37 @@ import CCSyncSystem
 /// and nothing else.
 @Suite struct ReloadIsolationTests {
   @Test func aBlockedObserverOfOneFileDoesNotHoldUpAnotherFilesReload() throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let first = CodableStorage(defaultValue: SharedSettings(), path: directory.file("first.json"), updateMode: .manual, options: watchingOptions)
-    let second = CodableStorage(defaultValue: SharedSettings(), path: directory.file("second.json"), updateMode: .manual, options: watchingOptions)
-    let gate = ConditionLock()
-    let state = Protected((entered: false, released: false))
-    let blocking = first.observe { _ in
-      state.withLock { $0.entered = true }
-      gate.withLock { while !state.withLock({ $0.released }) { gate.wait() } }
-    }
-    defer {
+    try withTemporaryDirectory { directory in
+      let first = CodableStorage(defaultValue: SharedSettings(), path: directory.file("first.json"), updateMode: .manual, options: watchingOptions)
+      let second = CodableStorage(defaultValue: SharedSettings(), path: directory.file("second.json"), updateMode: .manual, options: watchingOptions)
+      let gate = ConditionLock()
+      let state = Protected((entered: false, released: false))
+      let blocking = first.observe { _ in
+        state.withLock { $0.entered = true }
+        gate.withLock { while !state.withLock({ $0.released }) { gate.wait() } }
+      }
+      defer {
+        state.withLock { $0.released = true }
+        gate.withLock { gate.broadcast() }
+        blocking.cancel()
+      }
+      let secondProbe = ReloadProbe(second)
+
+      let writer = try startSession(directory.file("first.json"))
+      #expect(writer.request("set theme first") != nil)
+      #expect(waitUntil { state.withLock { $0.entered } }, "the first storage's observer never ran")
+
+      let otherWriter = try startSession(directory.file("second.json"))
+      #expect(otherWriter.request("set theme second") != nil)
+      #expect(waitUntil { second.wrappedValue.theme == "second" }, "the second file's reload waited behind the blocked observer")
+      #expect(waitUntil { secondProbe.externalValues.contains { $0.theme == "second" } }, "the second storage's observer did not hear it")
+      #expect(state.withLock { !$0.released }, "the first observer is still blocked")
+
       state.withLock { $0.released = true }
       gate.withLock { gate.broadcast() }
-      blocking.cancel()
+      _ = writer.finish()
+      _ = otherWriter.finish()
     }
-    let secondProbe = ReloadProbe(second)
-
-    let writer = try startSession(directory.file("first.json"))
-    #expect(writer.request("set theme first") != nil)
-    #expect(waitUntil { state.withLock { $0.entered } }, "the first storage's observer never ran")
-
-    let otherWriter = try startSession(directory.file("second.json"))
-    #expect(otherWriter.request("set theme second") != nil)
-    #expect(waitUntil { second.wrappedValue.theme == "second" }, "the second file's reload waited behind the blocked observer")
-    #expect(waitUntil { secondProbe.externalValues.contains { $0.theme == "second" } }, "the second storage's observer did not hear it")
-    #expect(state.withLock { !$0.released }, "the first observer is still blocked")
-
-    state.withLock { $0.released = true }
-    gate.withLock { gate.broadcast() }
-    _ = writer.finish()
-    _ = otherWriter.finish()
   }
 
   /// Hints that arrive while a reload runs become one more reload after it, with everything
