@@ -147,7 +147,7 @@ func runMixed(_ arguments: [String]) -> Int32 {
     return 64
   }
   let storage = CodableStorage(
-    defaultValue: HelperSettings(), path: arguments[0], updateMode: .afterIdle(seconds: 0.02),
+    defaultValue: HelperSettings(), path: arguments[0], updateMode: .afterIdle(.milliseconds(20)),
     options: StorageOptions(flushesAtExit: false))
   var random = SplitMix(seed: seed)
   var increments = 0

@@ -14,8 +14,8 @@ struct HelperSettings: Codable, Sendable, Equatable {
 func parseUpdateMode(_ text: String) -> UpdateMode? {
   let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
   switch parts[0] {
-  case "idle": return parts.count == 2 ? Double(parts[1]).map { .afterIdle(seconds: $0) } : .afterIdle
-  case "throttled": return parts.count == 2 ? Double(parts[1]).map { .throttled(seconds: $0) } : nil
+  case "idle": return parts.count == 2 ? Double(parts[1]).map { UpdateMode.afterIdle(.seconds($0)) } : .afterIdle
+  case "throttled": return parts.count == 2 ? Double(parts[1]).map { UpdateMode.throttled(.seconds($0)) } : nil
   case "immediate": return .immediate
   case "manual": return .manual
   default: return nil
@@ -134,7 +134,7 @@ func runReleaseThenExit(_ arguments: [String]) -> Int32 {
 /// "pending"), waiting for a signal or for standard input to close.
 func runPendingPair(_ arguments: [String]) -> Int32 {
   guard arguments.count == 2 else { return 64 }
-  let storages = arguments.map { CodableStorage(defaultValue: HelperSettings(), path: $0, updateMode: .afterIdle(seconds: 60)) }
+  let storages = arguments.map { CodableStorage(defaultValue: HelperSettings(), path: $0, updateMode: .afterIdle(.seconds(60))) }
   for storage in storages { storage.wrappedValue.theme = "pending" }
   StandardStreams.writeLine("ready")
   while readLine() != nil {}

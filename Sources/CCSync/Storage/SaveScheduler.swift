@@ -92,14 +92,21 @@ final class SaveScheduler: Sendable {
     switch mode {
     case .manual, .immediate:
       return nil
-    case .afterIdle(let seconds, _):
-      let idle = timing.lastChange + Int64(seconds * 1e9)
-      let latest = (timing.firstUnsavedChange ?? now) + Int64((mode.maximumIdleDelay ?? seconds) * 1e9)
+    case .afterIdle(let idleDuration, _):
+      let idle = SaveScheduler.instant(timing.lastChange, after: idleDuration)
+      let latest = SaveScheduler.instant(timing.firstUnsavedChange ?? now, after: mode.maximumIdleDelay ?? idleDuration)
       return min(idle, latest)
-    case .throttled(let seconds):
+    case .throttled(let interval):
       guard let lastWrite = timing.lastWrite else { return now }
-      return max(now, lastWrite + Int64(seconds * 1e9))
+      return max(now, SaveScheduler.instant(lastWrite, after: interval))
     }
+  }
+
+  /// `start` plus `duration` on the monotonic clock, saturating: a delay too long to express
+  /// (hundreds of years) is never due rather than due at once.
+  private static func instant(_ start: Int64, after duration: Duration) -> Int64 {
+    let (sum, overflow) = start.addingReportingOverflow(duration.nanoseconds)
+    return overflow ? (duration < .zero ? .min : .max) : sum
   }
 
   private func arm(at due: Int64) {

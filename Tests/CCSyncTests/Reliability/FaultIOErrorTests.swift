@@ -199,7 +199,7 @@ import CCSyncSystem
       struct Settings: Codable, Sendable, Equatable { var theme = "light"; var payload = "" }
       let storage = CodableStorage(
         defaultValue: Settings(), path: path,
-        updateMode: mode == .immediate ? .immediate : .afterIdle(seconds: 0.05),
+        updateMode: mode == .immediate ? .immediate : .afterIdle(.milliseconds(50)),
         options: StorageOptions(watchesForChanges: false, flushesAtExit: false, logger: .silent))
       let errors = Protected<[StorageError]>([])
       storage.onError { error in errors.withLock { $0.append(error) } }

@@ -162,7 +162,7 @@ import CCSyncSystem
       writeFile(path, #"{"theme": "dark", "fontSize": "huge"}"#)
       let errors = Protected(0)
       let watching = StorageOptions(flushesAtExit: false, logger: .silent)
-      let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .afterIdle(seconds: 0.05), options: watching)
+      let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .afterIdle(.milliseconds(50)), options: watching)
       storage.onError { _ in errors.withLock { $0 += 1 } }
       storage.wrappedValue.counter = 7
       #expect(waitUntil { (try? fileJSON(path))?.objectValue?["counter"] == 7 })
@@ -282,7 +282,7 @@ import CCSyncSystem
     try withTemporaryDirectory { directory throws in
       let path = directory.file("settings.json")
       do {
-        let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .afterIdle(seconds: 60), options: quiet)
+        let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .afterIdle(.seconds(60)), options: quiet)
         storage.wrappedValue.theme = "written-on-deinit"
         #expect(!FileManager.default.fileExists(atPath: path))
       }

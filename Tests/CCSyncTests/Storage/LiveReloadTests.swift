@@ -55,7 +55,7 @@ import CCSyncSystem
     try withTemporaryDirectory { directory in
       let path = directory.file("settings.json")
       writeFile(path, #"{"theme": "light", "fontSize": 13}"#)
-      let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .afterIdle(seconds: 60), options: watchingOptions)
+      let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .afterIdle(.seconds(60)), options: watchingOptions)
       let probe = ReloadProbe(storage)
       storage.wrappedValue.theme = "dark"
       #expect(storage.hasPendingChanges)
@@ -177,7 +177,7 @@ import CCSyncSystem
     try withTemporaryDirectory { directory in
       let path = directory.file("settings.json")
       // A short idle delay: if a reload counted as a local edit, a write would follow at once.
-      let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .afterIdle(seconds: 0.02), options: watchingOptions)
+      let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .afterIdle(.milliseconds(20)), options: watchingOptions)
       let probe = ReloadProbe(storage)
       let outcome = try ChildProcess.run(try testHelper(), ["count-up", path, "50"])
       #expect(outcome.succeeded, "\(outcome.standardError)")

@@ -11,7 +11,7 @@ import CCSyncSystem
   /// explicit `save()`) ends the backoff: the next edit is due after the idle time, not when
   /// the old retry would have fired.
   @Test func aSuccessEndsTheBackoffForTheNextEdit() {
-    let scheduler = SaveScheduler(mode: .afterIdle(seconds: 0.05)) { true }
+    let scheduler = SaveScheduler(mode: .afterIdle(.milliseconds(50))) { true }
     for _ in 0..<9 { scheduler.didFail() }
     let start = FileSystem.monotonicNanoseconds()
     scheduler.didSave(stillPending: false, checkedAt: start)
@@ -24,7 +24,7 @@ import CCSyncSystem
   /// told the scheduler, is still written: the save's "nothing pending" does not cancel it.
   @Test func anEditAfterTheSaveLookedIsStillWritten() {
     let saves = Protected(0)
-    let scheduler = SaveScheduler(mode: .afterIdle(seconds: 0.02)) {
+    let scheduler = SaveScheduler(mode: .afterIdle(.milliseconds(20))) {
       saves.withLock { $0 += 1 }
       return true
     }
@@ -36,7 +36,7 @@ import CCSyncSystem
 
   /// A save that found nothing pending when it looked, with no edit since, leaves nothing due.
   @Test func nothingPendingLeavesNothingDue() {
-    let scheduler = SaveScheduler(mode: .afterIdle(seconds: 0.02)) { true }
+    let scheduler = SaveScheduler(mode: .afterIdle(.milliseconds(20))) { true }
     scheduler.valueChanged()
     scheduler.didSave(stillPending: false, checkedAt: FileSystem.monotonicNanoseconds())
     #expect(!scheduler.hasUnsavedChange)

@@ -13,7 +13,7 @@ import CCSyncSystem
 
   /// An edit made while an automatic save is being written is not in that save; the
   /// scheduler must write it on its own afterwards, not leave it for the next edit or exit.
-  @Test(arguments: [UpdateMode.afterIdle(seconds: 0.05), .throttled(seconds: 0.05)])
+  @Test(arguments: [UpdateMode.afterIdle(.milliseconds(50)), .throttled(.milliseconds(50))])
   func anEditMadeDuringAnAutomaticSaveIsWrittenAfterIt(mode: UpdateMode) throws {
     try withTemporaryDirectory { directory throws in
       let path = directory.file("settings.json")
