@@ -58,7 +58,10 @@ extension EtcdTests {
       var started = ContinuousClock.now
       #expect(try client.get(bytes("k")).keyValue?.value == bytes("before"))
       var took = ContinuousClock.now - started
-      #expect(took >= .milliseconds(900) && took < .seconds(3), "\(took)")
+      // Served by another member (the frozen one is index 0 here), and without a hang; how
+      // long the frozen member took to give up on is the machine's business.
+      #expect(client.preferredEndpoint.withLock { $0 } != 0, "the read was not moved on")
+      #expect(took < .seconds(3), "\(took)")
 
       // Creating a watch changes nothing: it moves on like a read. (A new client: the first
       // one now starts where the read was answered.)
@@ -68,7 +71,7 @@ extension EtcdTests {
       defer { stream.close() }
       #expect(stream.endpoint != cluster.endpoints[frozen])
       took = ContinuousClock.now - started
-      #expect(took >= .milliseconds(900) && took < .seconds(3), "\(took)")
+      #expect(took < .seconds(3), "\(took)")
 
       // A write to the frozen member is sent and never answered: not repeated elsewhere.
       let fresh = try cluster.client(endpoints: order.map { cluster.endpoints[$0] }, attemptTimeout: .seconds(1))
