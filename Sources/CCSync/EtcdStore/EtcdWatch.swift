@@ -115,7 +115,7 @@ private struct WatchLoop: Sendable {
   func run(from start: Int64?, watch current: @Sendable () -> EtcdWatch?) {
     var next = start
     var retryPause: Duration = .milliseconds(100)
-    var outage: String?
+    var inOutage = false
     while let watch = current(), !watch.isCancelled {
       do throws(EtcdError) {
         if next == nil {
@@ -128,9 +128,9 @@ private struct WatchLoop: Sendable {
         let stream = try client.watch(.key(key), startRevision: next, progressNotify: true)
         defer { stream.close() }
         guard watch.adopt(stream.canceller) else { return }
-        if let ended = outage {
-          logger.log(.warning, "'\(name)': watching again on \(stream.endpoint) (\(ended) ended)")
-          outage = nil
+        if inOutage {
+          logger.log(.warning, "'\(name)': watching again, on \(stream.endpoint)")
+          inOutage = false
         }
         retryPause = .milliseconds(100)
         try follow(stream, next: &next, watch: current)
@@ -140,9 +140,9 @@ private struct WatchLoop: Sendable {
           next = nil  // read again, and watch from there
           continue
         }
-        if outage == nil {
-          outage = "the outage"
-          logger.log(.warning, "'\(name)': cannot watch the key (\(error)); retrying")
+        if !inOutage {
+          inOutage = true
+          logger.log(.warning, "cannot watch '\(name)' (\(error)); retrying")
         }
         watch.pause(for: retryPause)
         retryPause = min(retryPause * 2, EtcdWatch.longestRetryPause)

@@ -208,7 +208,7 @@ package final class DocumentMirror: Sendable {
       if retry { state.retryScheduled = true }
       return (report, recovered, firstSync, retry)
     }
-    if let report { logger.log(.error, "mirror '\(filePath)' <-> '\(location)': \(report); retrying, the file is kept as it is") }
+    if let report { logger.log(.error, "mirror '\(filePath)': \(report); retrying, the file is kept as it is") }
     if recovered { logger.log(.warning, "mirror '\(filePath)' <-> '\(location)': in sync again") }
     firstSync?()
     if retry {
