@@ -13,6 +13,12 @@ enum DemoCommand {
   ]
 
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
+    if let part = arguments.operands.first {
+      guard part == "cluster" else {
+        throw UsageError(message: "Unknown demo '\(part)': the demos are the default one and 'cluster'", command: Help.demo)
+      }
+      return try DemoClusterCommand.run()
+    }
     let start = MonotonicClock.now()
     let directory = try DemoDirectory()
     defer {

@@ -147,7 +147,10 @@ enum Help {
 
   static let demo = CommandSpec(
     name: "demo", overview: "A self-contained tour: processes sharing a temporary copy of an example config.",
-    usage: "ccsync demo", operands: [], options: [helpOption])
+    usage: "ccsync demo [cluster]",
+    operands: [OperandSpec("cluster", optional: true, help: "Three machines sharing one document through three etcd members on loopback (needs etcd; about 15 s).")],
+    options: [helpOption],
+    discussion: "Without an operand: one machine, about 2 s, nothing needed. 'ccsync demo cluster' starts three etcd members, three machines (directories) each with its own mirror, watcher and writer, kills the leader, and stops everything it started; it exits 69 when etcd is not installed.")
 
   static let helpCommand = CommandSpec(
     name: "help", overview: "Show help for a subcommand.", usage: "ccsync help [<subcommand>]",

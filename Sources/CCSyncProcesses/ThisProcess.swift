@@ -19,6 +19,18 @@ package enum ThisProcess {
     environmentValue("TMPDIR") ?? "/tmp"
   }
 
+  /// The path of the executable `name` in a directory of `$PATH` (as a shell finds it), or
+  /// `nil` when no directory holds one this process may run.
+  /// The corresponding C function is `access` with `X_OK`.
+  package static func executablePath(named name: String) -> String? {
+    let directories = (environmentValue("PATH") ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":")
+    for directory in directories where !directory.isEmpty {
+      let candidate = String(directory) + "/" + name
+      if access(candidate, X_OK) == 0, !FileTree.isDirectory(candidate) { return candidate }
+    }
+    return nil
+  }
+
   /// Makes `path` the working directory that relative paths start from, for every thread.
   /// - Throws: `SystemError` (`ENOENT`, `ENOTDIR`, `EACCES`).
   /// The corresponding C function is `chdir`.

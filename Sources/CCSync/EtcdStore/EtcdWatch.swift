@@ -115,7 +115,9 @@ private struct WatchLoop: Sendable {
   func run(from start: Int64?, watch current: @Sendable () -> EtcdWatch?) {
     var next = start
     var retryPause: Duration = .milliseconds(100)
-    var inOutage = false
+    // A stream that ends is opened again at once, on another member if need be; only a
+    // failure of that too (no member serves a watch) is an outage worth a line.
+    var failures = 0
     while let watch = current(), !watch.isCancelled {
       do throws(EtcdError) {
         if next == nil {
@@ -128,10 +130,8 @@ private struct WatchLoop: Sendable {
         let stream = try client.watch(.key(key), startRevision: next, progressNotify: true)
         defer { stream.close() }
         guard watch.adopt(stream.canceller) else { return }
-        if inOutage {
-          logger.log(.warning, "'\(name)': watching again, on \(stream.endpoint)")
-          inOutage = false
-        }
+        if failures > 1 { logger.log(.warning, "'\(name)': watching again, on \(stream.endpoint)") }
+        failures = 0
         retryPause = .milliseconds(100)
         try follow(stream, next: &next, watch: current)
       } catch {
@@ -140,10 +140,9 @@ private struct WatchLoop: Sendable {
           next = nil  // read again, and watch from there
           continue
         }
-        if !inOutage {
-          inOutage = true
-          logger.log(.warning, "cannot watch '\(name)' (\(error)); retrying")
-        }
+        failures += 1
+        if failures == 1 { continue }
+        if failures == 2 { logger.log(.warning, "cannot watch '\(name)' (\(error)); retrying") }
         watch.pause(for: retryPause)
         retryPause = min(retryPause * 2, EtcdWatch.longestRetryPause)
       }
