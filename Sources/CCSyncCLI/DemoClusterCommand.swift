@@ -59,7 +59,7 @@ enum DemoClusterCommand {
     heading("1. The mirrors start: machine1's file goes to the key, and from there to the others")
     for machine in machines { try machine.startMirror() }
     let expected = try DocumentReader.read(machines[0].file)
-    let converged = waitUntil(timeout: 10) { machines.allSatisfy { (try? DocumentReader.read($0.file)) == expected } }
+    let converged = DemoProcess.waitUntil(timeout: 10) { machines.allSatisfy { (try? DocumentReader.read($0.file)) == expected } }
     for machine in machines { try machine.startWatcher() }
     for machine in machines {
       let lines = (try? DocumentReader.read(machine.file)).map { "\($0.formatted(.compact).count) bytes of JSON" } ?? "no file"
@@ -138,16 +138,6 @@ enum DemoClusterCommand {
 
   private static func milliseconds(_ seconds: Double) -> String {
     "\(Int((seconds * 1000).rounded())) ms"
-  }
-
-  /// Polls `condition` every 10 ms until it holds or `timeout` seconds pass.
-  private static func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = MonotonicClock.now() + timeout
-    while !condition() {
-      if MonotonicClock.now() >= deadline { return false }
-      MonotonicClock.sleep(seconds: 0.01)
-    }
-    return true
   }
 }
 

@@ -121,7 +121,7 @@ enum DemoCommand {
     let holder = try DemoProcess.start(["lock", file, "--", "sleep", "1"])
     say("  $ ccsync lock \(file) -- sleep 1      (pid \(holder.child.id), holds the lock for 1 s)")
     // Wait until the holder has the lock: a non-blocking try fails while it is held.
-    let lockTaken = waitUntil(timeout: 5) {
+    let lockTaken = DemoProcess.waitUntil(timeout: 5) {
       (try? SharedFile(path: file).withLock(exclusive: false, wait: .nonBlocking) { true }) == nil
     }
     var ok = lockTaken
@@ -187,16 +187,6 @@ enum DemoCommand {
 
   private static func pad(_ text: String, _ width: Int) -> String {
     text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
-  }
-
-  /// Polls `condition` every 10 ms until it holds or `timeout` seconds pass.
-  private static func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = MonotonicClock.now() + timeout
-    while !condition() {
-      if MonotonicClock.now() >= deadline { return false }
-      MonotonicClock.sleep(seconds: 0.01)
-    }
-    return true
   }
 }
 

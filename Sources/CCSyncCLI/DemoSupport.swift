@@ -55,6 +55,16 @@ enum DemoProcess {
     }
   }
 
+  /// Polls `condition` every 10 ms until it holds or `timeout` seconds pass.
+  static func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
+    let deadline = MonotonicClock.now() + timeout
+    while !condition() {
+      if MonotonicClock.now() >= deadline { return false }
+      MonotonicClock.sleep(seconds: 0.01)
+    }
+    return true
+  }
+
   /// Everything written to the file behind `descriptor`, from its start.
   static func contents(of descriptor: FileDescriptor) -> String {
     String(decoding: (try? descriptor.readContents()) ?? [], as: UTF8.self)
