@@ -5,7 +5,7 @@ import CCSyncProcesses
 enum DeleteCommand {
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
     let spec = Help.delete
-    let file = arguments.operands[0]
+    let address = try arguments.address(in: spec)
     let path = try arguments.path(at: 1, in: spec)
     // A document has no container to be removed from. As with `set`, an empty PATH is most
     // often an unset shell variable (`delete f "$KEY"`): a usage error, not bad data.
@@ -16,11 +16,11 @@ enum DeleteCommand {
       throw UsageError(message: message, command: spec)
     }
     let wait = try LockWait(arguments, spec: spec)
-    let removed = try DocumentWriter(path: file, wait: wait).modify(createIfMissing: false) { document in
+    let removed = try DocumentWriter(address: address, wait: wait).modify(createIfMissing: false) { document in
       try document.removeValue(at: path)
     }
     guard removed != nil else {
-      throw CommandFailure(ExitCode.failure, "no value at '\(path)' in '\(file)'")
+      throw CommandFailure(ExitCode.failure, "no value at '\(path)' in '\(address.name)'")
     }
     return ExitCode.success
   }

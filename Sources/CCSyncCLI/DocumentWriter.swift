@@ -9,13 +9,20 @@ struct DocumentWriter {
   /// When to replace the file after the change.
   typealias WritePolicy = SharedDocument.WritePolicy
 
-  let file: SharedFile
+  let address: DocumentAddress
   let document: SharedDocument
   let wait: LockWait
 
   init(path: String, wait: LockWait) {
-    file = SharedFile(path: path)
-    document = SharedDocument(file: file)
+    self.init(address: .file(path), wait: wait)
+  }
+
+  /// A writer of a file or an etcd key. On a key a write is a compare-and-swap, not a lock:
+  /// `wait` only extends the cluster's deadline (past the client's 5 s) and `change` may run
+  /// more than once, each time on the version the key holds then.
+  init(address: DocumentAddress, wait: LockWait) {
+    self.address = address
+    document = address.document()
     self.wait = wait
   }
 
@@ -32,14 +39,19 @@ struct DocumentWriter {
     createIfMissing: Bool, policy: WritePolicy = .whenChanged,
     _ change: (inout JSONValue) throws -> Result
   ) throws -> Result {
-    if !createIfMissing, !FileTree.exists(file.path) {
+    if !createIfMissing, case .file(let path) = address, !FileTree.exists(path) {
       // Checked first so that a missing directory reads as the missing file it implies.
+      let file = SharedFile(path: path)
       if !FileTree.isDirectory(FilePath.directory(of: try file.resolvedPath())) {
-        throw StorageError.missingFile(path: file.path)
+        throw StorageError.missingFile(path: path)
       }
     }
-    return try document.update(
-      wait: wait, invalidFile: .fail, missingFile: createIfMissing ? .create : .fail, writes: policy, change)
+    do {
+      return try document.update(
+        wait: wait, invalidFile: .fail, missingFile: createIfMissing ? .create : .fail, writes: policy, change)
+    } catch StorageError.missingFile where !address.isFile {
+      throw address.missing
+    }
   }
 }
 
@@ -48,8 +60,15 @@ enum DocumentReader {
   /// The parsed document at `path`.
   /// - Throws: ``StorageError/missingFile(path:)`` when it does not exist, and what
   ///   `SharedDocument.read()` throws.
-  static func read(_ path: String) throws(StorageError) -> JSONValue {
-    guard let value = try SharedDocument(path: path).read() else { throw .missingFile(path: path) }
+  static func read(_ path: String) throws -> JSONValue {
+    try read(.file(path))
+  }
+
+  /// The parsed document of a file or an etcd key.
+  /// - Throws: ``DocumentAddress/missing`` when it does not exist, and what
+  ///   `SharedDocument.read()` throws.
+  static func read(_ address: DocumentAddress) throws -> JSONValue {
+    guard let value = try address.document().read() else { throw address.missing }
     return value
   }
 

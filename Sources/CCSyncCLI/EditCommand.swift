@@ -12,14 +12,14 @@ enum EditCommand {
   }
 
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
-    let file = arguments.operands[0]
+    let address = try arguments.address(in: Help.edit)
+    let file = address.name
     let wait = try LockWait(arguments, spec: Help.edit)
-    let shared = SharedFile(path: file)
-    guard let snapshot = try shared.read() else { throw StorageError.missingFile(path: file) }
-    let original = try DocumentReader.parse(snapshot.bytes, path: file)
+    let (bytes, copyName) = try readForEditing(address)
+    let original = try DocumentReader.parse(bytes, path: file)
     let copy: EditCopy
     do {
-      copy = try EditCopy(name: FilePath.name(of: try shared.resolvedPath()), bytes: snapshot.bytes)
+      copy = try EditCopy(name: try copyName(), bytes: bytes)
     } catch let error as SystemError {
       // FILE exists: a failure here is the copy's ($TMPDIR missing or full), not FILE's (66).
       throw CommandFailure(error.isInputOutput ? ExitCode.ioError : ExitCode.cannotCreate,
@@ -47,7 +47,7 @@ enum EditCommand {
     } catch {
       throw CommandFailure(error, file: copy.path).keeping(copy)
     }
-    if editedBytes == snapshot.bytes {
+    if editedBytes == bytes {
       copy.remove()
       StandardStreams.writeLine("ccsync: no changes; nothing written", toStandardError: true)
       return ExitCode.success
@@ -67,7 +67,9 @@ enum EditCommand {
     }
 
     do {
-      try DocumentWriter(path: file, wait: wait).modify(createIfMissing: false) { current in
+      // On an etcd key the write is a compare-and-swap: when another write comes between its
+      // read and its swap, this runs again on the newer version, with the same three-way merge.
+      try DocumentWriter(address: address, wait: wait).modify(createIfMissing: false) { current in
         let theirs = JSONChangeSet(from: original, to: current)
         let conflicts = ours.conflicts(with: theirs)
         guard conflicts.isEmpty else { throw Conflict(paths: conflicts, current: current) }
@@ -81,6 +83,23 @@ enum EditCommand {
     }
     copy.remove()
     return ExitCode.success
+  }
+
+  /// The bytes to edit and the name of the copy: the file's own name (found once the bytes
+  /// have parsed), or for an etcd key its last component with `.json` added when it lacks it
+  /// (`cfg/app` is edited as `app.json`), so that the editor sees a JSON file.
+  private static func readForEditing(_ address: DocumentAddress) throws -> (bytes: [UInt8], name: () throws -> String) {
+    switch address {
+    case .file(let path):
+      let shared = SharedFile(path: path)
+      guard let snapshot = try shared.read() else { throw StorageError.missingFile(path: path) }
+      return (snapshot.bytes, { FilePath.name(of: try shared.resolvedPath()) })
+    case .etcd(let location):
+      guard let version = try address.document().store.read() else { throw address.missing }
+      let last = location.key.split(separator: "/").last.map(String.init) ?? ""
+      let name = last.isEmpty ? "document" : last
+      return (version.bytes, { name.hasSuffix(".json") ? name : name + ".json" })
+    }
   }
 
   private static func report(_ conflict: Conflict, file: String, original: JSONValue, edited: JSONValue) {

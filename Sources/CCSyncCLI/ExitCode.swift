@@ -24,6 +24,9 @@ enum ExitCode {
   static let ioError: Int32 = 74
   /// EX_TEMPFAIL: `edit` found a field changed both in the edit and in the file.
   static let conflict: Int32 = 75
+  /// EX_TEMPFAIL too: `lock` on an etcd key lost its lease while the command ran, so the
+  /// command was stopped.
+  static let lockLost: Int32 = 75
   /// EX_NOPERM: permission denied (EACCES, EPERM) on an existing file.
   static let permission: Int32 = 77
   /// A command that could not be run: not executable (126) or not found (127), as shells do.

@@ -4,11 +4,11 @@ import CCSyncProcesses
 /// `ccsync get [-r] [-c] FILE [PATH]` and `ccsync load FILE`: print a value.
 enum GetCommand {
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
-    let file = arguments.operands[0]
+    let address = try arguments.address(in: Help.get)
     let path = try arguments.path(at: 1, in: Help.get)
-    let document = try DocumentReader.read(file)
+    let document = try DocumentReader.read(address)
     guard let value = try document.value(at: path) else {
-      throw CommandFailure(ExitCode.failure, "no value at '\(path)' in '\(file)'")
+      throw CommandFailure(ExitCode.failure, "no value at '\(path)' in '\(address.name)'")
     }
     if arguments.has("raw"), case .string(let text) = value {
       StandardStreams.writeLine(text)
@@ -20,7 +20,7 @@ enum GetCommand {
 
   /// `ccsync load FILE`: the whole document, pretty.
   static func runLoad(_ arguments: ParsedArguments) throws -> Int32 {
-    let document = try DocumentReader.read(arguments.operands[0])
+    let document = try DocumentReader.read(try arguments.address(in: Help.load))
     StandardStreams.writeBytes(printed(document, compact: false))
     return ExitCode.success
   }

@@ -5,11 +5,14 @@ import CCSyncProcesses
 enum Help {
   static let version = "0.1.0"
 
-  static let fileOperand = OperandSpec("file", help: "The JSON file.")
+  static let fileOperand = OperandSpec("file", help: "The JSON file, or an etcd key: etcd://[HOST:PORT[,HOST:PORT...]]/KEY.")
   static let pathOperand = OperandSpec(
     "path", optional: true,
     help: "Dotted path (server.port, servers[0].host) or JSON Pointer (/server/port); the whole document when omitted.")
   static let helpOption = OptionSpec("h", "help", help: "Show help information.")
+  /// What a write does on an etcd key, for the writing commands' help.
+  static let etcdWriteNote = "On an etcd key (etcd://...) the write is a compare-and-swap, repeated on the newer value when another write came first; it takes no lock, so -n changes nothing, and -w <secs> over 5 extends the cluster's deadline."
+
   static let lockOptions = [
     OptionSpec("n", "nonblock", help: "Fail with status 1 at once if another process holds the lock."),
     OptionSpec("w", "wait", value: "secs", help: "Fail with status 1 if the lock is not free within <secs> seconds."),
@@ -29,7 +32,7 @@ enum Help {
       OptionSpec("c", "compact", help: "Print on one line."),
       helpOption,
     ],
-    discussion: "Exits 1 when there is no value at <path>, 65 when <file> is not valid JSON or <path> goes through a value that is not an object or array, 66 when <file> does not exist.")
+    discussion: "Exits 1 when there is no value at <path>, 65 when <file> is not valid JSON or <path> goes through a value that is not an object or array, 66 when <file> does not exist; for an etcd key, 69 when no member answers and 77 when it refuses the credentials ($ETCDCTL_USER=user:password).")
 
   static let load = CommandSpec(
     name: "load", overview: "Print the whole document, pretty (the same as 'ccsync get <file>').",
@@ -47,14 +50,14 @@ enum Help {
       OptionSpec("s", "string", help: "Always store <value> as a string."),
       OptionSpec("j", "json", help: "Require <value> to be JSON (status 65 otherwise)."),
     ] + lockOptions + [helpOption],
-    discussion: "Creates <file> as {} first when it does not exist (its directory must exist). The write takes the file's lock, re-reads the file under it, and replaces it atomically; an invalid file is left untouched (status 65).")
+    discussion: "Creates <file> as {} first when it does not exist (its directory must exist). The write takes the file's lock, re-reads the file under it, and replaces it atomically; an invalid file is left untouched (status 65).\n" + etcdWriteNote)
 
   static let delete = CommandSpec(
     name: "delete", overview: "Remove the value at <path> from a JSON file.",
     usage: "ccsync delete [--nonblock] [--wait <secs>] <file> <path>",
     operands: [fileOperand, OperandSpec("path", help: "Dotted path or JSON Pointer.")],
     options: lockOptions + [helpOption],
-    discussion: "Exits 1, leaving the file unchanged, when there is no value at <path>.")
+    discussion: "Exits 1, leaving the file unchanged, when there is no value at <path>.\n" + etcdWriteNote)
 
   static let save = CommandSpec(
     name: "save", overview: "Replace a JSON file with the document read from standard input.",
@@ -62,7 +65,7 @@ enum Help {
     operands: [fileOperand],
     options: [OptionSpec(nil, "merge", help: "Apply standard input as an RFC 7396 merge patch instead.")]
       + lockOptions + [helpOption],
-    discussion: "Exits 65 and leaves the file untouched when standard input is not valid JSON. Creates <file> when it does not exist (its directory must exist).")
+    discussion: "Exits 65 and leaves the file untouched when standard input is not valid JSON. Creates <file> when it does not exist (its directory must exist).\n" + etcdWriteNote)
 
   static let watch = CommandSpec(
     name: "watch", overview: "Print the value at <path> now and each time it changes, one compact JSON line each.",
@@ -72,7 +75,7 @@ enum Help {
       OptionSpec("c", "compact", help: "Accepted for symmetry with 'get': lines are always compact."),
       OptionSpec(nil, "count", value: "n", help: "Exit 0 once <n> lines are printed."),
       OptionSpec(nil, "timeout", value: "secs", help: "Stop after <secs> seconds: status 0, or 2 when --count was not reached."),
-      OptionSpec(nil, "poll", value: "secs", help: "Poll every <secs> seconds instead of using inotify."),
+      OptionSpec(nil, "poll", value: "secs", help: "Poll every <secs> seconds instead of using inotify (files only)."),
       OptionSpec(nil, "exec", help: "Run <command> after each printed value (value on stdin and in CCSYNC_VALUE)."),
       OptionSpec(nil, "restart", help: "Run <command> now and restart it on each new value; exit with its status when it exits."),
       OptionSpec(nil, "signal", value: "sig", help: "Run <command> now and send it <sig> (HUP, USR1, 10) on each new value; exit with its status when it exits."),
@@ -95,16 +98,20 @@ enum Help {
 
   static let lock = CommandSpec(
     name: "lock", overview: "Run a command while holding a JSON file's lock.",
-    usage: "ccsync lock [--shared | --exclusive] [--nonblock] [--wait <secs>] [--conflict-exit-code <code>] <file> -- <command> ...",
-    operands: [fileOperand],
+    usage: "ccsync lock [--shared | --exclusive] [--nonblock] [--wait <secs>] [--conflict-exit-code <code>] [--ttl <secs>] <file> -- <command> ...",
+    operands: [OperandSpec("file", help: "The JSON file, or etcd://[HOST:PORT[,HOST:PORT...]]/NAME for etcd's lock NAME.")],
     options: [
-      OptionSpec("s", "shared", help: "Take the shared lock (readers that must see one consistent version)."),
+      OptionSpec("s", "shared", help: "Take the shared lock (readers that must see one consistent version; files only)."),
       OptionSpec("x", "exclusive", help: "Take the exclusive lock (the default; what every writer takes)."),
     ] + lockOptions + [
       OptionSpec("E", "conflict-exit-code", value: "code", help: "Exit with <code> instead of 1 when the lock is not taken."),
+      OptionSpec(nil, "ttl", value: "secs", help: "etcd:// only: the time to live of the lock's lease (default 10)."),
       helpOption,
     ],
-    discussion: "The lock is flock(2) on '<file>.lock' beside the resolved file, the lock every ccsync writer and the library take, so 'flock <file>.lock ...' interoperates. It is not inherited: it is released when <command> exits, even if <command> left children running. Exits with <command>'s status (128+N when killed by signal N), 126 or 127 when it cannot be run. SIGTERM and SIGHUP are passed on to it; SIGINT from the terminal reaches it directly.",
+    discussion: """
+      The lock is flock(2) on '<file>.lock' beside the resolved file, the lock every ccsync writer and the library take, so 'flock <file>.lock ...' interoperates. It is not inherited: it is released when <command> exits, even if <command> left children running. Exits with <command>'s status (128+N when killed by signal N), 126 or 127 when it cannot be run. SIGTERM and SIGHUP are passed on to it; SIGINT from the terminal reaches it directly.
+      With etcd://.../NAME it is etcd's lock NAME (the one 'etcdctl lock NAME' takes), held with a lease renewed every third of --ttl while <command> runs. <command> gets CCSYNC_LOCK_REVISION, a fencing token that grows with every grant. If the lease is lost (revoked, or expired while the cluster could not be reached), <command> is stopped (SIGTERM, SIGKILL after 5 s) and the status is 75.
+      """,
     takesCommand: true, commandStartsAfterOperands: 1)
 
   static let mirror = CommandSpec(
@@ -125,7 +132,7 @@ enum Help {
     name: "edit", overview: "Edit a JSON file in $VISUAL, $EDITOR or vi, merging with changes made meanwhile.",
     usage: "ccsync edit [--nonblock] [--wait <secs>] <file>",
     operands: [fileOperand], options: lockOptions + [helpOption],
-    discussion: "Opens a copy. Unchanged: status 0, nothing written. Invalid JSON: status 65, the file untouched, the copy kept. Otherwise the fields the edit changed are applied to the current file under the lock, so changes another process made meanwhile survive; a field both changed: status 75, both values shown, nothing written.")
+    discussion: "Opens a copy. Unchanged: status 0, nothing written. Invalid JSON: status 65, the file untouched, the copy kept. Otherwise the fields the edit changed are applied to the current file under the lock, so changes another process made meanwhile survive; a field both changed: status 75, both values shown, nothing written.\n" + etcdWriteNote)
 
   static let stress = CommandSpec(
     name: "stress", overview: "Lock-contention test: processes incrementing one integer, then a check that no update was lost.",

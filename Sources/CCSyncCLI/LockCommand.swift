@@ -18,6 +18,20 @@ enum LockCommand {
     }
     let conflictCode = try arguments.integer("conflict-exit-code", in: spec, range: 0...255).map(Int32.init) ?? ExitCode.failure
     let wait = try LockWait(arguments, spec: spec)
+    let ttl = try arguments.integer("ttl", in: spec, range: 1...Int(Int32.max))
+    switch try arguments.address(in: spec) {
+    case .file:
+      if ttl != nil {
+        throw UsageError(message: "The option '--ttl' is for etcd:// locks, which are kept by a lease; a file's lock lasts as long as the command", command: spec)
+      }
+    case .etcd(let location):
+      if arguments.has("shared") {
+        throw UsageError(message: "The option '--shared' is for files: etcd's lock (the v3lock service) is exclusive only", command: spec)
+      }
+      return try EtcdLockCommand.run(
+        location: location, command: command, wait: wait, ttl: ttl.map(Int64.init) ?? EtcdLockCommand.defaultTTL,
+        conflictCode: conflictCode)
+    }
     let path = arguments.operands[0]
     let file = SharedFile(path: path)
     let directory = FilePath.directory(of: try file.resolvedPath())

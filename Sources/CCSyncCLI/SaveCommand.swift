@@ -5,7 +5,8 @@ import CCSyncProcesses
 /// apply standard input to it as an RFC 7396 merge patch.
 enum SaveCommand {
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
-    let file = arguments.operands[0]
+    let address = try arguments.address(in: Help.save)
+    let file = address.name
     let wait = try LockWait(arguments, spec: Help.save)
     let input = try StandardStreams.readStandardInput()
     let value: JSONValue
@@ -14,7 +15,7 @@ enum SaveCommand {
     } catch {
       throw CommandFailure(ExitCode.dataError, "standard input is not valid JSON: \(error); '\(file)' left untouched")
     }
-    let writer = DocumentWriter(path: file, wait: wait)
+    let writer = DocumentWriter(address: address, wait: wait)
     if arguments.has("merge") {
       try writer.modify(createIfMissing: true) { document in
         document = document.mergePatched(with: value)

@@ -8,7 +8,8 @@ enum SetCommand {
     if arguments.has("string") && arguments.has("json") {
       throw UsageError(message: "The options '--string' and '--json' cannot be combined", command: spec)
     }
-    let file = arguments.operands[0]
+    let address = try arguments.address(in: spec)
+    let file = address.name
     // An empty PATH is most often an unset shell variable (`set f "$KEY" v`); replacing the
     // whole document must be asked for by name.
     if arguments.operands[1].isEmpty {
@@ -41,7 +42,7 @@ enum SetCommand {
         value = .string(text)
       }
     }
-    try DocumentWriter(path: file, wait: wait).modify(createIfMissing: true) { document in
+    try DocumentWriter(address: address, wait: wait).modify(createIfMissing: true) { document in
       try document.setValue(value, at: path)
     }
     return ExitCode.success

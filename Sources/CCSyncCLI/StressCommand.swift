@@ -34,8 +34,9 @@ enum StressCommand {
     let iterations = try arguments.integer("iterations", in: spec, range: 0...100_000_000) ?? 250
     let pathText = arguments.value("path") ?? "counter"
     let path = try parsePath(pathText, in: spec)
-    let file = arguments.operands[0]
-    let report = try stress(file: file, pathText: pathText, path: path, processes: processes, iterations: iterations)
+    let address = try arguments.address(in: spec)
+    let file = address.name
+    let report = try stress(operand: arguments.operands[0], address: address, pathText: pathText, path: path, processes: processes, iterations: iterations)
     StandardStreams.write(report.lines.map { $0 + "\n" }.joined())
     if report.lostUpdates != 0 {
       throw CommandFailure(ExitCode.failure, "'\(pathText)' in '\(file)' grew by \(report.after - report.before), not \(processes * iterations)")
@@ -44,15 +45,21 @@ enum StressCommand {
   }
 
   /// Runs the workers and measures.
+  /// - Parameters:
+  ///   - operand: FILE as given, passed on to the workers.
+  ///   - address: what it names: the workers update a file under its lock, or an etcd key by
+  ///     compare-and-swap.
   /// - Throws: a ``CommandFailure`` when the value is not an integer or a worker failed.
-  static func stress(file: String, pathText: String, path: JSONPath, processes: Int, iterations: Int) throws -> Report {
-    let before = try counter(in: file, at: path, pathText: pathText)
+  static func stress(
+    operand: String, address: DocumentAddress, pathText: String, path: JSONPath, processes: Int, iterations: Int
+  ) throws -> Report {
+    let before = try counter(in: address, at: path, pathText: pathText)
     let start = MonotonicClock.now()
     var workers: [Subprocess] = []
     for _ in 0..<processes {
       do {
         workers.append(try Subprocess.start(
-          [ThisProcess.executablePath, "stress-worker", "--", file, pathText, String(iterations)]))
+          [ThisProcess.executablePath, "stress-worker", "--", operand, pathText, String(iterations)]))
       } catch {
         for worker in workers { try? worker.send(.kill); _ = worker.waitForStatus() }
         throw CommandFailure(ExitCode.ioError, error.description)
@@ -64,7 +71,7 @@ enum StressCommand {
       if status != 0 && failed == 0 { failed = status }
     }
     let seconds = MonotonicClock.now() - start
-    let after = try counter(in: file, at: path, pathText: pathText)
+    let after = try counter(in: address, at: path, pathText: pathText)
     if failed != 0 {
       throw CommandFailure(failed, "a stress worker failed with status \(failed); '\(pathText)' went from \(before) to \(after)")
     }
@@ -72,10 +79,10 @@ enum StressCommand {
   }
 
   /// The integer at `path` (0 when the file or the value does not exist yet).
-  private static func counter(in file: String, at path: JSONPath, pathText: String) throws -> Int64 {
-    guard let document = try SharedDocument(path: file).read(), let value = try document.value(at: path) else { return 0 }
+  private static func counter(in address: DocumentAddress, at path: JSONPath, pathText: String) throws -> Int64 {
+    guard let document = try address.document().read(), let value = try document.value(at: path) else { return 0 }
     guard let number = value.numberValue?.int64Value else {
-      throw CommandFailure(ExitCode.dataError, "'\(pathText)' in '\(file)' is not an integer: \(value.formatted(.compact))")
+      throw CommandFailure(ExitCode.dataError, "'\(pathText)' in '\(address.name)' is not an integer: \(value.formatted(.compact))")
     }
     return number
   }
@@ -83,13 +90,14 @@ enum StressCommand {
   /// `ccsync stress-worker FILE PATH M`: M increments, each one `SharedDocument.update`.
   static func runWorker(_ arguments: ParsedArguments) throws -> Int32 {
     let spec = Help.stressWorker
-    let file = arguments.operands[0]
+    let address = try arguments.address(in: spec)
+    let file = address.name
     let pathText = arguments.operands[1]
     let path = try parsePath(pathText, in: spec)
     guard let iterations = Int(arguments.operands[2]), iterations >= 0 else {
       throw UsageError(message: "The value '\(arguments.operands[2])' is invalid for '<m>'", command: spec)
     }
-    let document = SharedDocument(path: file)
+    let document = address.document()
     for _ in 0..<iterations {
       try document.update(invalidFile: .fail) { value in
         let current = try value.value(at: path)

@@ -46,9 +46,15 @@ enum WatchCommand {
       throw UsageError(message: "The value '\(arguments.value("poll")!)' is invalid for '--poll <secs>': expected a number of seconds above 0", command: spec)
     }
     let file = arguments.operands[0]
+    let address = try arguments.address(in: spec)
+    if pollInterval != nil, !address.isFile {
+      throw UsageError(
+        message: "The option '--poll' is for files on file systems without inotify; '\(file)' is an etcd key, whose changes etcd's watch stream reports",
+        command: spec)
+    }
     let path = try arguments.path(at: 1, in: spec)
     let session = WatchSession(
-      file: file, path: path, pathText: arguments.operands.count > 1 ? arguments.operands[1] : ".",
+      address: address, path: path, pathText: arguments.operands.count > 1 ? arguments.operands[1] : ".",
       count: count, timeout: timeout,
       children: mode.map { WatchChildren(mode: $0, command: command, file: file, debounce: debounce) })
     let watcher = pollInterval.map { FileWatcher(mode: .polling(interval: duration(seconds: $0))) } ?? FileWatcher.shared
@@ -66,9 +72,12 @@ final class WatchSession {
   }
 
   /// How long an invalid file may stay invalid before it is reported: another program may be
-  /// writing it in place.
+  /// writing it in place. An etcd key is never written in place: an invalid value is
+  /// reported at once.
   static let invalidGracePeriod = 0.2
 
+  let address: DocumentAddress
+  /// What notes name: the file as given, or the etcd key's URL.
   let file: String
   let path: JSONPath
   let pathText: String
@@ -83,32 +92,53 @@ final class WatchSession {
   private var invalidSince: Double?
   /// A write to standard output that failed; it ends the watch.
   private var outputFailure: SystemError?
+  /// An etcd key's news, in the order its watch stream delivered it, each with the value it
+  /// carried: every version is looked at, not only the latest.
+  private let news = Protected<[ChangeHint]>([])
 
-  init(file: String, path: JSONPath, pathText: String, count: Int?, timeout: Double?, children: WatchChildren?) {
-    self.file = file
+  init(address: DocumentAddress, path: JSONPath, pathText: String, count: Int?, timeout: Double?, children: WatchChildren?) {
+    self.address = address
+    self.file = address.name
     self.path = path
     self.pathText = pathText
     self.count = count
     self.timeout = timeout
     self.deadline = timeout.map { MonotonicClock.now() + $0 }
     self.children = children
-    document = SharedDocument(path: file)
+    document = address.document()
   }
 
   private var countReached: Bool { count.map { printed >= $0 } ?? false }
 
   /// Runs until a signal, --count, --timeout, a failed write to standard output or (under
   /// --restart) the command's own exit ends the watch.
-  /// - Throws: `SystemError` when the signal pipe or the wake-up pipe cannot be opened.
-  func run(watcher: FileWatcher) throws(SystemError) -> Int32 {
+  /// - Throws: `SystemError` when the signal pipe or the wake-up pipe cannot be opened; for
+  ///   an etcd key, what its first read throws when the cluster cannot be reached or refuses
+  ///   (later outages are retried by the key's watch, with a note on standard error).
+  func run(watcher: FileWatcher) throws -> Int32 {
     // SIGQUIT and SIGPIPE (a reader that went away) are caught too, so that the command is
     // stopped before the process ends by them.
     let signals = try SignalPipe.install([.interrupt, .terminate, .hangUp, .quit, .brokenPipe, .childStatusChanged])
     let wake = try WakeUpChannel()
-    let watch = watcher.watch(file) { _ in wake.wakeUp() }
-    defer { watch.cancel() }
+    let cancelWatch: () -> Void
+    switch address {
+    case .file(let path):
+      let watch = watcher.watch(path) { _ in wake.wakeUp() }
+      cancelWatch = watch.cancel
+      check(initial: true)
+    case .etcd:
+      // Read first: the key's watch then starts at the revision after the one read, so it
+      // misses no change and repeats none.
+      try checkInitialKey()
+      let news = self.news
+      let watch = document.store.watch { hint in
+        news.withLock { $0.append(hint) }
+        wake.wakeUp()
+      }
+      cancelWatch = watch.cancel
+    }
+    defer { cancelWatch() }
 
-    check(initial: true)
     if let outputFailure { return finish(afterOutputFailure: outputFailure) }
     // --restart and --signal start the command at once, with no value if there is none yet.
     if let children, children.runsContinuously, !children.hasStarted {
@@ -182,8 +212,32 @@ final class WatchSession {
     seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
   }
 
-  /// Looks at the file and prints the value if it is new.
+  /// The first look at an etcd key: as ``check(initial:)``, but a cluster that cannot be
+  /// reached, or refuses, ends the watch (69, 77) rather than being waited for.
+  private func checkInitialKey() throws {
+    let observation: SharedDocument.Observation
+    do {
+      observation = try document.read().map { .changed($0) } ?? .missing
+    } catch {
+      if case .store = error { throw error }
+      observation = .invalid(error)
+    }
+    observe(observation, initial: true)
+  }
+
+  /// Looks at the file, or at each version the key's watch delivered, and prints the value
+  /// if it is new.
   private func check(initial: Bool) {
+    guard address.isFile else {
+      let delivered = news.withLock { news in
+        defer { news = [] }
+        return news
+      }
+      for hint in delivered where !countReached && outputFailure == nil {
+        observe(document.readIfChanged(after: hint), initial: false)
+      }
+      return
+    }
     let observation: SharedDocument.Observation
     if initial {
       do {
@@ -194,6 +248,10 @@ final class WatchSession {
     } else {
       observation = document.readIfChanged(contentMayDiffer: true)
     }
+    observe(observation, initial: initial)
+  }
+
+  private func observe(_ observation: SharedDocument.Observation, initial: Bool) {
     switch observation {
     case .unchanged:
       invalidSince = nil
@@ -205,7 +263,7 @@ final class WatchSession {
       note(.missingFile)
     case .invalid(let error):
       let now = MonotonicClock.now()
-      if initial || invalidSince.map({ now >= $0 + WatchSession.invalidGracePeriod }) == true {
+      if initial || !address.isFile || invalidSince.map({ now >= $0 + WatchSession.invalidGracePeriod }) == true {
         invalidSince = nil
         note(.invalid(error.description))
       } else if invalidSince == nil {
@@ -245,7 +303,7 @@ final class WatchSession {
     gap = kind
     let message: String
     switch kind {
-    case .missingFile: message = "'\(file)' does not exist; waiting for it"
+    case .missingFile: message = address.isFile ? "'\(file)' does not exist; waiting for it" : "'\(file)': no such key; waiting for it"
     case .noValue: message = "no value at '\(pathText)' in '\(file)'; waiting for one"
     case .invalid(let reason): message = reason + "; waiting for a valid version"
     }

@@ -121,6 +121,13 @@ public final class SharedDocument: Sendable {
     readIfChangedTracked(contentMayDiffer: contentMayDiffer).observation
   }
 
+  /// ``readIfChanged(contentMayDiffer:)`` for the news in `hint`, from ``store``'s watch:
+  /// the version it carried (an etcd watch event's value) is taken instead of reading.
+  /// For `ccsync watch`, which follows a key's versions one by one.
+  package func readIfChanged(after hint: ChangeHint) -> Observation {
+    readIfChangedTracked(contentMayDiffer: hint.contentMayDiffer, current: hint.current).observation
+  }
+
   /// ``readIfChanged(contentMayDiffer:)``, with the rank a `.changed` version was recorded
   /// under. Ranks grow in the order versions are recorded, reads and writes alike, so a
   /// subscriber that also adopts its own writes' results can tell a version older than one it

@@ -178,7 +178,7 @@ extension StoredVersion {
 extension StoreError {
   /// What a failed etcd call means to the document above: which ``StoreError`` case, with the
   /// client's message naming the endpoints, prefixed by the document's `name`.
-  init(_ error: EtcdError, name: String) {
+  package init(_ error: EtcdError, name: String) {
     let message = "'\(name)': \(error)"
     switch error {
     case .invalidConfiguration(let reason): self = .invalidLocation(name, reason: reason)
