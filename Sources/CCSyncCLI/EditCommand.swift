@@ -76,7 +76,7 @@ enum EditCommand {
         current = ours.applied(to: current)
       }
     } catch let conflict as Conflict {
-      report(conflict, file: file, original: original, edited: edited)
+      report(conflict, file: file, original: original, edited: edited, holder: address.isFile ? "file" : "key")
       throw CommandFailure(ExitCode.conflict, "nothing written").keeping(copy)
     } catch {
       throw CommandFailure(error, file: file).keeping(copy)
@@ -102,14 +102,15 @@ enum EditCommand {
     }
   }
 
-  private static func report(_ conflict: Conflict, file: String, original: JSONValue, edited: JSONValue) {
+  /// - Parameter holder: what holds the document, as the message says: `file` or `key`.
+  private static func report(_ conflict: Conflict, file: String, original: JSONValue, edited: JSONValue, holder: String) {
     func show(_ document: JSONValue, _ path: JSONPath) -> String {
       guard let value = try? document.value(at: path) else { return "(none)" }
       return value.formatted(.compact)
     }
     var lines = ["ccsync: '\(file)' changed while it was being edited, and both changed the same fields:"]
     for path in conflict.paths {
-      lines.append("ccsync:   \(path): edited \(show(edited, path)), file now \(show(conflict.current, path)) (was \(show(original, path)))")
+      lines.append("ccsync:   \(path): edited \(show(edited, path)), \(holder) now \(show(conflict.current, path)) (was \(show(original, path)))")
     }
     StandardStreams.write(lines.map { $0 + "\n" }.joined(), toStandardError: true)
   }

@@ -100,7 +100,11 @@ struct CommandFailure: Error {
       self.init(ExitCode.unavailable, error.description)
     case .accessDenied:
       self.init(ExitCode.permission, error.description)
-    case .tooLarge, .cluster:
+    case .tooLarge(let message):
+      // etcd names its limit only for a request far over it (gRPC's own check).
+      let limit = message.contains("accepts at most") ? "" : " (the cluster's limit, --max-request-bytes: 1.5 MiB unless set otherwise)"
+      self.init(ExitCode.ioError, message + limit + "; nothing written")
+    case .cluster:
       self.init(ExitCode.ioError, error.description)
     case .outcomeUnknown:
       self.init(ExitCode.conflict, error.description)
