@@ -35,7 +35,22 @@ enum EtcdLockCommand {
     let signals = try SignalPipe.install([.interrupt, .terminate, .hangUp, .quit, .childStatusChanged])
     let wake = try WakeUpChannel()
     let locker = try EtcdLocker(location: location, ttl: ttl, wake: wake)
+    switch try acquire(locker, wait: wait, signals: signals, wake: wake) {
+    case .notTaken(let holder):
+      let held = holder.map { " (lock key '\($0)')" } ?? ""
+      throw CommandFailure(conflictCode, "'\(location.description)' is locked by another holder\(held)")
+    case .held(let grant):
+      try Signal.interrupt.ignore()
+      try Signal.quit.ignore()
+      return try runWhileHolding(command, grant: grant, locker: locker, signals: signals, wake: wake)
+    }
+  }
 
+  /// Takes the lock on a thread of its own, while this one waits for it or for a signal: a
+  /// signal revokes the lease of the attempt under way and ends the process by it.
+  private static func acquire(
+    _ locker: EtcdLocker, wait: LockWait, signals: SignalPipe, wake: WakeUpChannel
+  ) throws -> EtcdLocker.Acquisition {
     let outcome = Protected<Result<EtcdLocker.Acquisition, any Error>?>(nil)
     let waiter = try BackgroundThread(name: "ccsync-lock") {
       let result = Result { () throws -> EtcdLocker.Acquisition in try locker.acquire(wait: wait) }
@@ -43,12 +58,8 @@ enum EtcdLockCommand {
       wake.wakeUp()
     }
     waiter.detach()
-    var acquisition: EtcdLocker.Acquisition?
-    while acquisition == nil {
-      if let result = outcome.withLock({ $0 }) {
-        acquisition = try result.get()
-        break
-      }
+    while true {
+      if let result = outcome.withLock({ $0 }) { return try result.get() }
       _ = waitForInput([signals, wake], timeout: 1)
       wake.drain()
       for signal in signals.drain() where signal != .childStatusChanged {
@@ -56,19 +67,6 @@ enum EtcdLockCommand {
         signal.endProcess()
       }
     }
-    let grant: EtcdLocker.Grant
-    switch acquisition {
-    case .held(let held)?:
-      grant = held
-    case .notTaken(let holder)?:
-      let held = holder.map { " (lock key '\($0)')" } ?? ""
-      throw CommandFailure(conflictCode, "'\(location.description)' is locked by another holder\(held)")
-    case nil:
-      throw CommandFailure(conflictCode, "'\(location.description)' is locked by another holder")
-    }
-    try Signal.interrupt.ignore()
-    try Signal.quit.ignore()
-    return try runWhileHolding(command, grant: grant, locker: locker, signals: signals, wake: wake)
   }
 
   /// Starts `command` with `CCSYNC_LOCK_REVISION`, passes SIGTERM and SIGHUP on to it, stops
@@ -88,11 +86,13 @@ enum EtcdLockCommand {
     var killAt: Double?
     while true {
       if let status = child.statusIfExited() {
-        // A loss noticed only now still means CMD ran without the lock for a while.
-        if lost == nil, let reason = grant.keeper.lostReason { report(lost: reason, grant: grant, locker: locker, command: nil) }
-        let wasLost = lost != nil || grant.keeper.lostReason != nil
+        // A loss noticed only now may still have left CMD running without the lock.
+        if lost == nil, let reason = grant.keeper.lostReason {
+          lost = reason
+          report(lost: reason, grant: grant, locker: locker, command: nil)
+        }
         locker.release(grant)
-        return wasLost ? ExitCode.lockLost : status
+        return lost == nil ? status : ExitCode.lockLost
       }
       let timeout = killAt.map { max($0 - MonotonicClock.now(), 0) } ?? 1
       _ = waitForInput([signals, wake], timeout: timeout)

@@ -25,6 +25,9 @@ extension CLIEtcdTests {
         try cluster.put("cfg/app", #"{"server": {"port": 9090, "host": "a"}, "name": "x"}"#)
         #expect(try CLI.run(["get", url, "server.port"]).standardOutput == "9090\n")
         #expect(try CLI.run(["get", "--raw", url, "name"]).standardOutput == "x\n")
+        // With no hosts in the URL, the endpoints come from ETCDCTL_ENDPOINTS, as for etcdctl.
+        let endpoints = CLI.environment(["ETCDCTL_ENDPOINTS": "http://" + cluster.endpoints[0]])
+        #expect(try CLI.run(["get", "etcd:///cfg/app", "name"], environment: endpoints).standardOutput == "\"x\"\n")
         #expect(try CLI.run(["get", "-c", url, "server"]).standardOutput == #"{"port":9090,"host":"a"}"# + "\n")
         let noValue = try CLI.run(["get", url, "nope"])
         #expect(noValue.status == 1 && noValue.standardError == "ccsync: no value at 'nope' in '\(url)'\n", "\(noValue.summary)")

@@ -44,6 +44,22 @@ extension CLIEtcdTests {
       }
     }
 
+    /// `--restart`: the command starts with the first value and is restarted with the next;
+    /// its own exit ends the watch with its status.
+    @Test func restartStartsTheCommandAgainWithTheNewValue() throws {
+      try withEtcd { cluster, _ in
+        try cluster.put("cfg/app", #"{"n": 1}"#)
+        let watch = try CLI.start([
+          "watch", "--timeout", "20", cluster.url("cfg/app"), "n", "--restart", "--",
+          "sh", "-c", "echo \"run $CCSYNC_VALUE\"; [ \"$CCSYNC_VALUE\" = 2 ] && exit 4; exec sleep 30",
+        ])
+        #expect(waitUntil { watch.standardOutput == "1\nrun 1\n" }, "\(watch.standardOutput)")
+        try cluster.put("cfg/app", #"{"n": 2}"#)
+        let outcome = watch.wait(deadline: .seconds(20))
+        #expect(outcome.status == 4 && outcome.standardOutput == "1\nrun 1\n2\nrun 2\n", "\(outcome.summary)")
+      }
+    }
+
     /// `--signal HUP --debounce`: the command starts with the first value and gets HUP for a
     /// later one; it exits on it, and its status ends the watch.
     @Test func signalWithDebounceReachesTheCommand() throws {
