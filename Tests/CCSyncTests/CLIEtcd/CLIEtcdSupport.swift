@@ -54,9 +54,7 @@ extension EtcdCluster {
 func withEtcd(flags: [String] = [], _ body: (EtcdCluster, TemporaryDirectory) throws -> Void) throws {
   let cluster = try EtcdCluster(flags: flags)
   defer { cluster.shutdown() }
-  let directory = try TemporaryDirectory()
-  defer { directory.remove() }
-  try body(cluster, directory)
+  try withTemporaryDirectory { directory in try body(cluster, directory) }
 }
 
 /// The seconds `body` took, and what it returned.
