@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import CCSyncEtcd
 
 /// The built `ccsync` on etcd keys (`etcd://HOST:PORT,.../KEY`), against real members the
 /// tests start (``EtcdCluster``), with etcdctl as the foreign writer, reader and lock holder.
@@ -29,10 +30,10 @@ extension EtcdCluster {
     #expect(outcome.status == 0, "etcdctl put: \(outcome.summary)")
   }
 
-  /// The keys under `prefix`, as etcdctl lists them.
+  /// The keys under `prefix`, in order. Read with the client in this process rather than
+  /// etcdctl: tests poll it, and a process per look would load a busy machine further.
   func keys(prefix: String) throws -> [String] {
-    let outcome = try etcdctl(["get", "--prefix", "--keys-only", prefix])
-    return CLI.lines(outcome.standardOutput).filter { !$0.isEmpty }
+    try client().range(.prefix(Array(prefix.utf8))).keyValues.map { String(decoding: $0.key, as: UTF8.self) }
   }
 
   /// The leases granted and not yet ended, in etcdctl's hex.
