@@ -217,7 +217,7 @@ final class DemoCluster {
            "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
            "--initial-cluster", initialCluster, "--initial-cluster-state", "new",
            "--heartbeat-interval", "10", "--election-timeout", "100"],
-          standardOutput: log, standardError: log)
+          standardOutput: log, standardError: log, closingInheritedDescriptors: true)
         members.append((name, "127.0.0.1:\(ports[2 * index])", process))
       }
       try waitUntilServing()

@@ -23,12 +23,13 @@ extension Subprocess {
   /// does; a failure becomes a ``SpawnError`` naming the command.
   static func start(
     _ arguments: [String], environment: [String: String?] = [:], standardInput: FileDescriptor? = nil,
-    standardOutput: FileDescriptor? = nil, standardError: FileDescriptor? = nil, newProcessGroup: Bool = false
+    standardOutput: FileDescriptor? = nil, standardError: FileDescriptor? = nil, newProcessGroup: Bool = false,
+    closingInheritedDescriptors: Bool = false
   ) throws(SpawnError) -> Subprocess {
     do {
       return try spawn(
         arguments, environment: environment, standardInput: standardInput, standardOutput: standardOutput,
-        standardError: standardError, newProcessGroup: newProcessGroup)
+        standardError: standardError, newProcessGroup: newProcessGroup, closingInheritedDescriptors: closingInheritedDescriptors)
     } catch {
       throw SpawnError(command: arguments.first ?? "", error: error)
     }

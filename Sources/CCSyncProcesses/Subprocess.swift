@@ -1,4 +1,5 @@
 import CCSyncSystem
+import CCSyncSystemShims
 import Glibc
 
 /// A child process this process started: its id, and the calls that signal it and wait for it.
@@ -48,12 +49,17 @@ package struct Subprocess: Hashable, Sendable {
   ///   - standardError: the file to become the child's descriptor 2.
   ///   - newProcessGroup: put the child in a process group of its own, so that
   ///     ``sendToProcessGroup(_:)`` reaches everything it starts.
+  ///   - closingInheritedDescriptors: close every descriptor above 2 in the child, including
+  ///     those this process did not open close-on-exec (another thread's pipe to its own
+  ///     child): for a long-lived server that must not hold another child's pipe open. A
+  ///     command the user runs keeps what it inherits (`ccsync lock` passes fd 3 on).
   /// - Throws: `SystemError` with operation `run` and the command as its path: `ENOENT` when
   ///   the command is not found (or `arguments` is empty), `EACCES` when it is not executable.
   /// The corresponding C function is `posix_spawnp`.
   package static func spawn(
     _ arguments: [String], environment: [String: String?] = [:], standardInput: FileDescriptor? = nil,
-    standardOutput: FileDescriptor? = nil, standardError: FileDescriptor? = nil, newProcessGroup: Bool = false
+    standardOutput: FileDescriptor? = nil, standardError: FileDescriptor? = nil, newProcessGroup: Bool = false,
+    closingInheritedDescriptors: Bool = false
   ) throws(SystemError) -> Subprocess {
     guard let command = arguments.first else { throw SystemError(code: ENOENT, operation: "run", path: "") }
     var attributes = posix_spawnattr_t()
@@ -79,6 +85,7 @@ package struct Subprocess: Hashable, Sendable {
     if let standardInput { posix_spawn_file_actions_adddup2(&actions, standardInput.rawValue, 0) }
     if let standardOutput { posix_spawn_file_actions_adddup2(&actions, standardOutput.rawValue, 1) }
     if let standardError { posix_spawn_file_actions_adddup2(&actions, standardError.rawValue, 2) }
+    if closingInheritedDescriptors { posix_spawn_file_actions_addclosefrom_np(&actions, 3) }
 
     let argv = CStringArray(arguments)
     let envp = CStringArray(mergedEnvironment(environment))

@@ -1,6 +1,7 @@
 // C declarations the Glibc module does not export, for the System layer only.
 #ifndef CCSYNC_SYSTEM_SHIMS_H
 #define CCSYNC_SYSTEM_SHIMS_H
+#include <spawn.h>
 #include <sys/types.h>
 #include <sys/xattr.h>
 
@@ -8,4 +9,5 @@
 int pipe2(int pipefd[2], int flags);
 int mkostemp(char *template, int flags);
 ssize_t getrandom(void *buffer, size_t length, unsigned int flags);
+int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
 #endif

@@ -195,7 +195,10 @@ final class EtcdCluster: @unchecked Sendable {
     guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     let output = FileDescriptor(owning: descriptor, path: logPath(index))
     let input = try FileDescriptor.openForReading("/dev/null")
-    let process = try Subprocess.spawn(arguments, standardInput: input, standardOutput: output, standardError: output)
+    // Other tests' children's pipes are open in this process now and then: a member must not
+    // hold them open for its whole life, or those tests wait for it to end.
+    let process = try Subprocess.spawn(
+      arguments, standardInput: input, standardOutput: output, standardError: output, closingInheritedDescriptors: true)
     lock.withLock { table[index].process = process }
   }
 

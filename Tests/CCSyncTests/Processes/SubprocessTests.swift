@@ -19,6 +19,19 @@ import CCSyncSystem
     #expect(throws: SystemError.self) { try killed.waitForExit() }  // reaped: ECHILD
   }
 
+  /// A descriptor opened without close-on-exec (as another library's pipe may be) reaches a
+  /// child unless it is asked to close everything above 2, as a long-lived server must.
+  @Test func aChildCanBeStartedWithoutTheDescriptorsItWouldInherit() throws {
+    var ends: [Int32] = [0, 0]
+    #expect(pipe(&ends) == 0)  // no O_CLOEXEC
+    defer { close(ends[0]); close(ends[1]) }
+    let script = "test -e /proc/self/fd/\(ends[1]) && exit 7 || exit 0"
+    let inheriting = try Subprocess.spawn(["/bin/sh", "-c", script])
+    #expect(try inheriting.waitForExit() == .exited(code: 7), "the descriptor is inherited by default")
+    let closing = try Subprocess.spawn(["/bin/sh", "-c", script], closingInheritedDescriptors: true)
+    #expect(try closing.waitForExit() == .exited(code: 0), "the descriptor was closed in the child")
+  }
+
   @Test func aCommandThatCannotRunIsATypedErrorNamingIt() {
     let missing = #expect(throws: SystemError.self) { try Subprocess.spawn(["ccsync-no-such-command"]) }
     #expect(missing?.errorNumber == .noSuchFileOrDirectory)
