@@ -12,17 +12,18 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
 import time
 
-from lib import cli, codec, contention, propagation, sizes, watching
+from lib import cli, codec, contention, etcd, propagation, sizes, watching
 
 BEGIN_MARK = "<!-- bench:begin -->"
 END_MARK = "<!-- bench:end -->"
 STEPS = {"contention": contention.measure, "propagation": propagation.measure, "cli": cli.measure,
-         "sizes": sizes.measure, "watcher": watching.measure, "codec": codec.measure}
+         "sizes": sizes.measure, "watcher": watching.measure, "codec": codec.measure, "etcd": etcd.measure}
 
 
 class Bench:
@@ -82,11 +83,92 @@ def environment(bench, load_at_start):
         "- Peers: Python %s, SQLite %s, %s, gcc %s, %s." % (
             platform.python_version(), sqlite, command_output(["jq", "--version"]), command_output(["gcc", "-dumpversion"]), cjson),
         "- Load average at start %s, at end %s: other users share these cores, so read the ratios rather "
-        "than the absolute figures." % (load_at_start, " ".join(open("/proc/loadavg").read().split()[:3])),
+        "than the absolute figures." % (load_at_start, load_average()),
     ]
 
 
+def load_average():
+    return " ".join(open("/proc/loadavg").read().split()[:3])
+
+
+SECTION_HEADING = re.compile(r"^### (\d+)\. ")
+
+
+def split_block(block):
+    """A generated block's parts: the lines before its goals, its goal rows (goal, row), its
+    numbered sections {number: text} and its notes."""
+    head, goals, sections, notes = [], [], {}, []
+    part, number = "head", None
+    for line in block.strip("\n").split("\n"):
+        heading = SECTION_HEADING.match(line)
+        if line == "### Goals":
+            part = "goals"
+        elif heading:
+            part, number = "section", int(heading.group(1))
+            sections[number] = [line]
+        elif line == "### Notes from this run":
+            part = "notes"
+        elif part == "head":
+            head.append(line)
+        elif part == "goals" and line.startswith("| ") and not line.startswith("| Goal |"):
+            goals.append((line.split(" | ")[0][2:], line))
+        elif part == "section":
+            sections[number].append(line)
+        elif part == "notes" and line.startswith("- "):
+            notes.append(line[2:])
+    while head and not head[-1]:
+        head.pop()
+    return head, goals, {n: "\n".join(text).strip("\n") + "\n" for n, text in sections.items()}, notes
+
+
+def merged_block(bench, old_block, sections, load_at_start, elapsed):
+    """`--only`: the old block with the sections and goals this run measured replaced (or
+    added), a line saying which sections were measured when, and the rest kept as it was."""
+    head, old_goals, old_sections, old_notes = split_block(old_block)
+    only = bench.options.only
+    mark = "_Re-measured by `bench/run --only %s`" % only
+    head = [line for line in head if not line.startswith(mark)]
+    new_sections = {}
+    for section in sections:
+        heading = SECTION_HEADING.match(section) if section else None
+        if heading:
+            new_sections[int(heading.group(1))] = section.strip("\n") + "\n"
+    head.append("")
+    numbers = sorted(new_sections)
+    head.append("%s %s in %.0f s (build included): %s and %s goals; load average at start %s, at end %s. The "
+                "other sections and goals are from the run above._"
+                % (mark, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), elapsed,
+                   ("section %d" % numbers[0]) if len(numbers) == 1 else "sections " + ", ".join(map(str, numbers)),
+                   "its" if len(numbers) == 1 else "their", load_at_start, load_average()))
+    rows = {goal: row for goal, row in old_goals}
+    order = [goal for goal, _ in old_goals]
+    for goal, status, detail in bench.goals:
+        if goal not in rows:
+            order.append(goal)
+        rows[goal] = "| %s | %s | %s |" % (goal, "**no**" if status == "no" else status, detail)
+    merged = dict(old_sections)
+    merged.update(new_sections)
+    lines = head + [""]
+    if order:
+        lines += ["### Goals", "", "| Goal | Met | Measured |", "|---|---|---|"] + [rows[goal] for goal in order] + [""]
+    lines += [merged[number] for number in sorted(merged)]
+    tag = "(`--only %s`) " % only  # the notes of an earlier run of the same steps go
+    notes = [note for note in old_notes if not note.startswith(tag)] + [tag + note for note in bench.notes]
+    if notes:
+        lines += ["### Notes from this run", ""] + ["- " + note for note in notes] + [""]
+    return "\n".join([BEGIN_MARK, ""] + lines + [END_MARK])
+
+
 def write_markdown(bench, sections, load_at_start, elapsed):
+    path = bench.options.output
+    existing = open(path, encoding="utf-8").read() if os.path.exists(path) else "# Benchmarks\n"
+    if bench.options.only and BEGIN_MARK in existing and END_MARK in existing:
+        head, rest = existing.split(BEGIN_MARK, 1)
+        old_block, tail = rest.split(END_MARK, 1)
+        text = head + merged_block(bench, old_block, sections, load_at_start, elapsed) + tail
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(text)
+        return
     lines = [BEGIN_MARK, "", "## Measured by `bench/run`", ""]
     lines.append("_Generated %s by `bench/run` in %.0f s (build included). Everything between the "
                  "`bench:begin` and `bench:end` markers is rewritten by each run; notes outside them stay._"
@@ -104,9 +186,6 @@ def write_markdown(bench, sections, load_at_start, elapsed):
         lines += ["### Notes from this run", ""] + ["- " + note for note in bench.notes] + [""]
     lines.append(END_MARK)
     generated = "\n".join(lines)
-
-    path = bench.options.output
-    existing = open(path, encoding="utf-8").read() if os.path.exists(path) else "# Benchmarks\n"
     if BEGIN_MARK in existing and END_MARK in existing:
         head, rest = existing.split(BEGIN_MARK, 1)
         text = head + generated + rest.split(END_MARK, 1)[1]
@@ -142,6 +221,16 @@ def main():
     parser.add_argument("--churn-seconds", type=float, default=3)
     parser.add_argument("--watcher-rounds", type=int, default=3)
     parser.add_argument("--codec-rounds", type=int, default=9, help="rounds of the codec figures")
+    parser.add_argument("--etcd-processes", type=numbers, default=[1, 4], help="P of the etcd update figures")
+    parser.add_argument("--etcd-trials", type=int, default=5, help="trials per etcd update figure")
+    parser.add_argument("--etcd-updates", type=int, default=300, help="per etcd trial, shared by the P processes")
+    parser.add_argument("--etcd-calls", type=int, default=40, help="calls per round of each etcd command-line figure")
+    parser.add_argument("--etcd-propagation-rounds", type=int, default=5)
+    parser.add_argument("--etcd-propagation-puts", type=int, default=100, help="puts per etcd propagation run")
+    parser.add_argument("--etcd-propagation-interval-us", type=int, default=10000)
+    parser.add_argument("--etcd-members", type=int, choices=[1, 3], default=1, help="members of the etcd the section starts")
+    parser.add_argument("--etcd3gw-python", help="a Python with etcd3gw installed (bench/run makes .build/bench-venv): "
+                        "without it the etcd3gw peer is skipped")
     parser.add_argument("--installed-ccsync", help="ccsync as scripts/install-cli installs it (static Swift runtime): the CLI goals are judged on it")
     parser.add_argument("--note", action="append", default=[], help="a line for the notes (a skipped peer)")
     parser.add_argument("--build-seconds", type=float, default=0)
@@ -149,7 +238,7 @@ def main():
     options = parser.parse_args()
 
     bench = Bench(options)
-    load_at_start = " ".join(open("/proc/loadavg").read().split()[:3])
+    load_at_start = load_average()
     os.makedirs(bench.work, exist_ok=True)
     wanted = options.only.split(",") if options.only else list(STEPS)
     sections = [STEPS[name](bench) for name in STEPS if name in wanted]

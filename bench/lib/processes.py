@@ -100,6 +100,7 @@ class Pool:
     def __init__(self, argvs):
         self.workers = [Worker(argv) for argv in argvs]
         self.broken = None
+        self.replies = []
         try:
             deadline = time.monotonic() + 60
             for worker in self.workers:
@@ -116,8 +117,8 @@ class Pool:
             for worker in self.workers:
                 worker.send(str(per_worker))
             deadline = time.monotonic() + timeout
-            for worker in self.workers:
-                worker.expect("done", deadline)
+            # What each said with "done" (a worker may add figures after the word).
+            self.replies = [worker.expect("done", deadline) for worker in self.workers]
             return (time.monotonic_ns() - start) / 1e9
         except (Failure, BrokenPipeError) as failure:
             self.broken = str(failure)

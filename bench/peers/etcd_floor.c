@@ -1,0 +1,653 @@
+/*
+ * etcd_floor: one ccsync update on an etcd key, in plain C, the floor ccsync's etcd location
+ * is held to; and the raw watch stream, the floor of propagation through etcd.
+ *
+ * It speaks etcd's v3 JSON gateway (grpc-gateway) over HTTP/1.1 on one kept-alive TCP
+ * connection per process, as ccsync does. One update is exactly ccsync's requests:
+ *
+ *   POST /v3/kv/range {"key": KEY}                      -> value and mod_revision M (or no kvs)
+ *   POST /v3/kv/txn   {"compare": [{"key": KEY, "target": "MOD", "result": "EQUAL",
+ *                                    "mod_revision": "M"}]          (missing key: target CREATE,
+ *                                                                    create_revision 0)
+ *                      "success": [{"request_put": {"key": KEY, "value": NEW}}],
+ *                      "failure": [{"request_range": {"key": KEY}}]}
+ *
+ * and when the compare fails, the failure branch's range gives the current value and revision:
+ * the change is made again on it and a new txn sent, with no extra range. The change is the
+ * least any writer can do: base64-decode the value, find the top-level "counter" number's
+ * digits, write the number plus one in their place, base64-encode (no JSON parser). Requests go
+ * out in one write(2) each (headers and a Content-Length body); responses are read with
+ * Content-Length or chunked transfer encoding, whichever the gateway sends.
+ *
+ * Modes:
+ *   etcd_floor increment HOST:PORT KEY
+ *       a worker of bench/harness.py: connects, prints "ready"; for each line N on stdin makes
+ *       N exact increments and prints "done RETRIES" (txns whose compare failed, in total);
+ *       ends at end of input.
+ *   etcd_floor run HOST:PORT KEY P N
+ *       by hand: reads the counter, forks P processes that each make N increments on their own
+ *       connection, waits, reads the counter again; prints the rate; status 1 unless the
+ *       counter grew by exactly P x N.
+ *   etcd_floor watcher HOST:PORT KEY
+ *       the raw watch stream as another process's observer: ranges KEY, prints the "sequence"
+ *       number of its value (or "none"), then opens POST /v3/watch from the next revision and
+ *       prints the "sequence" of each put's decoded value, one line each, flushed at once.
+ *   etcd_floor propagation HOST:PORT KEY COUNT BYTES INTERVAL_US CMD [ARGS...]
+ *       starts CMD (an observer printing one line per new value of KEY: `etcd_floor watcher`
+ *       or `ccsync watch etcd://HOST:PORT/KEY sequence`) with its standard output on a pipe,
+ *       waits for its first line, then COUNT times: puts {"sequence": I, "payload": "x..."}
+ *       (about BYTES long) on its own connection, and reads CMD's lines until one holds I.
+ *       Prints one "I NANOSECONDS" line per put (-1 when CMD had not printed it 5 s later):
+ *       CLOCK_MONOTONIC from just before the put's write(2) to the line's arrival. Then
+ *       stops CMD (SIGTERM) and waits for it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static void fail(const char *format, const char *detail) {
+  fprintf(stderr, "etcd_floor: ");
+  fprintf(stderr, format, detail);
+  fprintf(stderr, "\n");
+  exit(1);
+}
+
+struct buffer { char *bytes; size_t length, capacity; };
+
+static void reserve(struct buffer *b, size_t capacity) {
+  if (b->capacity >= capacity) return;
+  size_t grown = b->capacity ? b->capacity : 4096;
+  while (grown < capacity) grown *= 2;
+  b->bytes = realloc(b->bytes, grown);
+  if (!b->bytes) fail("%s", "out of memory");
+  b->capacity = grown;
+}
+
+static void append(struct buffer *b, const char *bytes, size_t length) {
+  reserve(b, b->length + length + 1);
+  memcpy(b->bytes + b->length, bytes, length);
+  b->length += length;
+  b->bytes[b->length] = 0;
+}
+
+static void append_text(struct buffer *b, const char *text) { append(b, text, strlen(text)); }
+
+/* ---- base64 ---- */
+
+static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static void base64_encode(struct buffer *out, const char *bytes, size_t length) {
+  reserve(out, out->length + (length + 2) / 3 * 4 + 1);
+  char *to = out->bytes + out->length;
+  const unsigned char *from = (const unsigned char *)bytes;
+  size_t i = 0;
+  for (; i + 2 < length; i += 3) {
+    uint32_t v = (uint32_t)from[i] << 16 | (uint32_t)from[i + 1] << 8 | from[i + 2];
+    *to++ = alphabet[v >> 18]; *to++ = alphabet[v >> 12 & 63]; *to++ = alphabet[v >> 6 & 63]; *to++ = alphabet[v & 63];
+  }
+  if (i < length) {
+    uint32_t v = (uint32_t)from[i] << 16 | (i + 1 < length ? (uint32_t)from[i + 1] << 8 : 0);
+    *to++ = alphabet[v >> 18]; *to++ = alphabet[v >> 12 & 63];
+    *to++ = i + 1 < length ? alphabet[v >> 6 & 63] : '=';
+    *to++ = '=';
+  }
+  out->length = (size_t)(to - out->bytes);
+  out->bytes[out->length] = 0;
+}
+
+static int base64_value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+static void base64_decode(struct buffer *out, const char *text, size_t length) {
+  out->length = 0;
+  reserve(out, length / 4 * 3 + 4);
+  uint32_t v = 0;
+  int bits = 0;
+  for (size_t i = 0; i < length; i++) {
+    int d = base64_value(text[i]);
+    if (d < 0) {
+      if (text[i] == '=') break;
+      fail("%s", "bad base64 in a response");
+    }
+    v = v << 6 | (uint32_t)d;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out->bytes[out->length++] = (char)(v >> bits & 0xff);
+    }
+  }
+  out->bytes[out->length] = 0;
+}
+
+/* ---- one kept-alive HTTP/1.1 connection ---- */
+
+struct connection {
+  int fd;
+  char host[128];
+  char port[16];
+  char input[65536];  /* received, not yet consumed: [start, end) */
+  size_t start, end;
+  long chunk_left;    /* a streamed (chunked) body: bytes left in the current chunk, -1 at a size line */
+};
+
+static void parse_endpoint(const char *endpoint, char *host, size_t host_size, char *port, size_t port_size) {
+  const char *colon = strrchr(endpoint, ':');
+  if (!colon) fail("endpoint '%s' is not HOST:PORT", endpoint);
+  snprintf(host, host_size, "%.*s", (int)(colon - endpoint), endpoint);
+  snprintf(port, port_size, "%s", colon + 1);
+}
+
+static void open_connection(struct connection *c, const char *endpoint) {
+  memset(c, 0, sizeof *c);
+  parse_endpoint(endpoint, c->host, sizeof c->host, c->port, sizeof c->port);
+  struct addrinfo hints = {0}, *found;
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  if (getaddrinfo(c->host, c->port, &hints, &found) != 0) fail("cannot resolve '%s'", endpoint);
+  c->fd = -1;
+  for (struct addrinfo *a = found; a && c->fd < 0; a = a->ai_next) {
+    c->fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (c->fd >= 0 && connect(c->fd, a->ai_addr, a->ai_addrlen) != 0) {
+      close(c->fd);
+      c->fd = -1;
+    }
+  }
+  freeaddrinfo(found);
+  if (c->fd < 0) fail("cannot connect to '%s'", endpoint);
+  int one = 1;
+  setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+/* Reads more bytes into the input buffer; 0 at end of stream. */
+static size_t fill(struct connection *c) {
+  if (c->start == c->end) c->start = c->end = 0;
+  if (c->end == sizeof c->input) {
+    memmove(c->input, c->input + c->start, c->end - c->start);
+    c->end -= c->start;
+    c->start = 0;
+  }
+  for (;;) {
+    ssize_t got = read(c->fd, c->input + c->end, sizeof c->input - c->end);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) fail("read from etcd: %s", strerror(errno));
+    c->end += (size_t)got;
+    return (size_t)got;
+  }
+}
+
+/* One line (CRLF-terminated) of the response head or of chunk framing, without the CRLF. */
+static void read_line(struct connection *c, char *line, size_t size) {
+  for (;;) {
+    char *newline = memchr(c->input + c->start, '\n', c->end - c->start);
+    if (newline) {
+      size_t length = (size_t)(newline - (c->input + c->start));
+      if (length > 0 && c->input[c->start + length - 1] == '\r') length--;
+      snprintf(line, size, "%.*s", (int)length, c->input + c->start);
+      c->start = (size_t)(newline - c->input) + 1;
+      return;
+    }
+    if (fill(c) == 0) fail("%s", "etcd closed the connection");
+  }
+}
+
+/* Moves `length` bytes of the stream into `out`. */
+static void read_exactly(struct connection *c, struct buffer *out, size_t length) {
+  while (length > 0) {
+    if (c->start == c->end && fill(c) == 0) fail("%s", "etcd closed the connection");
+    size_t take = c->end - c->start < length ? c->end - c->start : length;
+    append(out, c->input + c->start, take);
+    c->start += take;
+    length -= take;
+  }
+}
+
+static void write_all(int fd, const char *bytes, size_t length) {
+  while (length > 0) {
+    ssize_t written = write(fd, bytes, length);
+    if (written < 0 && errno == EINTR) continue;
+    if (written < 0) fail("write to etcd: %s", strerror(errno));
+    bytes += written;
+    length -= (size_t)written;
+  }
+}
+
+/* Sends POST PATH with BODY in one write. */
+static void send_post(struct connection *c, const char *path, const struct buffer *body, struct buffer *scratch) {
+  char head[512];
+  int head_length = snprintf(head, sizeof head,
+                             "POST %s HTTP/1.1\r\nHost: %s:%s\r\nContent-Type: application/json\r\n"
+                             "Content-Length: %zu\r\n\r\n", path, c->host, c->port, body->length);
+  scratch->length = 0;
+  append(scratch, head, (size_t)head_length);
+  append(scratch, body->bytes, body->length);
+  write_all(c->fd, scratch->bytes, scratch->length);
+}
+
+/* Reads a response head; returns 1 when the body is chunked, else sets *length. */
+static int read_head(struct connection *c, long *length) {
+  char line[1024];
+  read_line(c, line, sizeof line);
+  int status = 0;
+  if (sscanf(line, "HTTP/1.%*d %d", &status) != 1) fail("bad status line '%s'", line);
+  if (status != 200) fail("etcd answered '%s'", line);
+  int chunked = 0;
+  *length = -1;
+  for (;;) {
+    read_line(c, line, sizeof line);
+    if (line[0] == 0) break;
+    if (strncasecmp(line, "Content-Length:", 15) == 0) *length = atol(line + 15);
+    if (strncasecmp(line, "Transfer-Encoding:", 18) == 0 && strcasestr(line + 18, "chunked")) chunked = 1;
+  }
+  if (!chunked && *length < 0) fail("%s", "a response with neither Content-Length nor chunked encoding");
+  return chunked;
+}
+
+/* The next chunk of a chunked body appended to `out`; returns its size (0: the last chunk). */
+static size_t read_chunk(struct connection *c, struct buffer *out) {
+  char line[256];
+  read_line(c, line, sizeof line);
+  size_t size = (size_t)strtoul(line, NULL, 16);
+  read_exactly(c, out, size);
+  read_line(c, line, sizeof line);  /* the CRLF after the data (or the end of the trailers) */
+  return size;
+}
+
+/* POST PATH with BODY; the whole response body into `response`. */
+static void post(struct connection *c, const char *path, const struct buffer *body, struct buffer *response,
+                 struct buffer *scratch) {
+  send_post(c, path, body, scratch);
+  long length;
+  int chunked = read_head(c, &length);
+  response->length = 0;
+  reserve(response, 1);
+  if (chunked) {
+    while (read_chunk(c, response) > 0) {}
+  } else {
+    read_exactly(c, response, (size_t)length);
+  }
+  response->bytes[response->length] = 0;
+}
+
+/* ---- the few JSON fields of etcd's answers ---- */
+
+/* The text of the string member NAME ("name":"...") at or after `from`; NULL when absent. */
+static const char *string_member(const char *from, const char *name, size_t *length) {
+  char pattern[64];
+  snprintf(pattern, sizeof pattern, "\"%s\":\"", name);
+  const char *found = strstr(from, pattern);
+  if (!found) return NULL;
+  found += strlen(pattern);
+  const char *end = strchr(found, '"');
+  if (!end) return NULL;
+  *length = (size_t)(end - found);
+  return found;
+}
+
+struct key_state { int exists; long long mod_revision; struct buffer value; };
+
+/* Reads the first of "kvs" at or after `from` (a range response, or a failed txn's range). */
+static void read_kvs(const char *from, struct key_state *state) {
+  const char *kvs = strstr(from, "\"kvs\":[");
+  state->exists = kvs != NULL;
+  state->value.length = 0;
+  if (!kvs) return;
+  size_t length;
+  const char *revision = string_member(kvs, "mod_revision", &length);
+  if (!revision) fail("%s", "no mod_revision in a range answer");
+  state->mod_revision = atoll(revision);
+  const char *value = string_member(kvs, "value", &length);
+  if (value) base64_decode(&state->value, value, length);  /* absent: the empty value */
+  else reserve(&state->value, 1);
+}
+
+/* ---- one update ---- */
+
+struct client {
+  struct connection connection;
+  struct buffer key64, body, response, scratch, changed, changed64;
+  struct key_state state;
+  long retries;
+};
+
+static void client_open(struct client *client, const char *endpoint, const char *key) {
+  memset(client, 0, sizeof *client);
+  open_connection(&client->connection, endpoint);
+  base64_encode(&client->key64, key, strlen(key));
+}
+
+static void range(struct client *client) {
+  client->body.length = 0;
+  append_text(&client->body, "{\"key\":\"");
+  append_text(&client->body, client->key64.bytes);
+  append_text(&client->body, "\"}");
+  post(&client->connection, "/v3/kv/range", &client->body, &client->response, &client->scratch);
+  read_kvs(client->response.bytes, &client->state);
+}
+
+/* The counter plus one, its digits edited in place (a missing key is {"counter": 0}). */
+static void increment_counter(const struct buffer *old, struct buffer *out) {
+  static const char key[] = "\"counter\"";
+  static const char empty[] = "{\"counter\": 0}\n";
+  const char *text = old->length ? old->bytes : empty;
+  size_t length = old->length ? old->length : sizeof empty - 1;
+  const char *found = memmem(text, length, key, sizeof key - 1);
+  if (!found) fail("%s", "no \"counter\" in the value");
+  const char *end = text + length, *digits = found + sizeof key - 1;
+  while (digits < end && (*digits == ' ' || *digits == ':' || *digits == '\n' || *digits == '\t' || *digits == '\r')) digits++;
+  long long value = 0;
+  const char *after = digits;
+  while (after < end && *after >= '0' && *after <= '9') value = value * 10 + (*after++ - '0');
+  if (after == digits) fail("%s", "\"counter\" is not a number");
+  char number[32];
+  int number_length = snprintf(number, sizeof number, "%lld", value + 1);
+  out->length = 0;
+  append(out, text, (size_t)(digits - text));
+  append(out, number, (size_t)number_length);
+  append(out, after, (size_t)(end - after));
+}
+
+static void update(struct client *client) {
+  range(client);
+  for (;;) {
+    increment_counter(&client->state.value, &client->changed);
+    client->changed64.length = 0;
+    base64_encode(&client->changed64, client->changed.bytes, client->changed.length);
+    struct buffer *b = &client->body;
+    b->length = 0;
+    char compare[160];
+    if (client->state.exists) {
+      snprintf(compare, sizeof compare, "\",\"target\":\"MOD\",\"result\":\"EQUAL\",\"mod_revision\":\"%lld\"}]",
+               client->state.mod_revision);
+    } else {
+      snprintf(compare, sizeof compare, "\",\"target\":\"CREATE\",\"result\":\"EQUAL\",\"create_revision\":\"0\"}]");
+    }
+    append_text(b, "{\"compare\":[{\"key\":\"");
+    append_text(b, client->key64.bytes);
+    append_text(b, compare);
+    append_text(b, ",\"success\":[{\"request_put\":{\"key\":\"");
+    append_text(b, client->key64.bytes);
+    append_text(b, "\",\"value\":\"");
+    append(b, client->changed64.bytes, client->changed64.length);
+    append_text(b, "\"}}],\"failure\":[{\"request_range\":{\"key\":\"");
+    append_text(b, client->key64.bytes);
+    append_text(b, "\"}}]}");
+    post(&client->connection, "/v3/kv/txn", b, &client->response, &client->scratch);
+    if (strstr(client->response.bytes, "\"succeeded\":true")) return;
+    const char *failure = strstr(client->response.bytes, "\"response_range\"");
+    if (!failure) fail("a failed txn without its range: %s", client->response.bytes);
+    read_kvs(failure, &client->state);
+    client->retries++;
+  }
+}
+
+/* The counter of the key's value now (0 when missing). */
+static long long read_counter(struct client *client) {
+  range(client);
+  if (!client->state.exists) return 0;
+  const char *found = memmem(client->state.value.bytes, client->state.value.length, "\"counter\"", 9);
+  if (!found) fail("%s", "no \"counter\" in the value");
+  found += 9;
+  while (*found == ' ' || *found == ':' || *found == '\n') found++;
+  return atoll(found);
+}
+
+/* ---- watching ---- */
+
+/* The number after "sequence" in `text`, or the number `text` is; -2 when neither. */
+static long long sequence_in(const char *text) {
+  const char *found = strstr(text, "\"sequence\"");
+  if (found) {
+    found += 10;
+    while (*found == ' ' || *found == ':' || *found == '\n') found++;
+  } else {
+    found = text;
+    while (*found == ' ') found++;
+  }
+  if (!(*found == '-' || (*found >= '0' && *found <= '9'))) return -2;
+  return atoll(found);
+}
+
+static void watcher(const char *endpoint, const char *key) {
+  struct client client;
+  client_open(&client, endpoint, key);
+  range(&client);
+  long long revision = 0;
+  {
+    size_t length;
+    const char *header_revision = string_member(client.response.bytes, "revision", &length);
+    if (!header_revision) fail("%s", "no header revision in a range answer");
+    revision = atoll(header_revision);
+  }
+  if (client.state.exists) printf("%lld\n", sequence_in(client.state.value.bytes));
+  else printf("none\n");
+  fflush(stdout);
+
+  struct connection stream;
+  open_connection(&stream, endpoint);
+  struct buffer body = {0}, scratch = {0}, pending = {0}, message = {0}, value = {0};
+  char request[512];
+  snprintf(request, sizeof request, "{\"create_request\":{\"key\":\"%s\",\"start_revision\":\"%lld\"}}",
+           client.key64.bytes, revision + 1);
+  append_text(&body, request);
+  send_post(&stream, "/v3/watch", &body, &scratch);
+  long length;
+  if (!read_head(&stream, &length)) fail("%s", "the watch answer is not a chunked stream");
+  reserve(&pending, 1);
+  for (;;) {
+    /* The gateway ends each message with a newline; chunks need not match messages. */
+    char *newline;
+    while (!(newline = memchr(pending.bytes, '\n', pending.length))) {
+      if (read_chunk(&stream, &pending) == 0) return;  /* the stream ended */
+    }
+    size_t message_length = (size_t)(newline - pending.bytes);
+    message.length = 0;
+    append(&message, pending.bytes, message_length);
+    memmove(pending.bytes, newline + 1, pending.length - message_length - 1);
+    pending.length -= message_length + 1;
+    pending.bytes[pending.length] = 0;
+    if (strstr(message.bytes, "\"error\"")) fail("watch error: %s", message.bytes);
+    const char *event = message.bytes;
+    while ((event = strstr(event, "\"kv\":{"))) {  /* each event (a delete has no value: skipped) */
+      size_t value_length;
+      const char *next = strstr(event + 6, "\"kv\":{");
+      const char *encoded = string_member(event, "value", &value_length);
+      if (encoded && (!next || encoded < next)) {
+        base64_decode(&value, encoded, value_length);
+        printf("%lld\n", sequence_in(value.bytes));
+        fflush(stdout);
+      }
+      event += 6;
+    }
+  }
+}
+
+/* Reads CMD's lines until one holds `sequence`; returns its arrival time, or -1 after 5 s. */
+static int64_t await_sequence(int fd, struct buffer *lines, long long sequence) {
+  int64_t deadline = now_ns() + 5000000000LL;
+  for (;;) {
+    char *newline;
+    while ((newline = memchr(lines->bytes, '\n', lines->length))) {
+      *newline = 0;
+      long long heard = sequence_in(lines->bytes);
+      size_t used = (size_t)(newline - lines->bytes) + 1;
+      memmove(lines->bytes, newline + 1, lines->length - used);
+      lines->length -= used;
+      lines->bytes[lines->length] = 0;
+      if (heard == sequence) return now_ns();
+    }
+    int64_t left = deadline - now_ns();
+    if (left <= 0) return -1;
+    struct pollfd p = {fd, POLLIN, 0};
+    int ready = poll(&p, 1, (int)(left / 1000000) + 1);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    reserve(lines, lines->length + 4097);
+    ssize_t got = read(fd, lines->bytes + lines->length, 4096);
+    if (got <= 0) fail("%s", "the observer ended");
+    lines->length += (size_t)got;
+    lines->bytes[lines->length] = 0;
+  }
+}
+
+static int propagation(const char *endpoint, const char *key, long count, long bytes, long interval, char **command) {
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) fail("pipe: %s", strerror(errno));
+  pid_t child = fork();
+  if (child < 0) fail("fork: %s", strerror(errno));
+  if (child == 0) {
+    dup2(pipe_fds[1], 1);
+    execvp(command[0], command);
+    fprintf(stderr, "etcd_floor: cannot run '%s': %s\n", command[0], strerror(errno));
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  struct buffer lines = {0};
+  reserve(&lines, 1);
+  lines.bytes[0] = 0;
+  /* Ready: its first line (the value it found) printed. */
+  {
+    int64_t deadline = now_ns() + 30000000000LL;
+    while (!memchr(lines.bytes, '\n', lines.length)) {
+      struct pollfd p = {pipe_fds[0], POLLIN, 0};
+      if (now_ns() > deadline) { kill(child, SIGKILL); fail("%s", "the observer printed nothing in 30 s"); }
+      if (poll(&p, 1, 1000) <= 0) continue;
+      reserve(&lines, lines.length + 4097);
+      ssize_t got = read(pipe_fds[0], lines.bytes + lines.length, 4096);
+      if (got <= 0) { waitpid(child, NULL, 0); fail("%s", "the observer ended before its first line"); }
+      lines.length += (size_t)got;
+      lines.bytes[lines.length] = 0;
+    }
+    char *newline = memchr(lines.bytes, '\n', lines.length);
+    size_t used = (size_t)(newline - lines.bytes) + 1;
+    memmove(lines.bytes, newline + 1, lines.length - used);
+    lines.length -= used;
+    lines.bytes[lines.length] = 0;
+  }
+  usleep(200000);  /* let it settle into its watch after printing */
+
+  struct client client;
+  client_open(&client, endpoint, key);
+  int64_t *delays = calloc((size_t)count, sizeof *delays);
+  struct buffer document = {0};
+  for (long i = 0; i < count; i++) {
+    document.length = 0;
+    char head[96];
+    snprintf(head, sizeof head, "{\n  \"sequence\": %ld,\n  \"payload\": \"", i);
+    append_text(&document, head);
+    for (long j = (long)strlen(head) + 4; j < bytes; j++) append(&document, "x", 1);
+    append_text(&document, "\"\n}\n");
+    client.changed64.length = 0;
+    base64_encode(&client.changed64, document.bytes, document.length);
+    client.body.length = 0;
+    append_text(&client.body, "{\"key\":\"");
+    append_text(&client.body, client.key64.bytes);
+    append_text(&client.body, "\",\"value\":\"");
+    append_text(&client.body, client.changed64.bytes);
+    append_text(&client.body, "\"}");
+    int64_t sent = now_ns();
+    send_post(&client.connection, "/v3/kv/put", &client.body, &client.scratch);
+    int64_t heard = await_sequence(pipe_fds[0], &lines, i);
+    delays[i] = heard < 0 ? -1 : heard - sent;
+    long length;  /* the put's own answer, read after the observer's line */
+    if (read_head(&client.connection, &length)) {
+      client.response.length = 0;
+      while (read_chunk(&client.connection, &client.response) > 0) {}
+    } else {
+      client.response.length = 0;
+      read_exactly(&client.connection, &client.response, (size_t)length);
+    }
+    if (interval > 0) usleep((useconds_t)interval);
+  }
+  kill(child, SIGTERM);
+  int status;
+  waitpid(child, &status, 0);
+  for (long i = 0; i < count; i++) printf("%ld %lld\n", i, (long long)delays[i]);
+  return 0;
+}
+
+static int usage(void) {
+  fprintf(stderr, "usage: etcd_floor increment HOST:PORT KEY\n"
+                  "       etcd_floor run HOST:PORT KEY P N\n"
+                  "       etcd_floor watcher HOST:PORT KEY\n"
+                  "       etcd_floor propagation HOST:PORT KEY COUNT BYTES INTERVAL_US CMD [ARGS...]\n");
+  return 64;
+}
+
+int main(int argc, char **argv) {
+  signal(SIGPIPE, SIG_IGN);
+  if (argc < 4) return usage();
+  const char *endpoint = argv[2], *key = argv[3];
+  if (strcmp(argv[1], "increment") == 0 && argc == 4) {
+    struct client client;
+    client_open(&client, endpoint, key);
+    printf("ready\n");
+    fflush(stdout);
+    char line[64];
+    while (fgets(line, sizeof line, stdin)) {
+      long count = atol(line);
+      for (long i = 0; i < count; i++) update(&client);
+      printf("done %ld\n", client.retries);
+      fflush(stdout);
+    }
+    return 0;
+  }
+  if (strcmp(argv[1], "run") == 0 && argc == 6) {
+    long processes = atol(argv[4]), updates = atol(argv[5]);
+    struct client client;
+    client_open(&client, endpoint, key);
+    long long before = read_counter(&client);
+    int64_t start = now_ns();
+    for (long p = 0; p < processes; p++) {
+      pid_t child = fork();
+      if (child < 0) fail("fork: %s", strerror(errno));
+      if (child == 0) {
+        struct client own;
+        client_open(&own, endpoint, key);
+        for (long i = 0; i < updates; i++) update(&own);
+        _exit(0);
+      }
+    }
+    int failed = 0, status;
+    while (wait(&status) > 0) if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = 1;
+    double seconds = (double)(now_ns() - start) / 1e9;
+    long long after = read_counter(&client);
+    printf("processes: %ld\nupdates: %ld\nseconds: %.3f\nupdates per second: %.0f\nlost updates: %lld\n",
+           processes, processes * updates, seconds, (double)(processes * updates) / seconds,
+           processes * updates - (after - before));
+    return failed || after - before != processes * updates;
+  }
+  if (strcmp(argv[1], "watcher") == 0 && argc == 4) {
+    watcher(endpoint, key);
+    return 0;
+  }
+  if (strcmp(argv[1], "propagation") == 0 && argc >= 8) {
+    return propagation(endpoint, key, atol(argv[4]), atol(argv[5]), atol(argv[6]), argv + 7);
+  }
+  return usage();
+}
