@@ -128,6 +128,8 @@ def merged_block(bench, old_block, sections, load_at_start, elapsed):
     only = bench.options.only
     mark = "_Re-measured by `bench/run --only %s`" % only
     head = [line for line in head if not line.startswith(mark)]
+    while head and not head[-1]:
+        head.pop()
     new_sections = {}
     for section in sections:
         heading = SECTION_HEADING.match(section) if section else None
