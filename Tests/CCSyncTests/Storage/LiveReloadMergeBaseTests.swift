@@ -49,6 +49,8 @@ import CCSyncSystem
       #expect(file?["counter"] == 5)
       #expect(file?["extra"] == (fileHasUnknownKey ? "kept" : nil), "a key the type does not know is never dropped")
       #expect(!storage.hasPendingChanges)
+      // Observers are called after the value is adopted, on the storage's reload queue: wait for them.
+      #expect(waitUntil { probe.changes.count == 5 }, "\(probe.changes)")
       #expect(probe.changes.map(\.origin) == [.external, .external, .external, .local, .external], "\(probe.changes)")
       #expect(probe.errors.isEmpty)
       _ = child.finish()
@@ -79,6 +81,7 @@ import CCSyncSystem
 
       #expect(identity(of: path) == written, "applying an external version wrote the file")
       #expect(!storage.hasPendingChanges)
+      #expect(waitUntil { probe.externalValues.last?.fontSize == 24 }, "\(probe.changes)")
       #expect(probe.externalValues.map(\.fontSize) == [20, 21, 22, 23, 24], "each version once, in order")
       #expect(probe.changes.allSatisfy { $0.origin == .external })
       #expect(probe.errors.isEmpty)
@@ -109,7 +112,8 @@ import CCSyncSystem
         let bytes = Array((version + "\n").utf8)
         #expect(waitUntil { storage.document.tracking.withLock { $0.seen?.bytes } == bytes }, "\(version)")
       }
-      #expect(waitUntil { storage.wrappedValue.theme == "dusk" })
+      // The value is adopted before observers hear of it: wait for the observer, not the value.
+      #expect(waitUntil { probe.externalValues.last?.theme == "dusk" }, "\(probe.changes)")
       #expect(probe.externalValues.map(\.theme) == ["dark", "dim", "dusk"], "\(probe.changes)")
       #expect(probe.changes.allSatisfy { $0.origin == .external })
       #expect(!storage.hasPendingChanges)
