@@ -1,6 +1,7 @@
 import CCSync
 import CCSyncProcesses
 import Foundation
+import Synchronization
 
 /// The settings type the multi-process tests share. `counter` is what `increment` bumps.
 struct HelperSettings: Codable, Sendable, Equatable {
@@ -22,15 +23,28 @@ func parseUpdateMode(_ text: String) -> UpdateMode? {
   }
 }
 
-/// `increment FILE COUNT [relaxed]`: COUNT exact `update { counter += 1 }` calls.
+/// Where FILE points: an `etcd://[HOST:PORT,...]/KEY` URL (parsed as the library parses it,
+/// `$ETCDCTL_ENDPOINTS` and `$ETCDCTL_USER` included) or a file path.
+func helperLocation(_ argument: String) -> StorageLocation? {
+  guard argument.hasPrefix("etcd://") else { return .path(argument) }
+  do {
+    return .etcd(try EtcdLocation(url: argument))
+  } catch {
+    FileHandle.standardError.write(Data("\(error)\n".utf8))
+    return nil
+  }
+}
+
+/// `increment FILE COUNT [relaxed]`: COUNT exact `update { counter += 1 }` calls. FILE may be
+/// an `etcd://` URL.
 func runIncrement(_ arguments: [String]) -> Int32 {
-  guard arguments.count >= 2, let count = Int(arguments[1]) else {
-    FileHandle.standardError.write(Data("usage: increment FILE COUNT [relaxed]\n".utf8))
+  guard arguments.count >= 2, let count = Int(arguments[1]), let location = helperLocation(arguments[0]) else {
+    FileHandle.standardError.write(Data("usage: increment FILE|etcd://HOSTS/KEY COUNT [relaxed]\n".utf8))
     return 64
   }
   let durable = !(arguments.count > 2 && arguments[2] == "relaxed")
   let storage = CodableStorage(
-    defaultValue: HelperSettings(), path: arguments[0], updateMode: .manual,
+    defaultValue: HelperSettings(), location: location, updateMode: .manual,
     options: StorageOptions(durable: durable, watchesForChanges: false))
   do {
     for _ in 0..<count { try storage.update { $0.counter += 1 } }
@@ -45,17 +59,22 @@ func runIncrement(_ arguments: [String]) -> Int32 {
 /// `session FILE MODE`: a long-lived process driven by lines on stdin, answering each with a
 /// line on stdout, so tests can act at exact points:
 /// `set FIELD VALUE` (theme, fontSize, counter), `get` (prints the value as compact JSON),
-/// `save`, `flush`, `pending` (prints true/false), `exit`.
+/// `observed` (the value the last observer call carried, `observed none` before any),
+/// `increment` (one `update { counter += 1 }`, prints `counted N`), `save`, `flush`,
+/// `load`, `pending` (prints true/false), `exit`. FILE may be an `etcd://` URL.
 func runSession(_ arguments: [String]) -> Int32 {
-  guard arguments.count >= 2, let mode = parseUpdateMode(arguments[1]) else {
-    FileHandle.standardError.write(Data("usage: session FILE MODE\n".utf8))
+  guard arguments.count >= 2, let mode = parseUpdateMode(arguments[1]), let location = helperLocation(arguments[0]) else {
+    FileHandle.standardError.write(Data("usage: session FILE|etcd://HOSTS/KEY MODE\n".utf8))
     return 64
   }
-  let storage = CodableStorage(defaultValue: HelperSettings(), path: arguments[0], updateMode: mode)
+  let storage = CodableStorage(defaultValue: HelperSettings(), location: location, updateMode: mode)
   let encoder = JSONValueEncoder()
   @Sendable func render(_ value: HelperSettings) -> String {
     (try? encoder.encode(value).formatted(.compact)) ?? "?"
   }
+  let observed = Mutex<HelperSettings?>(nil)
+  let observation = storage.observe { change in observed.withLock { $0 = change.value } }
+  defer { observation.cancel() }
   StandardStreams.writeLine("ready \(render(storage.wrappedValue))")
   while let line = readLine() {
     let words = line.split(separator: " ", maxSplits: 2).map(String.init)
@@ -71,6 +90,14 @@ func runSession(_ arguments: [String]) -> Int32 {
         }
         StandardStreams.writeLine("ok")
       case "get": StandardStreams.writeLine("value \(render(storage.wrappedValue))")
+      case "observed": StandardStreams.writeLine("observed \(observed.withLock { $0 }.map(render) ?? "none")")
+      case "increment":
+        let counter = try storage.update { value -> Int in
+          value.counter += 1
+          return value.counter
+        }
+        StandardStreams.writeLine("counted \(counter)")
+      case "load": try storage.load(); StandardStreams.writeLine("ok")
       case "save": try storage.save(); StandardStreams.writeLine("ok")
       case "flush": try storage.flush(); StandardStreams.writeLine("ok")
       case "pending": StandardStreams.writeLine("pending \(storage.hasPendingChanges)")
