@@ -11,10 +11,12 @@ import CCSyncSystem
 ///   `KEY.corrupt-REVISION` in the same transaction). When the compare fails, the failure
 ///   branch returns the key as it is now, and the writer plans again from it without another
 ///   round trip: the plan (and an `update` closure above it) may run more than once.
-/// - A write sent with no answer (its outcome unknown) is never repeated blindly: the key is
-///   read again; the write is known done when it holds the written bytes, known not done when
-///   its revision is still the one compared against (and is then planned again); otherwise
-///   the caller gets ``StoreError/outcomeUnknown(_:)``.
+/// - The transaction also puts a stamp unique to it under `KEY.ccsync-write`. A transaction
+///   sent with no answer (its outcome unknown) is sent again unchanged, which its compare
+///   makes safe, until an answer settles it: applied (it succeeded, or the stamp key holds
+///   its stamp) or never to be applied (the planned write starts over on the key as it is).
+///   Only when no member answers within the settling window does the caller get
+///   ``StoreError/outcomeUnknown(_:)``.
 /// - "May have changed" comes from one watch stream per process and key (``EtcdWatch``),
 ///   whose events carry the new value.
 ///
@@ -67,68 +69,114 @@ final class EtcdStore: DocumentStore {
         }
         let expected: EtcdExpectedKey
         if case .revision(let revision)? = current?.identity { expected = .modifiedAt(revision) } else { expected = .absent }
+        let swap = Swap(bytes: bytes, expected: expected, stamp: EtcdStore.writeStamps.next(), alsoWrite: alsoWrite)
         writer.willPublish(bytes)
-        let outcome: EtcdSwapOutcome
-        do throws(EtcdError) {
-          outcome = try client.compareAndSwap(key, expecting: expected, value: bytes, alsoWrite: alsoWrite, deadline: deadline)
+        let outcome: SwapResult
+        do {
+          outcome = try self.swap(swap, client: client, deadline: deadline)
         } catch {
-          let resolved: ResolvedOutcome
-          do throws(StoreError) {
-            guard case .outcomeUnknown = error else { throw StoreError(error, name: name) }
-            resolved = try resolveUnknownOutcome(of: bytes, expected: expected, error: error)
-          } catch {
-            writer.didNotPublish()
-            throw error
-          }
-          switch resolved {
-          case .written(let revision):
-            writer.didPublish(.revision(revision))
-            return
-          case .notWritten(let now):
-            writer.didNotPublish()
-            current = now
-            continue
-          }
+          writer.didNotPublish()
+          throw error
         }
         switch outcome {
-        case .swapped(let revision):
+        case .written(let revision):
           note(revision)
           writer.didPublish(.revision(revision))
           return
         case .conflict(let now, let revision):
           note(revision)
           writer.didNotPublish()
-          current = now.map(StoredVersion.init)
+          current = now
         }
       }
     }
   }
 
-  /// What a write whose outcome is unknown did, learned by reading the key again.
-  private enum ResolvedOutcome {
-    /// The key holds the written bytes, at this revision: the write happened.
-    case written(Int64)
-    /// The key is still the version compared against (it is `now`): the write did not
-    /// happen and may be planned again.
-    case notWritten(StoredVersion?)
+  /// One compare-and-swap of a write: the new bytes, the version they replace, and the stamp
+  /// that tells this transaction from every other.
+  private struct Swap {
+    var bytes: [UInt8]
+    var expected: EtcdExpectedKey
+    /// Written to ``EtcdStore/stampKey`` in the same transaction.
+    var stamp: [UInt8]
+    /// More puts of the success branch (the invalid value's copy).
+    var alsoWrite: [EtcdOperation]
   }
 
-  /// Reads the key after a write whose outcome is unknown.
-  /// - Throws: ``StoreError/outcomeUnknown(_:)`` when the key moved on to other bytes: the
-  ///   write may have happened before another one, and repeating it could apply a change
-  ///   twice.
-  private func resolveUnknownOutcome(of bytes: [UInt8], expected: EtcdExpectedKey, error: EtcdError) throws(StoreError) -> ResolvedOutcome {
-    let now = try read()
-    switch (expected, now?.identity) {
-    case (.absent, nil):
-      return .notWritten(nil)
-    case (.modifiedAt(let revision), .revision(let current)?) where current == revision:
-      return .notWritten(now)
-    default:
-      if let now, now.bytes == bytes, case .revision(let revision) = now.identity { return .written(revision) }
-      throw .outcomeUnknown("\(name): \(error); the key has changed since, so whether this write happened is unknown")
+  /// How a compare-and-swap ended.
+  private enum SwapResult {
+    /// The transaction was applied, at this revision.
+    case written(Int64)
+    /// The key was not the version expected, and never will be again: it is `now`, read at
+    /// store revision `revision`. Plan again against it.
+    case conflict(now: StoredVersion?, revision: Int64)
+  }
+
+  /// Sends `swap`'s transaction, settling an unknown outcome by sending the very same
+  /// transaction again until one answer comes back:
+  ///
+  /// - compare `mod_revision(KEY) == M` (`create_revision == 0` for a missing key);
+  /// - success: put the bytes at KEY, the stamp at `KEY.ccsync-write`, and the invalid copy;
+  /// - failure: range KEY and `KEY.ccsync-write`.
+  ///
+  /// Sending it twice is safe: only one of the copies can find KEY at M, and none can once
+  /// KEY has moved past M, which it never returns to. So when a copy was sent without an
+  /// answer (the member died, or stopped answering, after taking it), the next answer tells
+  /// what happened: a success is the only application; a failure whose stamp key holds this
+  /// swap's stamp means an earlier copy was applied, at the stamp's revision; any other
+  /// failure means no copy was or ever will be applied, and the caller plans again. Comparing
+  /// the document's bytes could not tell: two processes incrementing the same value write
+  /// the same bytes.
+  /// - Throws: ``StoreError/outcomeUnknown(_:)`` when no answer came within the settling
+  ///   window; the other errors of a call (nothing was written then).
+  private func swap(_ swap: Swap, client: EtcdClient, deadline: Duration?) throws(StoreError) -> SwapResult {
+    let compare: EtcdCompare
+    switch swap.expected {
+    case .absent: compare = .absent(key)
+    case .modifiedAt(let revision): compare = .modRevision(of: key, equals: revision)
+    }
+    let success: [EtcdOperation] = [.put(key: key, value: swap.bytes, lease: nil), .put(key: stampKey, value: swap.stamp, lease: nil)] + swap.alsoWrite
+    let failure: [EtcdOperation] = [.range(.key(key)), .range(.key(stampKey))]
+    var unknown: EtcdError?
+    var settleBy = ContinuousClock.now
+    var pause: Duration = .milliseconds(50)
+    while true {
+      let result: EtcdTransactionResult
+      do throws(EtcdError) {
+        result = try client.transaction(if: [compare], then: success, else: failure, deadline: deadline)
+      } catch {
+        if unknown == nil {
+          guard case .outcomeUnknown = error else { throw StoreError(error, name: name) }
+          // Send it again until an answer settles it, for as long as a call may take twice.
+          settleBy = ContinuousClock.now + (deadline ?? .seconds(5)) * 2
+          logger.log(.warning, "'\(name)': \(error); sending the same compare-and-swap again to learn whether it was applied")
+        }
+        if case .outcomeUnknown = error { unknown = error }
+        guard ContinuousClock.now + pause < settleBy else {
+          throw .outcomeUnknown(
+            "'\(name)': \(unknown.map { "\($0)" } ?? "\(error)"); no member answered since (\(error)), so whether this write happened is unknown")
+        }
+        MonotonicClock.sleep(seconds: Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18)
+        pause = min(pause * 2, .milliseconds(400))
+        continue
+      }
+      if result.succeeded { return .written(result.revision) }
+      guard result.results.count == 2, case .range(let now) = result.results[0], case .range(let stamped) = result.results[1] else {
+        throw .cluster("'\(name)': a failed compare-and-swap without the ranges of its failure branch")
+      }
+      if let stamp = stamped.first, stamp.value == swap.stamp {
+        return .written(stamp.modRevision)  // a copy sent earlier was applied
+      }
+      return .conflict(now: now.first.map(StoredVersion.init), revision: result.revision)
     }
   }
+
+  /// The key beside the document's that each write stamps in its transaction, so that a
+  /// write whose answer was lost can be told from another writer's identical bytes.
+  private var stampKey: [UInt8] { key + Array(".ccsync-write".utf8) }
+
+  /// The stamps of this process's writes.
+  static let writeStamps = WriteStamps()
 
   func watch(_ handler: @escaping @Sendable (ChangeHint) -> Void) -> any StoreWatch {
     switch client {
@@ -165,6 +213,26 @@ final class EtcdStore: DocumentStore {
   static func deadline(for wait: LockWait) -> Duration? {
     guard case .timeout(let duration) = wait, duration > .seconds(5) else { return nil }
     return duration
+  }
+}
+
+/// Stamps that no other write, in this process or another, uses: 64 random bits drawn once
+/// per process, and a counter. `Sendable`.
+final class WriteStamps: Sendable {
+  private let prefix: String
+  private let counter = Protected<UInt64>(0)
+
+  init() {
+    prefix = String(UInt64.random(in: .min ... .max), radix: 16)
+  }
+
+  /// A new stamp.
+  func next() -> [UInt8] {
+    let number = counter.withLock { counter -> UInt64 in
+      counter += 1
+      return counter
+    }
+    return Array("\(prefix) \(number)".utf8)
   }
 }
 
