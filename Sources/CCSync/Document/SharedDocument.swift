@@ -139,7 +139,8 @@ public final class SharedDocument: Sendable {
   /// over it.
   ///
   /// `current`, when the store's news of the change came with the version (an etcd watch
-  /// event), is taken instead of reading; a race is then looked at again by reading.
+  /// event), is taken instead of reading, unless its identity proves it older than the
+  /// version recorded (stale news: `.unchanged`); a race is then looked at again by reading.
   func readIfChangedTracked(
     contentMayDiffer: Bool = false, current: ChangeHint.CurrentVersion? = nil
   ) -> (observation: Observation, rank: VersionTracking.Rank?) {
@@ -155,9 +156,17 @@ public final class SharedDocument: Sendable {
         }
         let found: StoredVersion?
         switch news {
-        case .version(let carried)?: found = carried
-        case .missing?: found = nil
-        case nil: found = try store.read()
+        case .version(let carried)?:
+          // News older than the version recorded (this process wrote after the change it
+          // tells of, before it was handed on) is stale: the news of what followed is still
+          // to come. Taken, it would move the value back.
+          if let seen = start.seen, carried.identity.precedes(seen.identity) { return (.unchanged, nil) }
+          found = carried
+        case .missing?:
+          // A delete's news tells no revision to compare: look.
+          found = start.seen == nil ? nil : try store.read()
+        case nil:
+          found = try store.read()
         }
         news = nil
         guard let read = found else {

@@ -62,6 +62,13 @@ package enum VersionIdentity: Hashable, Sendable {
   /// An etcd key's `mod_revision`: the cluster-wide revision of the write that made this
   /// version. It never recurs.
   case revision(Int64)
+
+  /// Whether this identity proves its version older than `other`'s: both revisions, this
+  /// one lower. File identities have no order: `false`.
+  func precedes(_ other: VersionIdentity) -> Bool {
+    guard case .revision(let revision) = self, case .revision(let otherRevision) = other else { return false }
+    return revision < otherRevision
+  }
 }
 
 /// The document layer's side of a write (see ``DocumentStore/write(wait:_:)``). The store

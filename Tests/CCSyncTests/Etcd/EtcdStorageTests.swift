@@ -1,0 +1,239 @@
+import Foundation
+import Testing
+@testable import CCSync
+@testable import CCSyncEtcd
+import CCSyncSystem
+
+extension EtcdTests {
+  /// `CodableStorage` over an etcd key in this process: the same rules as over a file (every
+  /// update mode, observers, merging, keys the type does not know), and what only a cluster
+  /// does (stale watch news, authentication, members that freeze, compaction).
+  @Suite struct Storage {
+    private func storage(
+      _ cluster: EtcdCluster, key: String = "cfg/app", mode: UpdateMode = .manual, endpoints: [String]? = nil,
+      user: String? = nil, password: String? = nil
+    ) -> CodableStorage<EtcdSettings> {
+      CodableStorage(
+        defaultValue: EtcdSettings(),
+        location: .etcd(EtcdLocation(endpoints: endpoints ?? cluster.endpoints, key: key, user: user, password: password)),
+        updateMode: mode, options: quietOptions)
+    }
+
+    /// The stored document under `key`, parsed.
+    private func stored(_ client: EtcdClient, _ key: String = "cfg/app") throws -> JSONValue? {
+      try client.get(bytes(key)).keyValue.map { try JSONValue(parsing: $0.value) }
+    }
+
+    /// Each automatic mode writes an edit by itself, `.manual` on `save()`; `update {}`
+    /// writes at once; observers and `values` hear another writer's put.
+    @Test func everyUpdateModeWritesAndObserversHearOtherWriters() async throws {
+      let cluster = try EtcdCluster()
+      defer { cluster.shutdown() }
+      let client = try cluster.client()
+      let modes: [(String, UpdateMode)] = [
+        ("immediate", .immediate), ("idle", .afterIdle(seconds: 0.05)), ("throttled", .throttled(seconds: 0.05)), ("manual", .manual),
+      ]
+      for (name, mode) in modes {
+        let key = "modes/\(name)"
+        let storage = storage(cluster, key: key, mode: mode)
+        storage.wrappedValue.theme = name
+        if mode == .manual {
+          #expect(storage.hasPendingChanges)
+          try storage.save()
+        }
+        let written = await waitUntilAsync { ((try? stored(client, key))??.field("theme")) == .string(name) }
+        #expect(written, "\(name): the edit reached the key")
+        #expect(await waitUntilAsync { !storage.hasPendingChanges }, "\(name): nothing left pending")
+        let counted = try storage.update { value -> Int in
+          value.counter += 1
+          return value.counter
+        }
+        #expect(counted == 1)
+        #expect(try stored(client, key)?.field("counter") == 1, "\(name): update writes at once")
+      }
+
+      let watched = storage(cluster, key: "modes/idle", mode: .afterIdle(seconds: 0.05))
+      let probe = ReloadProbe(watched)
+      var values = watched.values.makeAsyncIterator()
+      #expect(await values.next()?.theme == "idle", "values starts with the current value")
+      #expect(try cluster.etcdctl(["put", "modes/idle", #"{"theme": "etcdctl", "counter": 7}"#]).succeeded)
+      var seen = await values.next()
+      while let value = seen, value.theme != "etcdctl" { seen = await values.next() }
+      #expect(seen?.counter == 7, "values yields another writer's put")
+      #expect(await waitUntilAsync { probe.externalValues.last?.theme == "etcdctl" }, "observers hear it as external")
+      #expect(try cluster.etcdctl(["del", "modes/idle"]).succeeded)
+      #expect(await waitUntilAsync { watched.fileState == .missing }, "and the delete")
+      #expect(probe.errors.isEmpty, "\(probe.errors)")
+    }
+
+    /// The document's text survives an edit through a type that knows only some of it: keys
+    /// it does not know, key order and number spelling; a field another writer changed
+    /// meanwhile is kept (the change set names only the fields this process changed).
+    @Test func keysTheTypeDoesNotKnowKeyOrderAndNumberTextAreKept() throws {
+      let cluster = try EtcdCluster()
+      defer { cluster.shutdown() }
+      let original = #"{"zeta": {"rate": 1.50, "list": [1e3, -0.0]}, "fontSize": 14, "theme": "light", "alpha": 2.000}"#
+      #expect(try cluster.etcdctl(["put", "cfg/app", original]).succeeded)
+      let storage = storage(cluster)
+      #expect(storage.wrappedValue.fontSize == 14)
+      #expect(try cluster.etcdctl(["put", "cfg/app", original.replacingOccurrences(of: "14", with: "15")]).succeeded)
+      storage.wrappedValue.theme = "dark"
+      try storage.save()
+      let text = try cluster.etcdctl(["get", "--print-value-only", "cfg/app"]).standardOutput
+      let expected = """
+        {
+          "zeta": {
+            "rate": 1.50,
+            "list": [
+              1e3,
+              -0.0
+            ]
+          },
+          "fontSize": 15,
+          "theme": "dark",
+          "alpha": 2.000
+        }
+
+
+        """
+      #expect(text == expected, "\(text)")
+      #expect(storage.wrappedValue.fontSize == 15, "the other writer's field was merged in")
+    }
+
+    /// A watch event can arrive after this process wrote a newer version (it read the key
+    /// after the event's write, then wrote, before the watch thread handed the event on).
+    /// Taking that event's value would move the value back to an older version; an older
+    /// revision is stale news and changes nothing.
+    @Test func aStaleWatchEventNeverMovesTheValueBack() throws {
+      let cluster = try EtcdCluster()
+      defer { cluster.shutdown() }
+      let client = try cluster.client()
+      let storage = storage(cluster)
+      let probe = ReloadProbe(storage)
+      #expect(try cluster.etcdctl(["put", "cfg/app", #"{"counter": 1}"#]).succeeded)
+      #expect(waitUntil { storage.wrappedValue.counter == 1 })
+      let older = try #require(try client.get(bytes("cfg/app")).keyValue)
+      try storage.update { $0.counter = 5 }
+      let heard = probe.changes.count
+
+      let stale = ChangeHint(
+        contentMayDiffer: true, isRequestedRecheck: false, description: "etcd: put at revision \(older.modRevision)",
+        current: .version(StoredVersion(older)))
+      storage.storeMayHaveChanged(stale)
+      #expect(storage.wrappedValue.counter == 5, "the value went back to an older revision's")
+      #expect(probe.changes.count == heard, "observers heard \(probe.changes.dropFirst(heard).map(\.value))")
+      // News of a delete carries no revision: it is checked by reading.
+      storage.storeMayHaveChanged(ChangeHint(contentMayDiffer: true, isRequestedRecheck: false, description: "delete", current: .missing))
+      #expect(storage.fileState == .valid)
+      #expect(storage.wrappedValue.counter == 5)
+    }
+
+    /// Invalid JSON put by another writer is reported (once) and the value kept; a value over
+    /// the cluster's size limit is reported, stays pending, and crashes nothing.
+    @Test func invalidJSONAndAnOversizedValueAreReportedAndNothingIsLost() throws {
+      let cluster = try EtcdCluster(flags: ["--max-request-bytes", "20000"])
+      defer { cluster.shutdown() }
+      let storage = storage(cluster)
+      let probe = ReloadProbe(storage)
+      storage.wrappedValue.theme = "valid"
+      try storage.save()
+      #expect(try cluster.etcdctl(["put", "cfg/app", "{\"theme\": "]).succeeded)
+      #expect(waitUntil { if case .invalid = storage.fileState { true } else { false } }, "the invalid put was seen")
+      #expect(waitUntil { probe.errors.count == 1 })
+      #expect(storage.wrappedValue.theme == "valid")
+      guard case .invalidJSON? = probe.errors.first else {
+        Issue.record("expected invalidJSON, got \(probe.errors)")
+        return
+      }
+
+      storage.wrappedValue.tags = [String(repeating: "x", count: 30_000)]
+      #expect(throws: StorageError.self) { try storage.save() }
+      guard case .store(.tooLarge)? = storage.lastError else {
+        Issue.record("expected tooLarge, got \(String(describing: storage.lastError))")
+        return
+      }
+      #expect(storage.hasPendingChanges, "the edit is kept for a later write")
+      #expect(try cluster.etcdctl(["get", "--print-value-only", "cfg/app"]).standardOutput == "{\"theme\": \n")
+    }
+
+    /// The location's user and password authenticate; a wrong password is reported as
+    /// access denied (no crash); tokens lost in a member's restart are renewed for the writes
+    /// and for the watch, which hears a put made after the restart.
+    @Test func theLocationsCredentialsAuthenticateAndLostTokensAreRenewed() throws {
+      let cluster = try securedEtcdCluster()
+      defer { cluster.shutdown() }
+      let wrong = storage(cluster, user: "root", password: "guess")
+      #expect(throws: StorageError.self) { try wrong.update { $0.counter += 1 } }
+      guard case .store(.accessDenied(let message))? = wrong.lastError else {
+        Issue.record("expected accessDenied, got \(String(describing: wrong.lastError))")
+        return
+      }
+      #expect(message.contains("invalid user ID or password"), "\(message)")
+
+      let storage = storage(cluster, user: "root", password: "secret")
+      let probe = ReloadProbe(storage)
+      try storage.update { $0.counter += 1 }
+      try cluster.stop(0)
+      try cluster.restart(0)
+      try storage.update { $0.counter += 1 }
+      #expect(try cluster.etcdctl(["--user", "root:secret", "put", "cfg/app", #"{"counter": 10, "theme": "after restart"}"#]).succeeded)
+      #expect(waitUntil(deadline: .seconds(10)) { storage.wrappedValue.theme == "after restart" }, "the watch came back")
+      #expect(storage.wrappedValue.counter == 10)
+      #expect(probe.errors.isEmpty, "\(probe.errors)")
+    }
+
+    /// A member frozen with `SIGSTOP` that holds the storage's connections and watch: an
+    /// update costs one attempt timeout and moves on, the next ones none, and a put made
+    /// meanwhile reaches the value although the stream it was watching on is silent (the
+    /// stream is replaced within the progress bound).
+    @Test func aFrozenMemberCostsOneAttemptAndItsSilentWatchIsReplaced() throws {
+      let cluster = try EtcdCluster(members: 3)
+      defer { cluster.shutdown() }
+      let leader = try cluster.leaderIndex()
+      let frozen = (leader + 1) % 3
+      let order = [frozen] + (0..<3).filter { $0 != frozen }
+      let storage = storage(cluster, endpoints: order.map { cluster.endpoints[$0] })
+      try storage.update { $0.counter = 1 }
+      #expect(try cluster.etcdctl(["put", "cfg/app", #"{"counter": 2}"#]).succeeded)
+      #expect(waitUntil { storage.wrappedValue.counter == 2 }, "watching on the member about to freeze")
+      try cluster.freeze(frozen)
+      defer { try? cluster.thaw(frozen) }
+
+      var started = ContinuousClock.now
+      try storage.update { $0.counter += 1 }
+      var took = ContinuousClock.now - started
+      #expect(took < .seconds(4), "one attempt timeout (2 s), not a hang: \(took)")
+      started = ContinuousClock.now
+      try storage.update { $0.counter += 1 }
+      took = ContinuousClock.now - started
+      #expect(took < .seconds(1), "the next call starts on a member that answers: \(took)")
+
+      let others = order.dropFirst().map { cluster.endpoints[$0] }
+      #expect(try cluster.etcdctl(["put", "cfg/app", #"{"counter": 40}"#], endpoints: others).succeeded)
+      started = ContinuousClock.now
+      #expect(waitUntil(deadline: EtcdWatch.progressBound + .seconds(5)) { storage.wrappedValue.counter == 40 }, "the put was seen")
+      took = ContinuousClock.now - started
+      #expect(took < EtcdWatch.progressBound + .seconds(4), "\(took)")
+    }
+
+    /// The watch resumes after its member went away, from a revision that was compacted
+    /// meanwhile: it reads the key again and watches from there, so the value reaches the
+    /// last put.
+    @Test func aWatchResumingIntoACompactedRevisionReadsAgain() throws {
+      let cluster = try EtcdCluster(members: 3)
+      defer { cluster.shutdown() }
+      let storage = storage(cluster, endpoints: [cluster.endpoints[0]])
+      let probe = ReloadProbe(storage)
+      try storage.update { $0.counter = 1 }
+      try cluster.stop(0)
+      let others = Array(cluster.endpoints.dropFirst())
+      let client = try cluster.client(endpoints: others)
+      var last: Int64 = 0
+      for value in 2...5 { last = try client.put(bytes("cfg/app"), value: bytes(#"{"counter": \#(value)}"#)).revision }
+      try client.compact(upTo: last)
+      try cluster.restart(0)
+      #expect(waitUntil(deadline: .seconds(10)) { storage.wrappedValue.counter == 5 }, "at \(storage.wrappedValue.counter)")
+      #expect(probe.errors.isEmpty, "\(probe.errors)")
+    }
+  }
+}
