@@ -17,8 +17,9 @@ import CCSyncSystem
 ///   its stamp) or never to be applied (the planned write starts over on the key as it is).
 ///   Only when no member answers within the settling window does the caller get
 ///   ``StoreError/outcomeUnknown(_:)``.
-/// - "May have changed" comes from one watch stream per process and key (``EtcdWatch``),
-///   whose events carry the new value.
+/// - "May have changed" comes from one watch stream per process, cluster and key, shared by
+///   the stores of that key (``EtcdWatch``, ``SharedKeyWatch``), whose events carry the new
+///   value.
 ///
 /// `Sendable`: immutable; the client is `Sendable`.
 final class EtcdStore: DocumentStore {

@@ -2,69 +2,52 @@ import CCSyncEtcd
 import CCSyncSystem
 import Dispatch
 
-/// "May have changed" for one etcd key: a thread holding one watch stream, from the revision
-/// after the last one the store read, whose events carry the key's new value to the handler.
+/// One store's "may have changed" for an etcd key: a subscription to the process's one watch
+/// of that key on that cluster (``SharedKeyWatch``), whose events carry the key's new value
+/// to the handler. Cancelling it, or releasing it, ends the subscription; the last one to go
+/// ends the stream and its thread.
 ///
-/// - After a disconnect (a member stopped, the stream broke) it watches again from the
-///   revision after the last one it delivered, on whichever member answers, so no change is
-///   missed; while no member answers it retries with backoff and says so once in the log.
-/// - After a compaction (the next revision is gone) it tells the handler to read the key
-///   again, and watches from the revision after that read.
-/// - A stream that stops answering is replaced: when nothing arrives for
-///   ``progressBound``, the key is read; a revision the stream has not delivered means it
-///   is stuck, and the change is handed on from the read.
-///
-/// `Sendable`: its state is behind a `Protected`; the thread owns the stream.
+/// `Sendable`: immutable but for the shared watch's state, which is behind a `Protected`.
 final class EtcdWatch: StoreWatch {
   /// How long a stream may stay silent before the key is read to check it still delivers.
   static let progressBound: Duration = .seconds(5)
   /// The longest pause between attempts while no member answers.
   static let longestRetryPause: Duration = .seconds(2)
 
-  private struct State {
-    var cancelled = false
-    /// Stops the stream being read, from another thread.
-    var canceller: EtcdWatchCanceller?
-  }
-
-  private let state = Protected(State())
-  /// Wakes a retry pause early when the watch is cancelled.
-  private let pause = ConditionLock()
+  /// The watch this subscribes to, and its number there; `nil` for ``inactive``.
+  private let subscription: (watch: SharedKeyWatch, id: UInt64)?
   private let handler: (@Sendable (ChangeHint) -> Void)?
+  private let cancelled = Protected(false)
 
   /// A watch that never calls its handler (a store whose configuration is invalid).
   static let inactive = EtcdWatch()
 
   private init() {
+    subscription = nil
     handler = nil
   }
 
-  /// Starts watching `key` from `startRevision` (1: from the current revision, learned by a
-  /// first read).
+  /// Subscribes `handler` to the process's watch of `key` through `client`, started (when
+  /// this is its first subscriber) from `startRevision` (1: from the current revision,
+  /// learned by a first read).
   init(
     client: EtcdClient, key: [UInt8], name: String, startRevision: Int64, logger: DiagnosticLog,
     handler: @escaping @Sendable (ChangeHint) -> Void
   ) {
     self.handler = handler
-    let loop = WatchLoop(client: client, key: key, name: name, logger: logger)
-    // The thread holds the watch weakly between reads, so releasing it ends the thread.
-    let current: @Sendable () -> EtcdWatch? = { [weak self] in self }
-    let thread = try? BackgroundThread(name: "ccsync-etcd") {
-      loop.run(from: startRevision > 1 ? startRevision : nil, watch: current)
-    }
-    thread?.detach()
-    if thread == nil { logger.log(.error, "'\(name)': cannot start the thread that watches the key; changes are seen only on load") }
+    subscription = EtcdWatches.shared.subscribe(
+      client: client, key: key, name: name, startRevision: startRevision, logger: logger, handler: handler)
   }
 
   deinit { cancel() }
 
   func cancel() {
-    let canceller = state.withLock { state -> EtcdWatchCanceller? in
-      state.cancelled = true
-      return state.canceller
+    let first = cancelled.withLock { cancelled -> Bool in
+      defer { cancelled = true }
+      return !cancelled
     }
-    canceller?.cancel()
-    pause.withLock { pause.broadcast() }
+    guard first, let subscription else { return }
+    EtcdWatches.shared.unsubscribe(subscription.id, from: subscription.watch)
   }
 
   func recheck(after delay: Duration) {
@@ -72,14 +55,155 @@ final class EtcdWatch: StoreWatch {
     let (seconds, attoseconds) = delay.components
     let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
     DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
-      guard let self, !self.isCancelled else { return }
+      guard let self, !self.cancelled.withLock({ $0 }) else { return }
       handler(ChangeHint(contentMayDiffer: true, isRequestedRecheck: true, description: "requested"))
     }
+  }
+}
+
+/// The process's etcd watches: one stream (and thread) per client and key, shared by every
+/// store of the process that watches that key, as one watcher thread serves a process's files.
+/// (docs/ARCHITECTURE.md, "Beyond one machine: the etcd store", says why not one stream for
+/// all keys.) `Sendable`: the table is behind a `Protected`.
+final class EtcdWatches: Sendable {
+  /// The table the process shares.
+  static let shared = EtcdWatches()
+
+  private struct Identity: Hashable {
+    var client: ObjectIdentifier
+    var key: [UInt8]
+  }
+
+  private let table = Protected<[Identity: SharedKeyWatch]>([:])
+
+  /// Adds `handler` to the watch of `key` through `client`, starting one (from
+  /// `startRevision`) when there is none. A subscriber that joins a running watch is handed
+  /// the latest news it delivered, when that is at or after `startRevision`, so a change
+  /// between its store's read and its joining is not missed.
+  /// - Returns: the watch and the subscriber's number there.
+  func subscribe(
+    client: EtcdClient, key: [UInt8], name: String, startRevision: Int64, logger: DiagnosticLog,
+    handler: @escaping @Sendable (ChangeHint) -> Void
+  ) -> (watch: SharedKeyWatch, id: UInt64) {
+    let identity = Identity(client: ObjectIdentifier(client), key: key)
+    let (watch, id, catchUp, isNew) = table.withLock { table in
+      let existing = table[identity]
+      let watch = existing ?? SharedKeyWatch(client: client, key: key, name: name, logger: logger)
+      table[identity] = watch
+      let (id, catchUp) = watch.add(handler, from: startRevision)
+      return (watch, id, catchUp, existing == nil)
+    }
+    if isNew { watch.start(from: startRevision) }
+    if let catchUp { handler(catchUp) }
+    return (watch, id)
+  }
+
+  /// Removes subscriber `id` from `watch`; the last one's leaving stops the watch.
+  func unsubscribe(_ id: UInt64, from watch: SharedKeyWatch) {
+    let stops = table.withLock { table -> Bool in
+      guard watch.remove(id) else { return false }
+      let identity = Identity(client: ObjectIdentifier(watch.client), key: watch.key)
+      if table[identity] === watch { table[identity] = nil }
+      return true
+    }
+    if stops { watch.stop() }
+  }
+
+  /// How many watches (streams and threads) the process runs: for tests.
+  var count: Int { table.withLock { $0.count } }
+}
+
+/// One key's watch on one cluster: a thread holding one watch stream, from the revision after
+/// the last one read, whose news goes to every subscriber.
+///
+/// - After a disconnect (a member stopped, the stream broke) it watches again from the
+///   revision after the last one it delivered, on whichever member answers, so no change is
+///   missed; while no member answers it retries with backoff and says so once in the log.
+/// - After a compaction (the next revision is gone) it reads the key again, hands that on,
+///   and watches from the revision after that read.
+/// - A stream that stops answering is replaced: when nothing arrives for
+///   ``EtcdWatch/progressBound``, the key is read; a revision the stream has not delivered
+///   means it is stuck, and the change is handed on from the read.
+///
+/// `Sendable`: its state is behind a `Protected`; the thread owns the stream.
+final class SharedKeyWatch: Sendable {
+  private struct State {
+    var subscribers: [(id: UInt64, handler: @Sendable (ChangeHint) -> Void)] = []
+    var nextID: UInt64 = 1
+    /// The latest news handed on and the revision it is news of, for late subscribers.
+    var latest: (hint: ChangeHint, revision: Int64)?
+    /// The first revision the watch reports, when its first subscriber gave it.
+    var from: Int64?
+    var cancelled = false
+    /// Stops the stream being read, from another thread.
+    var canceller: EtcdWatchCanceller?
+  }
+
+  let client: EtcdClient
+  let key: [UInt8]
+  private let name: String
+  private let logger: DiagnosticLog
+  private let state = Protected(State())
+  /// Wakes a retry pause early when the watch is stopped.
+  private let pause = ConditionLock()
+
+  fileprivate init(client: EtcdClient, key: [UInt8], name: String, logger: DiagnosticLog) {
+    self.client = client
+    self.key = key
+    self.name = name
+    self.logger = logger
+  }
+
+  /// Starts the thread, watching from `startRevision` (1 or less: learn it with a read).
+  fileprivate func start(from startRevision: Int64) {
+    if startRevision > 1 { state.withLock { $0.from = startRevision } }
+    let loop = WatchLoop(client: client, key: key, name: name, logger: logger)
+    // The thread holds the watch weakly between reads, so that a watch stopped and released
+    // ends its thread at the next look.
+    let current: @Sendable () -> SharedKeyWatch? = { [weak self] in self }
+    let thread = try? BackgroundThread(name: "ccsync-etcd") {
+      loop.run(from: startRevision > 1 ? startRevision : nil, watch: current)
+    }
+    thread?.detach()
+    if thread == nil { logger.log(.error, "'\(name)': cannot start the thread that watches the key; changes are seen only on load") }
+  }
+
+  /// Adds a subscriber that knows the key up to `startRevision - 1`; returns its number and
+  /// what it may have missed: the latest news handed on, when that is of a revision at or
+  /// after `startRevision`; a hint to look, when the watch reports only from a later
+  /// revision; else nothing (what it has not seen is still to come).
+  fileprivate func add(_ handler: @escaping @Sendable (ChangeHint) -> Void, from startRevision: Int64) -> (UInt64, ChangeHint?) {
+    state.withLock { state in
+      let id = state.nextID
+      state.nextID += 1
+      state.subscribers.append((id, handler))
+      if let latest = state.latest, latest.revision >= startRevision { return (id, latest.hint) }
+      if let from = state.from, from > startRevision {
+        return (id, ChangeHint(contentMayDiffer: true, isRequestedRecheck: false, description: "etcd: joined a watch from revision \(from)"))
+      }
+      return (id, nil)
+    }
+  }
+
+  /// Removes subscriber `id`; `true` when none is left, and the watch is then cancelled.
+  fileprivate func remove(_ id: UInt64) -> Bool {
+    state.withLock { state in
+      state.subscribers.removeAll { $0.id == id }
+      guard state.subscribers.isEmpty, !state.cancelled else { return false }
+      state.cancelled = true
+      return true
+    }
+  }
+
+  /// Stops the stream and any retry pause; the thread ends.
+  fileprivate func stop() {
+    state.withLock { $0.canceller }?.cancel()
+    pause.withLock { pause.broadcast() }
   }
 
   fileprivate var isCancelled: Bool { state.withLock(\.cancelled) }
 
-  /// Records the canceller of a new stream; `false` when the watch was cancelled meanwhile.
+  /// Records the canceller of a new stream; `false` when the watch was stopped meanwhile.
   fileprivate func adopt(_ canceller: EtcdWatchCanceller) -> Bool {
     state.withLock { state in
       guard !state.cancelled else { return false }
@@ -88,12 +212,17 @@ final class EtcdWatch: StoreWatch {
     }
   }
 
-  fileprivate func tell(_ hint: ChangeHint) {
-    guard !isCancelled else { return }
-    handler?(hint)
+  /// Hands `hint`, news of `revision`, to every subscriber, and keeps it for late ones.
+  fileprivate func tell(_ hint: ChangeHint, revision: Int64) {
+    let handlers = state.withLock { state -> [@Sendable (ChangeHint) -> Void] in
+      guard !state.cancelled else { return [] }
+      state.latest = (hint, revision)
+      return state.subscribers.map(\.handler)
+    }
+    for handler in handlers { handler(hint) }
   }
 
-  /// Waits `duration`, or less when the watch is cancelled.
+  /// Waits `duration`, or less when the watch is stopped.
   fileprivate func pause(for duration: Duration) {
     let deadline = FileSystem.monotonicNanoseconds() + Int64(duration.components.seconds) * 1_000_000_000
       + duration.components.attoseconds / 1_000_000_000
@@ -112,8 +241,11 @@ private struct WatchLoop: Sendable {
 
   /// Runs until the watch `current` gives is cancelled or released. `start`: the first
   /// revision to report; `nil` learns it with a read.
-  func run(from start: Int64?, watch current: @Sendable () -> EtcdWatch?) {
+  func run(from start: Int64?, watch current: @Sendable () -> SharedKeyWatch?) {
     var next = start
+    // Whether the key exists, as last learned (`nil`: not known): a silent stream is checked
+    // against it.
+    var exists: Bool?
     var retryPause: Duration = .milliseconds(100)
     // A stream that ends is opened again at once, on another member if need be; only a
     // failure of that too (no member serves a watch) is an outage worth a line.
@@ -124,8 +256,9 @@ private struct WatchLoop: Sendable {
           // Learn where to start, and hand on what the key holds now (a change between the
           // store's first read and this one is not missed).
           let (keyValue, revision) = try client.get(key)
-          watch.tell(hint(for: keyValue, description: "etcd: watching from revision \(revision + 1)"))
+          watch.tell(hint(for: keyValue, description: "etcd: watching from revision \(revision + 1)"), revision: revision)
           next = revision + 1
+          exists = keyValue != nil
         }
         let stream = try client.watch(.key(key), startRevision: next, progressNotify: true)
         defer { stream.close() }
@@ -133,7 +266,7 @@ private struct WatchLoop: Sendable {
         if failures > 1 { logger.log(.warning, "'\(name)': watching again, on \(stream.endpoint)") }
         failures = 0
         retryPause = .milliseconds(100)
-        try follow(stream, next: &next, watch: current)
+        try follow(stream, next: &next, exists: &exists, watch: current)
       } catch {
         if watch.isCancelled { return }
         if case .compacted = error {
@@ -149,16 +282,22 @@ private struct WatchLoop: Sendable {
     }
   }
 
-  /// Reads `stream` until it ends or stalls, handing on each change and advancing `next`.
-  /// Returns when a stalled stream is to be replaced; throws how it ended.
-  private func follow(_ stream: EtcdWatchStream, next: inout Int64?, watch current: @Sendable () -> EtcdWatch?) throws(EtcdError) {
+  /// Reads `stream` until it ends or stalls, handing on each change and advancing `next` and
+  /// `exists`. Returns when a stalled stream is to be replaced; throws how it ended.
+  private func follow(
+    _ stream: EtcdWatchStream, next: inout Int64?, exists: inout Bool?, watch current: @Sendable () -> SharedKeyWatch?
+  ) throws(EtcdError) {
     while let watch = current(), !watch.isCancelled {
       guard let response = try stream.next(timeout: EtcdWatch.progressBound) else {
-        // Silent for a while: read the key; a change the stream has not delivered means it
-        // stalled, and the read hands it on.
+        // Silent for a while: read the key. A version the stream has not delivered, or the
+        // key gone while the stream last said it existed, means it stalled: the read hands
+        // the change on, and the stream is replaced.
         let (keyValue, revision) = try client.get(key)
-        if let keyValue, keyValue.modRevision >= (next ?? 0) {
-          watch.tell(hint(for: keyValue, description: "etcd: change at revision \(keyValue.modRevision) read after the stream fell silent"))
+        let missed = keyValue.map { $0.modRevision >= (next ?? 0) } ?? (exists == true)
+        exists = keyValue != nil
+        if missed {
+          let what = keyValue.map { "change at revision \($0.modRevision)" } ?? "delete"
+          watch.tell(hint(for: keyValue, description: "etcd: \(what) read after the stream fell silent"), revision: revision)
           next = revision + 1
           return
         }
@@ -169,12 +308,15 @@ private struct WatchLoop: Sendable {
         continue
       }
       next = max(next ?? 0, last.keyValue.modRevision + 1)
+      exists = last.kind != .delete
       let current: ChangeHint.CurrentVersion =
         last.kind == .delete ? .missing : .version(StoredVersion(last.keyValue))
-      watch.tell(ChangeHint(
-        contentMayDiffer: true, isRequestedRecheck: false,
-        description: "etcd: \(last.kind == .delete ? "delete" : "put") at revision \(last.keyValue.modRevision)",
-        current: current))
+      watch.tell(
+        ChangeHint(
+          contentMayDiffer: true, isRequestedRecheck: false,
+          description: "etcd: \(last.kind == .delete ? "delete" : "put") at revision \(last.keyValue.modRevision)",
+          current: current),
+        revision: last.keyValue.modRevision)
     }
   }
 

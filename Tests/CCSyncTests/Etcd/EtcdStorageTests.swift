@@ -100,6 +100,44 @@ extension EtcdTests {
       #expect(storage.wrappedValue.fontSize == 15, "the other writer's field was merged in")
     }
 
+    /// Storages of one key in one process share one watch stream (and thread); another key
+    /// gets its own. Each storage hears every put; the stream outlives all but the last
+    /// storage of its key. Counted on the server (`etcd_debugging_mvcc_watch_stream_total`).
+    @Test func storagesOfOneKeyShareOneWatchStream() throws {
+      let cluster = try EtcdCluster()
+      defer { cluster.shutdown() }
+      var first: CodableStorage<EtcdSettings>? = storage(cluster, key: "shared/a")
+      let second = storage(cluster, key: "shared/a")
+      var other: CodableStorage<EtcdSettings>? = storage(cluster, key: "shared/b")
+      var streams = -1
+      #expect(waitUntil { streams = watchStreams(cluster); return streams == 2 }, "\(streams) streams for two keys")
+      #expect(try cluster.etcdctl(["put", "shared/a", #"{"counter": 1}"#]).succeeded)
+      #expect(waitUntil { first?.wrappedValue.counter == 1 && second.wrappedValue.counter == 1 }, "both storages heard the put")
+      let late = storage(cluster, key: "shared/a")
+      #expect(late.wrappedValue.counter == 1)
+      #expect(try cluster.etcdctl(["put", "shared/a", #"{"counter": 2}"#]).succeeded)
+      #expect(waitUntil { late.wrappedValue.counter == 2 && second.wrappedValue.counter == 2 }, "a storage that joined later hears the next put")
+      #expect(watchStreams(cluster) == 2, "still one stream per key")
+
+      first = nil
+      other = nil
+      #expect(waitUntil { streams = watchStreams(cluster); return streams == 1 }, "\(streams): the last storage of a key ends its stream")
+      #expect(try cluster.etcdctl(["put", "shared/a", #"{"counter": 3}"#]).succeeded)
+      #expect(waitUntil { second.wrappedValue.counter == 3 && late.wrappedValue.counter == 3 }, "the others still hear")
+      withExtendedLifetime((first, other)) {}
+    }
+
+    /// The server's count of watch streams, `-1` when it cannot be read.
+    private func watchStreams(_ cluster: EtcdCluster) -> Int {
+      guard let endpoint = try? HTTPEndpoint(parsing: cluster.endpoints[0]),
+        let response = try? HTTPClient().send(
+          HTTPRequest(method: "GET", path: "/metrics"), to: endpoint, deadline: .now + .seconds(2), idempotent: true)
+      else { return -1 }
+      let name = "etcd_debugging_mvcc_watch_stream_total "
+      let line = String(decoding: response.body, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix(name) }
+      return line.flatMap { Double($0.dropFirst(name.count)) }.map { Int($0) } ?? -1
+    }
+
     /// A watch event can arrive after this process wrote a newer version (it read the key
     /// after the event's write, then wrote, before the watch thread handed the event on).
     /// Taking that event's value would move the value back to an older version; an older
@@ -222,7 +260,12 @@ extension EtcdTests {
     @Test func aWatchResumingIntoACompactedRevisionReadsAgain() throws {
       let cluster = try EtcdCluster(members: 3)
       defer { cluster.shutdown() }
-      let storage = storage(cluster, endpoints: [cluster.endpoints[0]])
+      let messages = Protected<[String]>([])
+      var options = quietOptions
+      options.logger = DiagnosticLog(minimumLevel: .debug) { _, message in messages.withLock { $0.append(message) } }
+      let storage = CodableStorage(
+        defaultValue: EtcdSettings(), location: .etcd(EtcdLocation(endpoints: [cluster.endpoints[0]], key: "cfg/app")),
+        updateMode: .manual, options: options)
       let probe = ReloadProbe(storage)
       try storage.update { $0.counter = 1 }
       try cluster.stop(0)
@@ -233,6 +276,8 @@ extension EtcdTests {
       try client.compact(upTo: last)
       try cluster.restart(0)
       #expect(waitUntil(deadline: .seconds(10)) { storage.wrappedValue.counter == 5 }, "at \(storage.wrappedValue.counter)")
+      let reloads = messages.withLock { $0 }.filter { $0.contains("changed (") }
+      #expect(reloads.count == 1 && reloads[0].contains("etcd: watching from revision \(last + 1)"), "\(reloads)")
       #expect(probe.errors.isEmpty, "\(probe.errors)")
     }
   }
