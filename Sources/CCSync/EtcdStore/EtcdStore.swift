@@ -129,7 +129,8 @@ final class EtcdStore: DocumentStore {
   /// the document's bytes could not tell: two processes incrementing the same value write
   /// the same bytes.
   /// - Throws: ``StoreError/outcomeUnknown(_:)`` when no answer came within the settling
-  ///   window; the other errors of a call (nothing was written then).
+  ///   window (one call's deadline after the first unanswered copy); the other errors of a
+  ///   call (nothing was written then).
   private func swap(_ swap: Swap, client: EtcdClient, deadline: Duration?) throws(StoreError) -> SwapResult {
     let compare: EtcdCompare
     switch swap.expected {
@@ -148,8 +149,9 @@ final class EtcdStore: DocumentStore {
       } catch {
         if unknown == nil {
           guard case .outcomeUnknown = error else { throw StoreError(error, name: name) }
-          // Send it again until an answer settles it, for as long as a call may take twice.
-          settleBy = ContinuousClock.now + (deadline ?? .seconds(5)) * 2
+          // Send it again until an answer settles it, for as long as one call may take (a
+          // leader election takes well under it).
+          settleBy = ContinuousClock.now + (deadline ?? client.configuration.deadline)
           logger.log(.warning, "'\(name)': \(error); sending the same compare-and-swap again to learn whether it was applied")
         }
         if case .outcomeUnknown = error { unknown = error }

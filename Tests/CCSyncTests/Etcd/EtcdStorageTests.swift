@@ -254,6 +254,92 @@ extension EtcdTests {
       #expect(took < EtcdWatch.progressBound + .seconds(4), "\(took)")
     }
 
+    /// A member that freezes between an update's read and its transaction holds the
+    /// transaction unanswered: after one attempt timeout the same transaction goes to another
+    /// member, which settles it. The closure ran once, the increment landed once, and the
+    /// copy the frozen member still holds can never apply when it thaws.
+    @Test func anUpdateSentToAMemberThatFreezesIsAppliedOnce() throws {
+      let cluster = try EtcdCluster(members: 3)
+      defer { cluster.shutdown() }
+      let leader = try cluster.leaderIndex()
+      let frozen = (leader + 1) % 3
+      let order = [frozen] + (0..<3).filter { $0 != frozen }
+      let storage = storage(cluster, endpoints: order.map { cluster.endpoints[$0] })
+      try storage.update { $0.counter = 1 }
+      var runs = 0
+      let started = ContinuousClock.now
+      try storage.update { value in
+        runs += 1
+        if runs == 1 { try cluster.freeze(frozen) }
+        value.counter += 1
+      }
+      #expect(ContinuousClock.now - started < .seconds(5), "one attempt timeout, then another member")
+      #expect(runs == 1, "settled by sending the same transaction, not by planning again")
+      let client = try cluster.client(endpoints: order.dropFirst().map { cluster.endpoints[$0] })
+      #expect(try counter(client, key: "cfg/app") == 2)
+      try cluster.thaw(frozen)
+      let thawed = try cluster.client(endpoints: [cluster.endpoints[frozen]])
+      #expect(waitUntil { (try? thawed.get(bytes("cfg/app"))) != nil }, "the thawed member serves again")
+      try storage.update { $0.counter += 1 }
+      #expect(try counter(thawed, key: "cfg/app") == 3, "the held copy did not apply again")
+      #expect(storage.wrappedValue.counter == 3)
+    }
+
+    /// When no member answers after a transaction went out, its outcome is unknown: the
+    /// update throws (and reports) `outcomeUnknown` within the settling window instead of
+    /// guessing or hanging, and the value keeps its last known state. When the member comes
+    /// back, the increment has applied at most once, however many copies were sent.
+    @Test func anUnansweredWriteIsReportedAsUnknownAndAppliesAtMostOnce() throws {
+      let cluster = try EtcdCluster()
+      defer { cluster.shutdown() }
+      let storage = storage(cluster)
+      let probe = ReloadProbe(storage)
+      try storage.update { $0.counter = 1 }
+      let started = ContinuousClock.now
+      let error = #expect(throws: StorageError.self) {
+        try storage.update { value in
+          if value.counter == 1 { try cluster.freeze(0) }
+          value.counter += 1
+        }
+      }
+      let took = ContinuousClock.now - started
+      #expect(took < .seconds(10), "one attempt, then the settling window (5 s): \(took)")
+      guard case .store(.outcomeUnknown(let message))? = error else {
+        Issue.record("expected outcomeUnknown, got \(String(describing: error))")
+        return
+      }
+      #expect(message.contains("cfg/app") && message.contains("unknown"), "\(message)")
+      #expect(probe.errors.contains { if case .store(.outcomeUnknown) = $0 { true } else { false } }, "reported")
+      try cluster.thaw(0)
+      let client = try cluster.client()
+      #expect(waitUntil { (try? client.get(bytes("cfg/app"))) != nil })
+      let after = try #require(try counter(client, key: "cfg/app"))
+      #expect(after == 1 || after == 2, "applied at most once: \(after)")
+      #expect(waitUntil { storage.wrappedValue.counter == after }, "the watch tells which")
+    }
+
+    /// Every endpoint refusing: loads, saves and updates report `unreachable` naming the
+    /// endpoints, quickly; an edit stays pending for a later write.
+    @Test func anUnreachableClusterIsReportedAndTheEditKeptPending() throws {
+      let endpoints = try EtcdCluster.freePorts(2).map { "127.0.0.1:\($0)" }
+      let storage = CodableStorage(
+        defaultValue: EtcdSettings(), location: .etcd(EtcdLocation(endpoints: endpoints, key: "cfg/app")),
+        updateMode: .manual, options: quietOptions)
+      guard case .store(.unreachable(let message))? = storage.lastError else {
+        Issue.record("expected unreachable at the first read, got \(String(describing: storage.lastError))")
+        return
+      }
+      for endpoint in endpoints { #expect(message.contains(endpoint), "\(message)") }
+      storage.wrappedValue.theme = "kept"
+      let started = ContinuousClock.now
+      #expect(throws: StorageError.self) { try storage.save() }
+      #expect(throws: StorageError.self) { try storage.update { $0.counter += 1 } }
+      #expect(throws: StorageError.self) { try storage.load() }
+      #expect(ContinuousClock.now - started < .seconds(2))
+      #expect(storage.hasPendingChanges)
+      #expect(storage.wrappedValue.theme == "kept")
+    }
+
     /// The watch resumes after its member went away, from a revision that was compacted
     /// meanwhile: it reads the key again and watches from there, so the value reaches the
     /// last put.
