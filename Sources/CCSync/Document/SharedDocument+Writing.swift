@@ -12,6 +12,10 @@ extension SharedDocument {
   /// Calls from several threads of this process that wait `.forever` are grouped into one
   /// write (group commit): each `body` sees the result of the one before. A `body` that throws
   /// has its changes discarded and its error rethrown to its caller; the others still commit.
+  ///
+  /// On an etcd key the write is a compare-and-swap instead of a locked write: when another
+  /// writer got in between, every `body` of the write runs again on the newer document, so a
+  /// `body` may run more than once and must have no effect beyond the document.
   /// - Returns: what `body` returned.
   /// - Throws: ``StorageError/lockUnavailable(path:)`` when `wait` runs out;
   ///   ``StorageError/invalidJSON(path:_:)`` under `.fail`; write errors; what `body` throws.

@@ -98,9 +98,15 @@ extension CodableStorage {
   /// releases the lock. N processes doing M increments each end at exactly N x M. Calls from
   /// several threads run one after another, each seeing the result of the one before (see
   /// ``inSequence(_:)``).
+  ///
+  /// On an etcd key there is no lock: the write is a compare-and-swap, and when another
+  /// writer got in between, `body` runs again on the newer value. So `body` may run more than
+  /// once and must have no effect beyond the value it is given; the result returned is the
+  /// last run's (docs/SEMANTICS.md, "etcd keys: beyond one machine").
   /// - Returns: what `body` returns.
-  /// - Throws: ``StorageError`` (nothing is written), or what `body` throws (its changes are
-  ///   discarded).
+  /// - Throws: ``StorageError`` (nothing is written, except after
+  ///   ``StoreError/outcomeUnknown(_:)``: then it may have been), or what `body` throws (its
+  ///   changes are discarded).
   @discardableResult
   public func update<Result>(_ body: (inout Value) throws -> Result) throws -> Result {
     let (result, outcome): (Result, WriteOutcome)
