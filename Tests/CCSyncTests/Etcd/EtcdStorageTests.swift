@@ -220,6 +220,27 @@ extension EtcdTests {
       #expect(probe.errors.isEmpty, "\(probe.errors)")
     }
 
+    /// Authentication off, then turned on while the storage runs: credentials are not needed
+    /// at first (the cluster says so), and once it is on the storage authenticates, for its
+    /// writes and for a watch that hears a put made after.
+    @Test func authenticationTurnedOnUnderARunningStorage() throws {
+      let cluster = try EtcdCluster()
+      defer { cluster.shutdown() }
+      let storage = storage(cluster, user: "root", password: "secret")
+      let probe = ReloadProbe(storage)
+      try storage.update { $0.counter = 1 }
+      for arguments in [["user", "add", "root:secret"], ["auth", "enable"]] {
+        let outcome = try cluster.etcdctl(arguments)
+        #expect(outcome.succeeded, "\(outcome.standardError)")
+      }
+      try storage.update { $0.counter += 1 }
+      let anonymous = try cluster.client()
+      #expect(throws: EtcdError.self) { try anonymous.get(bytes("cfg/app")) }
+      #expect(try cluster.etcdctl(["--user", "root:secret", "put", "cfg/app", #"{"counter": 7}"#]).succeeded)
+      #expect(waitUntil(deadline: .seconds(10)) { storage.wrappedValue.counter == 7 }, "at \(storage.wrappedValue.counter)")
+      #expect(probe.errors.isEmpty, "\(probe.errors)")
+    }
+
     /// A member frozen with `SIGSTOP` that holds the storage's connections and watch: an
     /// update costs one attempt timeout and moves on, the next ones none, and a put made
     /// meanwhile reaches the value although the stream it was watching on is silent (the
