@@ -32,8 +32,7 @@ extension EtcdTests {
       let cluster = try EtcdCluster(members: 3)
       defer { cluster.shutdown() }
       let leader = try cluster.leaderIndex()
-      let order = [leader] + (0..<3).filter { $0 != leader }
-      let endpoints = order.map { cluster.endpoints[$0] }
+      let endpoints = cluster.endpoints(startingWith: leader)
       let key = "counters/leader"
       let url = "etcd://" + endpoints.joined(separator: ",") + "/" + key
       let helper = try testHelper()
@@ -115,6 +114,15 @@ extension EtcdTests {
       session.send("exit")
       #expect(session.finish() == 0)
     }
+  }
+}
+
+extension EtcdCluster {
+  /// Every member's endpoint, member `first`'s first: a client listing them in this order
+  /// talks to that member until it fails.
+  func endpoints(startingWith first: Int) -> [String] {
+    let all = endpoints
+    return [all[first]] + all.indices.filter { $0 != first }.map { all[$0] }
   }
 }
 

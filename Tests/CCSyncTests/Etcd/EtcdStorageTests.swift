@@ -19,6 +19,14 @@ extension EtcdTests {
         updateMode: mode, options: quietOptions)
     }
 
+    /// Three members, a follower, and every endpoint with that follower's first: a storage
+    /// listing them so reads, writes and watches on it until it fails.
+    private func threeMembersFollowerFirst() throws -> (EtcdCluster, follower: Int, endpoints: [String]) {
+      let cluster = try EtcdCluster(members: 3)
+      let follower = (try cluster.leaderIndex() + 1) % 3
+      return (cluster, follower, cluster.endpoints(startingWith: follower))
+    }
+
     /// The stored document under `key`, parsed.
     private func stored(_ client: EtcdClient, _ key: String = "cfg/app") throws -> JSONValue? {
       try client.get(bytes(key)).keyValue.map { try JSONValue(parsing: $0.value) }
@@ -246,12 +254,9 @@ extension EtcdTests {
     /// meanwhile reaches the value although the stream it was watching on is silent (the
     /// stream is replaced within the progress bound).
     @Test func aFrozenMemberCostsOneAttemptAndItsSilentWatchIsReplaced() throws {
-      let cluster = try EtcdCluster(members: 3)
+      let (cluster, frozen, endpoints) = try threeMembersFollowerFirst()
       defer { cluster.shutdown() }
-      let leader = try cluster.leaderIndex()
-      let frozen = (leader + 1) % 3
-      let order = [frozen] + (0..<3).filter { $0 != frozen }
-      let storage = storage(cluster, endpoints: order.map { cluster.endpoints[$0] })
+      let storage = storage(cluster, endpoints: endpoints)
       try storage.update { $0.counter = 1 }
       #expect(try cluster.etcdctl(["put", "cfg/app", #"{"counter": 2}"#]).succeeded)
       #expect(waitUntil { storage.wrappedValue.counter == 2 }, "watching on the member about to freeze")
@@ -267,8 +272,7 @@ extension EtcdTests {
       took = ContinuousClock.now - started
       #expect(took < .seconds(1), "the next call starts on a member that answers: \(took)")
 
-      let others = order.dropFirst().map { cluster.endpoints[$0] }
-      #expect(try cluster.etcdctl(["put", "cfg/app", #"{"counter": 40}"#], endpoints: others).succeeded)
+      #expect(try cluster.etcdctl(["put", "cfg/app", #"{"counter": 40}"#], endpoints: Array(endpoints.dropFirst())).succeeded)
       started = ContinuousClock.now
       #expect(waitUntil(deadline: EtcdWatch.progressBound + .seconds(5)) { storage.wrappedValue.counter == 40 }, "the put was seen")
       took = ContinuousClock.now - started
@@ -280,12 +284,9 @@ extension EtcdTests {
     /// member, which settles it. The closure ran once, the increment landed once, and the
     /// copy the frozen member still holds can never apply when it thaws.
     @Test func anUpdateSentToAMemberThatFreezesIsAppliedOnce() throws {
-      let cluster = try EtcdCluster(members: 3)
+      let (cluster, frozen, endpoints) = try threeMembersFollowerFirst()
       defer { cluster.shutdown() }
-      let leader = try cluster.leaderIndex()
-      let frozen = (leader + 1) % 3
-      let order = [frozen] + (0..<3).filter { $0 != frozen }
-      let storage = storage(cluster, endpoints: order.map { cluster.endpoints[$0] })
+      let storage = storage(cluster, endpoints: endpoints)
       try storage.update { $0.counter = 1 }
       var runs = 0
       let started = ContinuousClock.now
@@ -296,7 +297,7 @@ extension EtcdTests {
       }
       #expect(ContinuousClock.now - started < .seconds(5), "one attempt timeout, then another member")
       #expect(runs == 1, "settled by sending the same transaction, not by planning again")
-      let client = try cluster.client(endpoints: order.dropFirst().map { cluster.endpoints[$0] })
+      let client = try cluster.client(endpoints: Array(endpoints.dropFirst()))
       #expect(try counter(client, key: "cfg/app") == 2)
       try cluster.thaw(frozen)
       let thawed = try cluster.client(endpoints: [cluster.endpoints[frozen]])
