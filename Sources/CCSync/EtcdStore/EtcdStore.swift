@@ -13,10 +13,10 @@ import CCSyncSystem
 ///   round trip: the plan (and an `update` closure above it) may run more than once.
 /// - The transaction also puts a stamp unique to it under `KEY.ccsync-write`. A transaction
 ///   sent with no answer (its outcome unknown) is sent again unchanged, which its compare
-///   makes safe, until an answer settles it: applied (it succeeded, or the stamp key holds
-///   its stamp) or never to be applied (the planned write starts over on the key as it is).
-///   Only when no member answers within the settling window does the caller get
-///   ``StoreError/outcomeUnknown(_:)``.
+///   makes safe, until an answer settles it: applied (it succeeded, or the stamp key held its
+///   stamp at the key's first change after the version it replaced) or not (the planned write
+///   starts over on the key as it is). Only when no member answers within the settling
+///   window, or the history was compacted, does the caller get ``StoreError/outcomeUnknown(_:)``.
 /// - "May have changed" comes from one watch stream per process, cluster and key, shared by
 ///   the stores of that key (``EtcdWatch``, ``SharedKeyWatch``), whose events carry the new
 ///   value.
@@ -41,10 +41,15 @@ final class EtcdStore: DocumentStore {
   var name: String { location.description }
 
   func read() throws(StoreError) -> StoredVersion? {
+    try readWithRevision().version
+  }
+
+  /// ``read()``, with the store revision the read saw the key at.
+  private func readWithRevision() throws(StoreError) -> (version: StoredVersion?, revision: Int64) {
     let client = try self.client.get()
     let (keyValue, revision) = try call { () throws(EtcdError) in try client.get(key) }
     note(revision)
-    return keyValue.map(StoredVersion.init)
+    return (keyValue.map(StoredVersion.init), revision)
   }
 
   /// Only a read tells: a revision check is a read too.
@@ -55,7 +60,7 @@ final class EtcdStore: DocumentStore {
   func write(wait: LockWait, _ writer: some StoreWriter) throws {
     let client = try self.client.get()
     let deadline = EtcdStore.deadline(for: wait)
-    var current = try read()
+    var (current, basis) = try readWithRevision()
     while true {
       switch try writer.plan(for: current) {
       case .abandon:
@@ -70,7 +75,7 @@ final class EtcdStore: DocumentStore {
         }
         let expected: EtcdExpectedKey
         if case .revision(let revision)? = current?.identity { expected = .modifiedAt(revision) } else { expected = .absent }
-        let swap = Swap(bytes: bytes, expected: expected, stamp: EtcdStore.writeStamps.next(), alsoWrite: alsoWrite)
+        let swap = Swap(bytes: bytes, expected: expected, basis: basis, stamp: EtcdStore.writeStamps.next(), alsoWrite: alsoWrite)
         writer.willPublish(bytes)
         let outcome: SwapResult
         do {
@@ -87,7 +92,7 @@ final class EtcdStore: DocumentStore {
         case .conflict(let now, let revision):
           note(revision)
           writer.didNotPublish()
-          current = now
+          (current, basis) = (now, revision)
         }
       }
     }
@@ -98,6 +103,9 @@ final class EtcdStore: DocumentStore {
   private struct Swap {
     var bytes: [UInt8]
     var expected: EtcdExpectedKey
+    /// A store revision at which the key was as expected: its next change after this one is
+    /// this swap's, if the swap was applied.
+    var basis: Int64
     /// Written to ``EtcdStore/stampKey`` in the same transaction.
     var stamp: [UInt8]
     /// More puts of the success branch (the invalid value's copy).
@@ -120,17 +128,18 @@ final class EtcdStore: DocumentStore {
   /// - success: put the bytes at KEY, the stamp at `KEY.ccsync-write`, and the invalid copy;
   /// - failure: range KEY and `KEY.ccsync-write`.
   ///
-  /// Sending it twice is safe: only one of the copies can find KEY at M, and none can once
-  /// KEY has moved past M, which it never returns to. So when a copy was sent without an
-  /// answer (the member died, or stopped answering, after taking it), the next answer tells
-  /// what happened: a success is the only application; a failure whose stamp key holds this
-  /// swap's stamp means an earlier copy was applied, at the stamp's revision; any other
-  /// failure means no copy was or ever will be applied, and the caller plans again. Comparing
-  /// the document's bytes could not tell: two processes incrementing the same value write
-  /// the same bytes.
+  /// Sending it twice is safe: only one of the copies can find KEY as expected, since the
+  /// one that applies changes it. So when a copy was sent without an answer (the member died,
+  /// or stopped answering, after taking it), the next answer starts to tell what happened: a
+  /// success is the only application. A failure means KEY changed since the swap's basis; if
+  /// an earlier copy made that change, it was KEY's first change after the basis, and the
+  /// stamp key holds this swap's stamp at that change's revision (``firstChangeWasThis(_:client:deadline:)``).
+  /// Otherwise no copy applied, and none will while KEY does not return to the state
+  /// expected; the caller plans again. Comparing the document's bytes could not tell: two
+  /// processes incrementing the same value write the same bytes.
   /// - Throws: ``StoreError/outcomeUnknown(_:)`` when no answer came within the settling
-  ///   window (one call's deadline after the first unanswered copy); the other errors of a
-  ///   call (nothing was written then).
+  ///   window (one call's deadline after the first unanswered copy), or the history that
+  ///   tells was compacted; the other errors of a call (nothing was written then).
   private func swap(_ swap: Swap, client: EtcdClient, deadline: Duration?) throws(StoreError) -> SwapResult {
     let compare: EtcdCompare
     switch swap.expected {
@@ -163,14 +172,47 @@ final class EtcdStore: DocumentStore {
         pause = min(pause * 2, .milliseconds(400))
         continue
       }
-      if result.succeeded { return .written(result.revision) }
+      if result.succeeded {
+        if unknown != nil { logger.log(.warning, "'\(name)': settled: the copy sent again applied, at revision \(result.revision)") }
+        return .written(result.revision)
+      }
       guard result.results.count == 2, case .range(let now) = result.results[0], case .range(let stamped) = result.results[1] else {
         throw .cluster("'\(name)': a failed compare-and-swap without the ranges of its failure branch")
       }
-      if let stamp = stamped.first, stamp.value == swap.stamp {
-        return .written(stamp.modRevision)  // a copy sent earlier was applied
+      // A copy sent earlier was the last write, or, found in the key's history, an earlier one.
+      var applied = stamped.first.flatMap { $0.value == swap.stamp ? $0.modRevision : nil }
+      if applied == nil, unknown != nil { applied = try firstChangeWasThis(swap, client: client, deadline: deadline) }
+      if unknown != nil {
+        logger.log(.warning, "'\(name)': settled: " + (applied.map { "a copy sent earlier applied, at revision \($0)" } ?? "no copy applied; planning again"))
       }
+      if let applied { return .written(applied) }
       return .conflict(now: now.first.map(StoredVersion.init), revision: result.revision)
+    }
+  }
+
+  /// Whether KEY's first change after `swap`'s basis was `swap` (a copy of it sent earlier
+  /// without an answer): its revision, or `nil` when it was another writer's. Learned from
+  /// the key's history: a watch from the revision after the basis gives the first change at
+  /// once, and the stamp key read at that revision tells whose it was.
+  /// - Throws: ``StoreError/outcomeUnknown(_:)`` when the history cannot be read (compacted
+  ///   since, or no member answers).
+  private func firstChangeWasThis(_ swap: Swap, client: EtcdClient, deadline: Duration?) throws(StoreError) -> Int64? {
+    let limit = deadline ?? client.configuration.deadline
+    do throws(EtcdError) {
+      let stream = try client.watch(.key(key), startRevision: swap.basis + 1, progressNotify: false, deadline: limit)
+      defer { stream.close() }
+      let end = ContinuousClock.now + limit
+      var first: EtcdEvent?
+      while first == nil, ContinuousClock.now < end {
+        first = try stream.next(timeout: end - ContinuousClock.now)?.events.first
+      }
+      guard let first else { throw .timeout(operation: "watch (the key's history)", deadline: limit, failures: []) }
+      guard first.kind == .put else { return nil }
+      let revision = first.keyValue.modRevision
+      let stamped = try client.get(stampKey, revision: revision, deadline: limit).keyValue
+      return stamped?.modRevision == revision && stamped?.value == swap.stamp ? revision : nil
+    } catch {
+      throw .outcomeUnknown("'\(name)': a write's outcome is unknown, and the key's history cannot tell (\(error))")
     }
   }
 
