@@ -14,8 +14,8 @@ import CCSyncSystem
 /// - The transaction also puts a stamp unique to it under `KEY.ccsync-write`. A transaction
 ///   sent with no answer (its outcome unknown) is sent again unchanged, which its compare
 ///   makes safe, until an answer settles it: applied (it succeeded, or the stamp key held its
-///   stamp at the key's first change after the version it replaced) or not (the planned write
-///   starts over on the key as it is). Only when no member answers within the settling
+///   stamp at some revision since the key was read) or not (the planned write starts over on
+///   the key as it is). Only when no member answers within the settling
 ///   window, or the history was compacted, does the caller get ``StoreError/outcomeUnknown(_:)``.
 /// - "May have changed" comes from one watch stream per process, cluster and key, shared by
 ///   the stores of that key (``EtcdWatch``, ``SharedKeyWatch``), whose events carry the new
@@ -36,6 +36,15 @@ final class EtcdStore: DocumentStore {
     key = Array(location.key.utf8)
     self.logger = logger
     client = EtcdClients.shared.client(for: location)
+  }
+
+  /// A store on `location`'s key through `client` instead of the process's shared one (tests
+  /// give a client whose transport fails on purpose).
+  init(location: EtcdLocation, client: EtcdClient, logger: DiagnosticLog) {
+    self.location = location
+    key = Array(location.key.utf8)
+    self.logger = logger
+    self.client = .success(client)
   }
 
   var name: String { location.description }
@@ -131,12 +140,13 @@ final class EtcdStore: DocumentStore {
   /// Sending it twice is safe: only one of the copies can find KEY as expected, since the
   /// one that applies changes it. So when a copy was sent without an answer (the member died,
   /// or stopped answering, after taking it), the next answer starts to tell what happened: a
-  /// success is the only application. A failure means KEY changed since the swap's basis; if
-  /// an earlier copy made that change, it was KEY's first change after the basis, and the
-  /// stamp key holds this swap's stamp at that change's revision (``firstChangeWasThis(_:client:deadline:)``).
-  /// Otherwise no copy applied, and none will while KEY does not return to the state
-  /// expected; the caller plans again. Comparing the document's bytes could not tell: two
-  /// processes incrementing the same value write the same bytes.
+  /// success is the only application. A failure means KEY changed since the swap's basis; an
+  /// earlier copy applied if the stamp key held this swap's stamp at some revision since
+  /// (``stampedSince(_:last:client:deadline:)``). Otherwise no copy applied, and none will
+  /// while KEY does not return to the state expected (a modification revision never
+  /// recurs; only a missing key can be missing again); the caller plans again. Comparing the
+  /// document's bytes could not tell: two processes incrementing the same value write the
+  /// same bytes.
   /// - Throws: ``StoreError/outcomeUnknown(_:)`` when no answer came within the settling
   ///   window (one call's deadline after the first unanswered copy), or the history that
   ///   tells was compacted; the other errors of a call (nothing was written then).
@@ -179,9 +189,10 @@ final class EtcdStore: DocumentStore {
       guard result.results.count == 2, case .range(let now) = result.results[0], case .range(let stamped) = result.results[1] else {
         throw .cluster("'\(name)': a failed compare-and-swap without the ranges of its failure branch")
       }
-      // A copy sent earlier was the last write, or, found in the key's history, an earlier one.
+      // A copy sent earlier was the last write, or, found in the stamp key's history, an
+      // earlier one.
       var applied = stamped.first.flatMap { $0.value == swap.stamp ? $0.modRevision : nil }
-      if applied == nil, unknown != nil { applied = try firstChangeWasThis(swap, client: client, deadline: deadline) }
+      if applied == nil, unknown != nil { applied = try stampedSince(swap, last: stamped.first, client: client, deadline: deadline) }
       if unknown != nil {
         logger.log(.warning, "'\(name)': settled: " + (applied.map { "a copy sent earlier applied, at revision \($0)" } ?? "no copy applied; planning again"))
       }
@@ -190,27 +201,22 @@ final class EtcdStore: DocumentStore {
     }
   }
 
-  /// Whether KEY's first change after `swap`'s basis was `swap` (a copy of it sent earlier
-  /// without an answer): its revision, or `nil` when it was another writer's. Learned from
-  /// the key's history: a watch from the revision after the basis gives the first change at
-  /// once, and the stamp key read at that revision tells whose it was.
+  /// Whether a copy of `swap` sent earlier applied, though other writes followed it: its
+  /// revision, or `nil`. Every write through ccsync puts its own stamp, so the stamp key's
+  /// versions since the swap's basis are the writes since, one each; `last` is its version
+  /// now, and each earlier one is a read at the revision before. They are walked back to the
+  /// basis (a handful after a leader election). A stamp key missing at some point (deleted
+  /// with the document) ends the walk: whatever came before was deleted too.
   /// - Throws: ``StoreError/outcomeUnknown(_:)`` when the history cannot be read (compacted
   ///   since, or no member answers).
-  private func firstChangeWasThis(_ swap: Swap, client: EtcdClient, deadline: Duration?) throws(StoreError) -> Int64? {
-    let limit = deadline ?? client.configuration.deadline
+  private func stampedSince(_ swap: Swap, last: EtcdKeyValue?, client: EtcdClient, deadline: Duration?) throws(StoreError) -> Int64? {
+    var version = last
     do throws(EtcdError) {
-      let stream = try client.watch(.key(key), startRevision: swap.basis + 1, progressNotify: false, deadline: limit)
-      defer { stream.close() }
-      let end = ContinuousClock.now + limit
-      var first: EtcdEvent?
-      while first == nil, ContinuousClock.now < end {
-        first = try stream.next(timeout: end - ContinuousClock.now)?.events.first
+      while let stamp = version, stamp.modRevision > swap.basis {
+        if stamp.value == swap.stamp { return stamp.modRevision }
+        version = try client.get(stampKey, revision: stamp.modRevision - 1, deadline: deadline).keyValue
       }
-      guard let first else { throw .timeout(operation: "watch (the key's history)", deadline: limit, failures: []) }
-      guard first.kind == .put else { return nil }
-      let revision = first.keyValue.modRevision
-      let stamped = try client.get(stampKey, revision: revision, deadline: limit).keyValue
-      return stamped?.modRevision == revision && stamped?.value == swap.stamp ? revision : nil
+      return nil
     } catch {
       throw .outcomeUnknown("'\(name)': a write's outcome is unknown, and the key's history cannot tell (\(error))")
     }

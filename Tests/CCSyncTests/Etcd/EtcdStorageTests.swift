@@ -307,6 +307,39 @@ extension EtcdTests {
       #expect(storage.wrappedValue.counter == 3)
     }
 
+    /// The answer to an applied transaction is lost: the copy sent again fails its compare,
+    /// and the store finds its own stamp, the last one or, when another process wrote before
+    /// the copy arrived, one version back, and counts the write as done. (Before, the second
+    /// case planned again and incremented twice: 4, not 3.)
+    @Test(arguments: [false, true])
+    func aWriteWhoseAnswerWasLostIsFoundApplied(anotherWritesMeanwhile: Bool) throws {
+      let cluster = try EtcdCluster()
+      defer { cluster.shutdown() }
+      let location = EtcdLocation(endpoints: cluster.endpoints, key: "cfg/app")
+      let other = SharedDocument(etcd: location, logger: .silent)
+      let connector = AnswerLosingConnector {
+        guard anotherWritesMeanwhile else { return }
+        _ = try? other.update { json in json = ["counter": .number(JSONNumber((json.field("counter")?.numberValue?.int64Value ?? 0) + 1))] }
+      }
+      let client = try EtcdClient(EtcdClient.Configuration(endpoints: cluster.endpoints, connector: connector))
+      let messages = Protected<[String]>([])
+      let logger = DiagnosticLog { _, message in messages.withLock { $0.append(message) } }
+      let document = SharedDocument(store: EtcdStore(location: location, client: client, logger: logger))
+      try document.update { $0 = ["counter": 1] }
+
+      connector.arm()
+      var runs = 0
+      try document.update { json in
+        runs += 1
+        json = ["counter": .number(JSONNumber((json.field("counter")?.numberValue?.int64Value ?? 0) + 1))]
+      }
+      #expect(runs == 1, "settled, not planned again")
+      #expect(connector.lost == 1, "the answer was lost once")
+      #expect(try counter(in: cluster, key: "cfg/app") == (anotherWritesMeanwhile ? 3 : 2), "1, this write's 2, the other's 3")
+      let log = messages.withLock { $0 }
+      #expect(log.contains { $0.contains("settled: a copy sent earlier applied") }, "\(log)")
+    }
+
     /// When no member answers after a transaction went out, its outcome is unknown: the
     /// update throws (and reports) `outcomeUnknown` within the settling window instead of
     /// guessing or hanging, and the value keeps its last known state. When the member comes
@@ -389,4 +422,66 @@ extension EtcdTests {
       #expect(probe.errors.isEmpty, "\(probe.errors)")
     }
   }
+}
+
+/// A transport that loses the answer to the next transaction once armed: the request reaches
+/// the member and is applied, the answer's first bytes arrive, `meanwhile` runs, and the
+/// connection then fails as a dropped one does (the outcome is unknown to the client).
+final class AnswerLosingConnector: HTTPConnector {
+  private let state = Protected((armed: false, lost: 0))
+  fileprivate let meanwhile: @Sendable () -> Void
+
+  init(meanwhile: @escaping @Sendable () -> Void) {
+    self.meanwhile = meanwhile
+  }
+
+  /// Loses the answer to the next transaction.
+  func arm() { state.withLock { $0.armed = true } }
+  /// How many answers were lost.
+  var lost: Int { state.withLock { $0.lost } }
+
+  /// Whether the request `bytes` is the transaction to lose (and disarms).
+  fileprivate func takes(_ bytes: [UInt8]) -> Bool {
+    guard String(decoding: bytes.prefix(32), as: UTF8.self).hasPrefix("POST /v3/kv/txn ") else { return false }
+    return state.withLock { state in
+      guard state.armed else { return false }
+      state.armed = false
+      state.lost += 1
+      return true
+    }
+  }
+
+  func connect(to endpoint: HTTPEndpoint, deadline: ContinuousClock.Instant) throws(TransportError) -> any HTTPByteStream {
+    AnswerLosingStream(try PlainTCPConnector().connect(to: endpoint, deadline: deadline), connector: self)
+  }
+}
+
+/// A stream of ``AnswerLosingConnector``'s.
+private final class AnswerLosingStream: HTTPByteStream, @unchecked Sendable {
+  private let inner: any HTTPByteStream
+  private let connector: AnswerLosingConnector
+  /// Set by the write of the transaction to lose; read by the reads after it (one thread).
+  private var losing = false
+
+  init(_ inner: any HTTPByteStream, connector: AnswerLosingConnector) {
+    self.inner = inner
+    self.connector = connector
+  }
+
+  func write(_ bytes: [UInt8], deadline: ContinuousClock.Instant) throws(TransportError) {
+    if connector.takes(bytes) { losing = true }
+    try inner.write(bytes, deadline: deadline)
+  }
+
+  func read(into buffer: UnsafeMutableRawBufferPointer, deadline: ContinuousClock.Instant) throws(TransportError) -> Int {
+    guard losing else { return try inner.read(into: buffer, deadline: deadline) }
+    _ = try inner.read(into: buffer, deadline: deadline)  // the member answered: it applied the transaction
+    connector.meanwhile()
+    inner.close()
+    throw TransportError(description: "connection reset (lost on purpose by the test)", isTimeout: false)
+  }
+
+  var hasPendingInput: Bool { inner.hasPendingInput }
+  func interrupt() { inner.interrupt() }
+  func close() { inner.close() }
 }
