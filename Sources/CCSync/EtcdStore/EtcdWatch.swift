@@ -108,9 +108,6 @@ final class EtcdWatches: Sendable {
     }
     if stops { watch.stop() }
   }
-
-  /// How many watches (streams and threads) the process runs: for tests.
-  var count: Int { table.withLock { $0.count } }
 }
 
 /// One key's watch on one cluster: a thread holding one watch stream, from the revision after
