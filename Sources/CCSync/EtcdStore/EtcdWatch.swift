@@ -88,7 +88,7 @@ final class EtcdWatches: Sendable {
     let identity = Identity(client: ObjectIdentifier(client), key: key)
     let (watch, id, catchUp, isNew) = table.withLock { table in
       let existing = table[identity]
-      let watch = existing ?? SharedKeyWatch(client: client, key: key, name: name, logger: logger)
+      let watch = existing ?? SharedKeyWatch(client: client, key: key, name: name, from: startRevision, logger: logger)
       table[identity] = watch
       let (id, catchUp) = watch.add(handler, from: startRevision)
       return (watch, id, catchUp, existing == nil)
@@ -144,16 +144,17 @@ final class SharedKeyWatch: Sendable {
   /// Wakes a retry pause early when the watch is stopped.
   private let pause = ConditionLock()
 
-  fileprivate init(client: EtcdClient, key: [UInt8], name: String, logger: DiagnosticLog) {
+  /// A watch of `key` that will report from `startRevision` (1 or less: from a first read).
+  fileprivate init(client: EtcdClient, key: [UInt8], name: String, from startRevision: Int64, logger: DiagnosticLog) {
     self.client = client
     self.key = key
     self.name = name
     self.logger = logger
+    if startRevision > 1 { state.withLock { $0.from = startRevision } }
   }
 
   /// Starts the thread, watching from `startRevision` (1 or less: learn it with a read).
   fileprivate func start(from startRevision: Int64) {
-    if startRevision > 1 { state.withLock { $0.from = startRevision } }
     let loop = WatchLoop(client: client, key: key, name: name, logger: logger)
     // The thread holds the watch weakly between reads, so that a watch stopped and released
     // ends its thread at the next look.
