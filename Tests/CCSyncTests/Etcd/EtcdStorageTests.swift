@@ -39,7 +39,7 @@ extension EtcdTests {
       defer { cluster.shutdown() }
       let client = try cluster.client()
       let modes: [(String, UpdateMode)] = [
-        ("immediate", .immediate), ("idle", .afterIdle(seconds: 0.05)), ("throttled", .throttled(seconds: 0.05)), ("manual", .manual),
+        ("immediate", .immediate), ("idle", .afterIdle(.milliseconds(50))), ("throttled", .throttled(.milliseconds(50))), ("manual", .manual),
       ]
       for (name, mode) in modes {
         let key = "modes/\(name)"
@@ -60,7 +60,7 @@ extension EtcdTests {
         #expect(try stored(client, key)?.field("counter") == 1, "\(name): update writes at once")
       }
 
-      let watched = storage(cluster, key: "modes/idle", mode: .afterIdle(seconds: 0.05))
+      let watched = storage(cluster, key: "modes/idle", mode: .afterIdle(.milliseconds(50)))
       let probe = ReloadProbe(watched)
       var values = watched.values.makeAsyncIterator()
       #expect(await values.next()?.theme == "idle", "values starts with the current value")
