@@ -122,6 +122,22 @@ final class EtcdCluster: @unchecked Sendable {
   func freeze(_ index: Int) throws {
     try signal(index, Signal(rawValue: SIGSTOP))
     lock.withLock { table[index].isFrozen = true }
+    // kill(2) returns before the stop takes effect: a thread still on a CPU could answer one
+    // more request. Frozen means every thread of the member shows state T.
+    guard let id = members[index].process?.id, waitUntil(deadline: .seconds(5), { EtcdCluster.isStopped(id) }) else {
+      throw EtcdClusterError.notRunning(member: index)
+    }
+  }
+
+  /// Whether every thread of process `id` is stopped (`T` in `/proc/ID/task/TID/stat`).
+  private static func isStopped(_ id: Int32) -> Bool {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(id)/task")) ?? []
+    return !tasks.isEmpty && tasks.allSatisfy { task in
+      guard let stat = try? String(contentsOfFile: "/proc/\(id)/task/\(task)/stat", encoding: .utf8),
+        let end = stat.lastIndex(of: ")")
+      else { return true }  // the thread has ended
+      return stat[stat.index(end, offsetBy: 2)...].hasPrefix("T")
+    }
   }
 
   /// Lets a frozen member run again (`SIGCONT`).
