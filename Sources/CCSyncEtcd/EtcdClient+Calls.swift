@@ -134,10 +134,12 @@ extension EtcdClient {
   }
 
   /// What an HTTP failure means for `call`: try the next endpoint, or (a write that may
-  /// have been applied) stop with ``EtcdError/outcomeUnknown(endpoint:operation:reason:)``.
+  /// have been applied) stop with ``EtcdError/outcomeUnknown(endpoint:operation:reason:)``,
+  /// or (TLS refused) stop with ``EtcdError/tlsRefused(endpoint:reason:)``.
   func transportFailure<Value>(_ error: HTTPError, of call: Call) -> Attempt<Value> {
     let failure = EtcdEndpointFailure(endpoint: error.endpoint, reason: error.reason)
     if case .notDelivered = error { return .failed(failure) }
+    if case .tlsRefused(let endpoint, let reason) = error { return .fatal(.tlsRefused(endpoint: endpoint, reason: reason)) }
     return call.isWrite ? .fatal(.outcomeUnknown(endpoint: error.endpoint, operation: call.operation, reason: error.reason)) : .failed(failure)
   }
 

@@ -47,7 +47,9 @@ package final class EtcdClient: Sendable {
 
   /// How the client reaches the cluster. `Sendable`.
   package struct Configuration: Sendable {
-    /// The members' client URLs: `host:port` or `http://host:port` (port 2379 when none).
+    /// The members' client URLs: `host:port`, `http://host:port` or `https://host:port`
+    /// (port 2379 when none). `host:port` is TLS when ``tls`` names a file, as etcdctl
+    /// decides it.
     package var endpoints: [String]
     /// The user to authenticate as, when the cluster has authentication on.
     package var credentials: Credentials?
@@ -56,21 +58,24 @@ package final class EtcdClient: Sendable {
     /// How long one attempt on one endpoint may take before the call moves on; calls that
     /// wait on the server by design (a lock) are bounded by their deadline only.
     package var attemptTimeout: Duration
-    /// How connections are opened (plain TCP; TLS later).
-    package var connector: any HTTPConnector
+    /// The CA certificates and client certificate for TLS endpoints.
+    package var tls: TLSSettings
+    /// How connections are opened: a ``TLSConnector`` with ``tls`` unless given.
+    package var connector: (any HTTPConnector)?
     /// The largest reply accepted, in bytes.
     package var maximumReplySize: Int
 
     /// A configuration with the given endpoints and defaults for the rest.
     package init(
       endpoints: [String], credentials: Credentials? = nil, deadline: Duration = .seconds(5),
-      attemptTimeout: Duration = .seconds(2), connector: any HTTPConnector = PlainTCPConnector(),
+      attemptTimeout: Duration = .seconds(2), tls: TLSSettings = TLSSettings(), connector: (any HTTPConnector)? = nil,
       maximumReplySize: Int = 256 << 20
     ) {
       self.endpoints = endpoints
       self.credentials = credentials
       self.deadline = deadline
       self.attemptTimeout = attemptTimeout
+      self.tls = tls
       self.connector = connector
       self.maximumReplySize = maximumReplySize
     }
@@ -95,14 +100,15 @@ package final class EtcdClient: Sendable {
     var endpoints: [HTTPEndpoint] = []
     for text in configuration.endpoints {
       do {
-        endpoints.append(try HTTPEndpoint(parsing: text, defaultPort: 2379))
+        endpoints.append(try HTTPEndpoint(parsing: text, defaultPort: 2379, secureByDefault: !configuration.tls.isEmpty))
       } catch {
         throw .invalidConfiguration(error.description)
       }
     }
     self.configuration = configuration
     self.endpoints = endpoints
-    http = HTTPClient(connector: configuration.connector, maximumBodySize: configuration.maximumReplySize)
+    http = HTTPClient(
+      connector: configuration.connector ?? TLSConnector(settings: configuration.tls), maximumBodySize: configuration.maximumReplySize)
   }
 
   /// Creates a client for `endpoints` with the default deadlines.

@@ -55,6 +55,12 @@ package enum EtcdError: Error, Sendable, Hashable, CustomStringConvertible {
   case watchEnded(endpoint: String, reason: String)
   /// The server canceled a watch for a reason other than compaction or authentication.
   case watchCanceled(endpoint: String, reason: String)
+  /// No TLS connection could be set up (``HTTPError/tlsRefused(endpoint:reason:)``): the
+  /// server's certificate was not accepted (CA or name), the server refused this client's
+  /// certificate or its lack of one, or the TLS settings cannot be used. Nothing was
+  /// delivered; the call does not move on to another member (a certificate that fails to
+  /// verify is a configuration error or an attack, not an outage to route around).
+  case tlsRefused(endpoint: String, reason: String)
 
   package var description: String {
     switch self {
@@ -87,6 +93,8 @@ package enum EtcdError: Error, Sendable, Hashable, CustomStringConvertible {
       return "etcd \(endpoint): watch stream ended: \(reason)"
     case .watchCanceled(let endpoint, let reason):
       return "etcd \(endpoint): watch canceled: \(reason)"
+    case .tlsRefused(let endpoint, let reason):
+      return "etcd \(endpoint): no TLS connection, nothing sent: \(reason)"
     }
   }
 

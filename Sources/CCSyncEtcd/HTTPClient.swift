@@ -33,7 +33,7 @@ import CCSyncSystem
 ///
 /// `Sendable`: the pool is guarded by a lock; a connection is used by one caller at a time.
 package final class HTTPClient: Sendable {
-  /// Opens the byte streams (plain TCP, later TLS).
+  /// Opens the byte streams (plain TCP, TLS).
   package let connector: any HTTPConnector
   /// A longer response body fails as ``HTTPError/malformedResponse(endpoint:detail:)``.
   package let maximumBodySize: Int
@@ -46,7 +46,7 @@ package final class HTTPClient: Sendable {
   /// - Parameters:
   ///   - connector: how connections are opened.
   ///   - maximumBodySize: the largest response body accepted (256 MiB by default).
-  package init(connector: any HTTPConnector = PlainTCPConnector(), maximumBodySize: Int = 256 << 20) {
+  package init(connector: any HTTPConnector = TLSConnector(), maximumBodySize: Int = 256 << 20) {
     self.connector = connector
     self.maximumBodySize = maximumBodySize
   }
@@ -149,7 +149,7 @@ package final class HTTPClient: Sendable {
     do {
       return HTTPConnection(endpoint: endpoint, stream: try connector.connect(to: endpoint, deadline: deadline))
     } catch {
-      throw .notDelivered(endpoint: endpoint.description, reason: error.description, timedOut: error.isTimeout)
+      throw error.notDelivered(to: endpoint)
     }
   }
 }

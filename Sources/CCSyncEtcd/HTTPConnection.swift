@@ -52,7 +52,7 @@ package final class HTTPConnection {
       try stream.write(request.serialized(host: endpoint.description), deadline: deadline)
     } catch {
       isReusable = false
-      throw .notDelivered(endpoint: endpoint.description, reason: error.description, timedOut: error.isTimeout)
+      throw error.notDelivered(to: endpoint)
     }
   }
 
@@ -208,6 +208,9 @@ package final class HTTPConnection {
       // A deadline passing mid-wait leaves the bytes so far in place: only watch streams go
       // on after one, and they keep their place. Anything else breaks the connection.
       if !error.isTimeout { isReusable = false }
+      // A TLS server that refused the client (TLS 1.3 tells it on the first read) did not
+      // read the request.
+      if error.isTLSRefusal { throw .tlsRefused(endpoint: endpoint.description, reason: error.description) }
       throw .noResponse(endpoint: endpoint.description, reason: error.description, timedOut: error.isTimeout)
     }
     if count == 0 { return false }

@@ -1,19 +1,23 @@
 import CCSyncJSON
 import CCSyncSystem
 
-/// Where an HTTP server listens: a host and a port, parsed from the forms people write in
-/// configuration: `127.0.0.1:2379`, `http://127.0.0.1:2379`, `localhost:2379`,
-/// `[::1]:2379`, `http://[::1]:2379/`. `Sendable`.
+/// Where an HTTP server listens: a host, a port and whether it speaks TLS, parsed from the
+/// forms people write in configuration: `127.0.0.1:2379`, `http://127.0.0.1:2379`,
+/// `https://etcd.example:2379`, `localhost:2379`, `[::1]:2379`, `http://[::1]:2379/`.
+/// `Sendable`.
 package struct HTTPEndpoint: Sendable, Hashable, CustomStringConvertible {
   /// The host: an IP literal (IPv6 without its brackets) or a name.
   package let host: String
   /// The TCP port, 1 to 65535.
   package let port: Int
+  /// Whether the server speaks TLS (`https://`): then its certificate must name ``host``.
+  package let isSecure: Bool
 
   /// Creates an endpoint from its parts; `host` is not checked beyond what `connect` does.
-  package init(host: String, port: Int) {
+  package init(host: String, port: Int, isSecure: Bool = false) {
     self.host = host
     self.port = port
+    self.isSecure = isSecure
   }
 
   /// Parses `text` in one of the forms above.
@@ -21,18 +25,19 @@ package struct HTTPEndpoint: Sendable, Hashable, CustomStringConvertible {
   ///   - text: the endpoint as configured; surrounding spaces are ignored.
   ///   - defaultPort: the port when `text` names none (`localhost`, `http://10.0.0.1`);
   ///     `nil` makes the port required.
-  /// - Throws: ``HTTPError/invalidEndpoint(_:reason:)`` saying what is wrong: an `https://`
-  ///   endpoint (no TLS transport yet), another scheme, a path, a bad port, an empty host.
-  package init(parsing text: String, defaultPort: Int? = nil) throws(HTTPError) {
+  ///   - secureByDefault: whether an endpoint without a scheme speaks TLS (`http://` never
+  ///     does, `https://` always).
+  /// - Throws: ``HTTPError/invalidEndpoint(_:reason:)`` saying what is wrong: a scheme other
+  ///   than `http` and `https`, a path, a bad port, an empty host.
+  package init(parsing text: String, defaultPort: Int? = nil, secureByDefault: Bool = false) throws(HTTPError) {
     var rest = Substring(text.trimmingSpaces)
+    var isSecure = secureByDefault
     if let range = rest.firstRange(of: "://") {
       let scheme = rest[..<range.lowerBound].lowercased()
-      guard scheme == "http" else {
-        let reason = scheme == "https"
-          ? "TLS (https) is not supported yet; use http://"
-          : "unknown scheme '\(scheme)'; use http://host:port or host:port"
-        throw .invalidEndpoint(text, reason: reason)
+      guard scheme == "http" || scheme == "https" else {
+        throw .invalidEndpoint(text, reason: "unknown scheme '\(scheme)'; use http://host:port, https://host:port or host:port")
       }
+      isSecure = scheme == "https"
       rest = rest[range.upperBound...]
     }
     if rest.hasSuffix("/") { rest = rest.dropLast() }
@@ -79,7 +84,7 @@ package struct HTTPEndpoint: Sendable, Hashable, CustomStringConvertible {
     } else {
       throw .invalidEndpoint(text, reason: "no port; write host:port")
     }
-    self.init(host: String(hostPart), port: port)
+    self.init(host: String(hostPart), port: port, isSecure: isSecure)
   }
 
   /// `host:port`, with brackets around an IPv6 address: the form errors and the `Host`

@@ -17,12 +17,19 @@ package enum HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
   /// The server sent something that is not HTTP/1.1 as this client reads it (or a part too
   /// large). The connection is dropped; the server did receive the request.
   case malformedResponse(endpoint: String, detail: String)
+  /// No TLS connection could be set up as configured: this client did not accept the
+  /// server's certificate, the server refused this client's (or its lack of one), or the CA
+  /// file, certificate or key cannot be used. The server cannot have acted on the request
+  /// (see ``TLSSocket``); repeating it would meet the same refusal.
+  case tlsRefused(endpoint: String, reason: String)
 
   /// The endpoint the error is about (the endpoint text for ``invalidEndpoint(_:reason:)``).
   package var endpoint: String {
     switch self {
     case .invalidEndpoint(let text, _): text
-    case .notDelivered(let endpoint, _, _), .noResponse(let endpoint, _, _), .malformedResponse(let endpoint, _): endpoint
+    case .notDelivered(let endpoint, _, _), .noResponse(let endpoint, _, _), .malformedResponse(let endpoint, _),
+      .tlsRefused(let endpoint, _):
+      endpoint
     }
   }
 
@@ -30,7 +37,7 @@ package enum HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
   package var isTimeout: Bool {
     switch self {
     case .notDelivered(_, _, let timedOut), .noResponse(_, _, let timedOut): timedOut
-    case .invalidEndpoint, .malformedResponse: false
+    case .invalidEndpoint, .malformedResponse, .tlsRefused: false
     }
   }
 
@@ -41,6 +48,7 @@ package enum HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
     case .notDelivered(_, let reason, _): "request not delivered: \(reason)"
     case .noResponse(_, let reason, _): "no response: \(reason)"
     case .malformedResponse(_, let detail): "malformed response: \(detail)"
+    case .tlsRefused(_, let reason): "request not delivered: \(reason)"
     }
   }
 

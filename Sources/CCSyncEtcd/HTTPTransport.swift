@@ -1,8 +1,8 @@
 import CCSyncJSON
 import CCSyncSystem
 
-// The byte transport under the HTTP client: plain TCP today (PlainTCPConnector). TLS will be
-// another HTTPConnector whose streams encrypt; nothing above this file changes for it.
+// The byte transport under the HTTP client: plain TCP (PlainTCPConnector) and TLS over TCP
+// (TLSConnector, TLSConnector.swift); nothing above this file knows which.
 
 /// Why a transport operation failed, as a sentence, and whether it was a deadline.
 /// `Sendable`.
@@ -11,16 +11,41 @@ package struct TransportError: Error, Sendable, Equatable, CustomStringConvertib
   package var description: String
   /// Whether the operation's deadline passed (rather than the peer refusing or failing).
   package var isTimeout: Bool
+  /// Whether TLS could not be set up as configured (``HTTPError/tlsRefused(endpoint:reason:)``):
+  /// a certificate not accepted either way, or unusable TLS settings. Nothing the server
+  /// could act on went through.
+  package var isTLSRefusal: Bool
 
   /// An error with its text.
-  package init(description: String, isTimeout: Bool) {
+  package init(description: String, isTimeout: Bool, isTLSRefusal: Bool = false) {
     self.description = description
     self.isTimeout = isTimeout
+    self.isTLSRefusal = isTLSRefusal
   }
 
   /// The failure of a socket call.
   package init(_ error: SystemError) {
     self.init(description: error.description, isTimeout: error.errorNumber == .timedOut)
+  }
+
+  /// The failure of a TLS connection: a refusal for a handshake that failed or unusable
+  /// settings; a connection failure otherwise (OpenSSL missing included: the server is not
+  /// reachable securely from this machine, as one that does not answer is not).
+  package init(_ error: TLSError) {
+    switch error.kind {
+    case .refused, .settings: self.init(description: error.description, isTimeout: false, isTLSRefusal: true)
+    case .unavailable: self.init(description: error.description, isTimeout: false)
+    case .connection(let timedOut): self.init(description: error.description, isTimeout: timedOut)
+    }
+  }
+
+  /// The error for a request to `endpoint` that this failure stopped before its last byte
+  /// went out: ``HTTPError/notDelivered(endpoint:reason:timedOut:)``, or
+  /// ``HTTPError/tlsRefused(endpoint:reason:)``.
+  func notDelivered(to endpoint: HTTPEndpoint) -> HTTPError {
+    isTLSRefusal
+      ? .tlsRefused(endpoint: endpoint.description, reason: description)
+      : .notDelivered(endpoint: endpoint.description, reason: description, timedOut: isTimeout)
   }
 }
 
@@ -62,13 +87,17 @@ package protocol HTTPConnector: Sendable {
   func connect(to endpoint: HTTPEndpoint, deadline: ContinuousClock.Instant) throws(TransportError) -> any HTTPByteStream
 }
 
-/// Plain TCP, no encryption: the transport for `http://` endpoints. `Sendable`.
+/// Plain TCP, no encryption: the transport for `http://` endpoints; an `https://` one fails
+/// to connect (``TLSConnector`` serves both). `Sendable`.
 package struct PlainTCPConnector: HTTPConnector {
   /// Creates the connector; it has no settings.
   package init() {}
 
   /// Opens a TCP connection to `endpoint` (see ``TCPSocket/connect(host:port:deadline:)``).
   package func connect(to endpoint: HTTPEndpoint, deadline: ContinuousClock.Instant) throws(TransportError) -> any HTTPByteStream {
+    guard !endpoint.isSecure else {
+      throw TransportError(description: "https://\(endpoint): this connection has no TLS", isTimeout: false, isTLSRefusal: true)
+    }
     do {
       return try TCPSocket.connect(host: endpoint.host, port: endpoint.port, deadline: deadline)
     } catch {

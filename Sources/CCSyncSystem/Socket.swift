@@ -18,8 +18,8 @@ import Glibc
 package final class TCPSocket: @unchecked Sendable {
   /// The endpoint as errors name it: `host:port`, `[v6]:port`.
   package let peer: String
-  /// The socket's descriptor, open until ``close()``.
-  private let descriptor: Int32
+  /// The socket's descriptor, open until ``close()`` (a ``TLSSocket`` reads and writes it).
+  let descriptor: Int32
   /// Whether ``close()`` has run; read and set under the lock.
   private let isClosed = Protected(false)
 
@@ -177,7 +177,7 @@ package final class TCPSocket: @unchecked Sendable {
   /// hang-up for the next call to report.
   /// - Throws: `SystemError` with `ETIMEDOUT` naming `operation` when `deadline` passes
   ///   first; `poll`'s own failure otherwise.
-  private func wait(for events: Int32, until deadline: ContinuousClock.Instant, operation: String) throws(SystemError) {
+  func wait(for events: Int32, until deadline: ContinuousClock.Instant, operation: String) throws(SystemError) {
     while true {
       let remaining = deadline - .now
       if remaining <= .zero { throw SystemError(code: ETIMEDOUT, operation: operation, path: peer) }

@@ -9,10 +9,22 @@ import CCSyncSystem
 /// `etcd://[HOST:PORT[,HOST:PORT...]]/KEY`, where KEY is everything after the first `/`
 /// following the hosts, slashes included (`etcd://127.0.0.1:2379/cfg/app` is the key
 /// `cfg/app`). With no hosts (`etcd:///cfg/app`) the endpoints come from `$ETCDCTL_ENDPOINTS`
-/// (comma-separated `http://HOST:PORT` or `HOST:PORT`), else `127.0.0.1:2379`, as etcdctl
-/// does; `$ETCDCTL_USER` (`user:password`) gives the credentials when the location names none.
+/// (comma-separated `http://HOST:PORT`, `https://HOST:PORT` or `HOST:PORT`), else
+/// `127.0.0.1:2379`, as etcdctl does; `$ETCDCTL_USER` (`user:password`) gives the
+/// credentials, and `$ETCDCTL_CACERT`, `$ETCDCTL_CERT` and `$ETCDCTL_KEY` the TLS files.
+///
+/// ## TLS
+///
+/// An `https://HOST:PORT` endpoint is reached over TLS: the member's certificate must be
+/// signed by a CA in ``caFile`` (the system's CA certificates when `nil`) and name HOST (its
+/// IP address or DNS name), and ``certificateFile`` with ``privateKeyFile`` is presented when
+/// the member asks for a client certificate. As with etcdctl, a `HOST:PORT` endpoint without
+/// a scheme is TLS too when any of the three files is set, and `http://` never is. A
+/// certificate that does not verify, or a client certificate the member refuses, fails with
+/// ``StoreError/accessDenied(_:)`` and nothing is sent.
 public struct EtcdLocation: Sendable, Hashable, CustomStringConvertible {
-  /// The members' client URLs, tried in turn: `HOST:PORT` or `http://HOST:PORT`.
+  /// The members' client URLs, tried in turn: `HOST:PORT`, `http://HOST:PORT` or
+  /// `https://HOST:PORT`.
   public var endpoints: [String]
   /// The key holding the document.
   public var key: String
@@ -20,18 +32,34 @@ public struct EtcdLocation: Sendable, Hashable, CustomStringConvertible {
   public var user: String?
   /// That user's password.
   public var password: String?
+  /// The PEM CA certificates TLS members are verified against (etcdctl's `--cacert`); the
+  /// system's when `nil`.
+  public var caFile: String?
+  /// The client certificate (PEM) presented to TLS members (etcdctl's `--cert`).
+  public var certificateFile: String?
+  /// The client certificate's key (PEM, not encrypted; etcdctl's `--key`).
+  public var privateKeyFile: String?
 
-  /// A location from its parts.
-  public init(endpoints: [String], key: String, user: String? = nil, password: String? = nil) {
+  /// A location from its parts. The TLS files are taken as given: the environment is read by
+  /// ``init(url:)`` only.
+  public init(
+    endpoints: [String], key: String, user: String? = nil, password: String? = nil,
+    caFile: String? = nil, certificateFile: String? = nil, privateKeyFile: String? = nil
+  ) {
     self.endpoints = endpoints
     self.key = key
     self.user = user
     self.password = password
+    self.caFile = caFile
+    self.certificateFile = certificateFile
+    self.privateKeyFile = privateKeyFile
   }
 
   /// Parses `etcd://[HOST:PORT[,HOST:PORT...]]/KEY`, taking the endpoints from
-  /// `$ETCDCTL_ENDPOINTS` when the URL names none and the credentials from `$ETCDCTL_USER`.
-  /// - Throws: ``StoreError/invalidLocation(_:reason:)`` naming what is wrong.
+  /// `$ETCDCTL_ENDPOINTS` when the URL names none, the credentials from `$ETCDCTL_USER` and
+  /// the TLS files from `$ETCDCTL_CACERT`, `$ETCDCTL_CERT` and `$ETCDCTL_KEY`.
+  /// - Throws: ``StoreError/invalidLocation(_:reason:)`` naming what is wrong (a certificate
+  ///   without its key counts).
   public init(url: String) throws(StoreError) {
     try self.init(url: url, environment: { Environment.value($0) })
   }
@@ -63,7 +91,21 @@ public struct EtcdLocation: Sendable, Hashable, CustomStringConvertible {
       user = String(parts[0])
       password = parts.count > 1 ? String(parts[1]) : ""
     }
-    self.init(endpoints: endpoints, key: key, user: user, password: password)
+    let caFile = environment("ETCDCTL_CACERT")
+    let certificateFile = environment("ETCDCTL_CERT")
+    let privateKeyFile = environment("ETCDCTL_KEY")
+    if (certificateFile == nil) != (privateKeyFile == nil) {
+      let (given, missing) = certificateFile == nil ? ("ETCDCTL_KEY", "ETCDCTL_CERT") : ("ETCDCTL_CERT", "ETCDCTL_KEY")
+      throw .invalidLocation(url, reason: "$\(given) is set but not $\(missing): a client certificate needs its key")
+    }
+    self.init(
+      endpoints: endpoints, key: key, user: user, password: password, caFile: caFile, certificateFile: certificateFile,
+      privateKeyFile: privateKeyFile)
+  }
+
+  /// The TLS files, for the client.
+  var tlsSettings: TLSSettings {
+    TLSSettings(caFile: caFile, certificateFile: certificateFile, privateKeyFile: privateKeyFile)
   }
 
   /// `$ETCDCTL_ENDPOINTS`, else etcdctl's default `127.0.0.1:2379`.

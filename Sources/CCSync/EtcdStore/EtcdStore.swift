@@ -302,7 +302,7 @@ extension StoreError {
     switch error {
     case .invalidConfiguration(let reason): self = .invalidLocation(name, reason: reason)
     case .unreachable, .timeout: self = .unreachable(message)
-    case .authenticationFailed, .permissionDenied: self = .accessDenied(message)
+    case .authenticationFailed, .permissionDenied, .tlsRefused: self = .accessDenied(message)
     case .requestTooLarge: self = .tooLarge(message)
     case .outcomeUnknown: self = .outcomeUnknown(message)
     case .compacted, .leaseNotFound, .server, .malformedReply, .watchEnded, .watchCanceled: self = .cluster(message)

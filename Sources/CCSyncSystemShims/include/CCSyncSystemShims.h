@@ -4,6 +4,7 @@
 #include <spawn.h>
 #include <sys/types.h>
 #include <sys/xattr.h>
+#include "CCSyncTLS.h"
 
 // GNU extensions hidden from Glibc's module map (declared here as glibc defines them).
 int pipe2(int pipefd[2], int flags);

@@ -31,9 +31,13 @@ final class EtcdCluster: @unchecked Sendable {
     var process: Subprocess?
     /// Whether the process was sent `SIGSTOP` and not yet `SIGCONT`.
     var isFrozen = false
+    /// Whether the client URL is TLS (the cluster's ``TLS``).
+    var isSecure = false
 
-    /// `127.0.0.1:PORT`.
-    var endpoint: String { "127.0.0.1:\(clientPort)" }
+    /// `127.0.0.1:PORT`, or `https://127.0.0.1:PORT` with TLS.
+    var endpoint: String { isSecure ? "https://127.0.0.1:\(clientPort)" : "127.0.0.1:\(clientPort)" }
+    /// The client listener's URL, `http://` or `https://`.
+    var clientURL: String { (isSecure ? "https" : "http") + "://127.0.0.1:\(clientPort)" }
     /// `http://127.0.0.1:PORT` of the peer listener.
     var peerURL: String { "http://127.0.0.1:\(peerPort)" }
   }
@@ -47,6 +51,8 @@ final class EtcdCluster: @unchecked Sendable {
   private let directory: TemporaryDirectory
   /// The flags every member gets besides its own names, ports and directory.
   private let flags: [String]
+  /// The client URLs' TLS, if any.
+  let tls: TLS?
   /// Guards ``table``.
   private let lock = NSLock()
   /// The members, in start order.
@@ -58,20 +64,23 @@ final class EtcdCluster: @unchecked Sendable {
   ///   - flags: extra flags for every member (`--auth-token-ttl`, `--max-request-bytes`).
   ///   - heartbeat: raft heartbeat interval in milliseconds.
   ///   - election: election timeout in milliseconds.
-  init(members: Int = 1, flags: [String] = [], heartbeat: Int = 10, election: Int = 50) throws {
+  ///   - tls: TLS on the client URLs (the peer URLs stay plain).
+  init(members: Int = 1, flags: [String] = [], heartbeat: Int = 10, election: Int = 50, tls: TLS? = nil) throws {
     directory = try TemporaryDirectory()
     let ports = try EtcdCluster.freePorts(2 * members)
     var table: [Member] = []
     for index in 0..<members {
-      table.append(Member(name: "m\(index)", clientPort: ports[2 * index], peerPort: ports[2 * index + 1]))
+      table.append(
+        Member(name: "m\(index)", clientPort: ports[2 * index], peerPort: ports[2 * index + 1], isSecure: tls != nil))
     }
     self.table = table
+    self.tls = tls
     let initialCluster = table.map { "\($0.name)=\($0.peerURL)" }.joined(separator: ",")
     self.flags = [
       "--initial-cluster", initialCluster, "--initial-cluster-state", "new",
       "--initial-cluster-token", "ccsync-test-\(UUID().uuidString.prefix(8))",
       "--heartbeat-interval", String(heartbeat), "--election-timeout", String(election),
-    ] + flags
+    ] + (tls?.flags ?? []) + flags
     do {
       for index in 0..<members {
         try launch(index)
@@ -104,7 +113,8 @@ final class EtcdCluster: @unchecked Sendable {
   ) throws -> EtcdClient {
     try EtcdClient(
       EtcdClient.Configuration(
-        endpoints: endpoints ?? self.endpoints, credentials: credentials, deadline: deadline, attemptTimeout: attemptTimeout))
+        endpoints: endpoints ?? self.endpoints, credentials: credentials, deadline: deadline, attemptTimeout: attemptTimeout,
+        tls: tls?.client ?? TLSSettings()))
   }
 
   /// Stops member `index` politely (`SIGTERM`) and waits for it to exit.
@@ -168,8 +178,10 @@ final class EtcdCluster: @unchecked Sendable {
     var environment = ProcessInfo.processInfo.environment
     environment["ETCDCTL_API"] = "3"
     let list = (endpoints ?? self.endpoints).joined(separator: ",")
+    let files = [("--cacert", tls?.client.caFile), ("--cert", tls?.client.certificateFile), ("--key", tls?.client.privateKeyFile)]
+    let tlsFlags = files.compactMap { flag, file in file.map { "\(flag)=\($0)" } }
     return try ChildProcess.run(
-      "etcdctl", ["--endpoints=\(list)", "--dial-timeout=2s", "--command-timeout=5s"] + arguments,
+      "etcdctl", ["--endpoints=\(list)", "--dial-timeout=2s", "--command-timeout=5s"] + tlsFlags + arguments,
       environment: environment, deadline: .seconds(20))
   }
 
@@ -203,7 +215,7 @@ final class EtcdCluster: @unchecked Sendable {
     let member = members[index]
     let arguments = [
       "etcd", "--name", member.name, "--data-dir", directory.file(member.name),
-      "--listen-client-urls", "http://\(member.endpoint)", "--advertise-client-urls", "http://\(member.endpoint)",
+      "--listen-client-urls", member.clientURL, "--advertise-client-urls", member.clientURL,
       "--listen-peer-urls", member.peerURL, "--initial-advertise-peer-urls", member.peerURL,
     ] + flags
     // Appends, so that a restarted member's log follows the first run's.
@@ -235,7 +247,7 @@ final class EtcdCluster: @unchecked Sendable {
   /// gateway cannot reach its gRPC server and every `/v3` call fails while `/health` is fine).
   private func waitUntilReady(_ index: Int) throws {
     let endpoint = try HTTPEndpoint(parsing: members[index].endpoint)
-    let http = HTTPClient()
+    let http = HTTPClient(connector: TLSConnector(settings: tls?.client ?? TLSSettings()))
     let range = HTTPRequest(path: "/v3/kv/range", body: Array(#"{"key":"AA=="}"#.utf8))
     try waitUntilServing(index, what: "client gateway") {
       guard let health = try? http.send(HTTPRequest(method: "GET", path: "/health"), to: endpoint, deadline: .now + .milliseconds(500), idempotent: true),
@@ -321,6 +333,27 @@ final class EtcdCluster: @unchecked Sendable {
       ports.append(Int(UInt16(bigEndian: address.sin_port)))
     }
     return ports
+  }
+}
+
+extension EtcdCluster {
+  /// TLS on the members' client URLs: the certificate each serves, the CA whose client
+  /// certificates it requires (if any), and what the cluster's own clients present.
+  struct TLS {
+    var certificateFile: String
+    var keyFile: String
+    /// When set, members require a client certificate this CA signed (`--trusted-ca-file`,
+    /// which makes etcd ask for one, and `--client-cert-auth`).
+    var clientCAFile: String?
+    /// What the readiness checks, ``client(endpoints:credentials:deadline:attemptTimeout:)``
+    /// and ``etcdctl(_:endpoints:)`` use.
+    var client: TLSSettings
+
+    /// The members' flags.
+    var flags: [String] {
+      ["--cert-file", certificateFile, "--key-file", keyFile]
+        + (clientCAFile.map { ["--trusted-ca-file", $0, "--client-cert-auth"] } ?? [])
+    }
   }
 }
 
