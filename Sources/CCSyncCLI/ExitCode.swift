@@ -27,7 +27,8 @@ enum ExitCode {
   /// EX_TEMPFAIL too: `lock` on an etcd key lost its lease while the command ran, so the
   /// command was stopped.
   static let lockLost: Int32 = 75
-  /// EX_NOPERM: permission denied (EACCES, EPERM) on an existing file.
+  /// EX_NOPERM: permission denied (EACCES, EPERM) on an existing file; etcd refused the
+  /// credentials, or TLS refused (a certificate not accepted either way).
   static let permission: Int32 = 77
   /// A command that could not be run: not executable (126) or not found (127), as shells do.
   static let commandNotExecutable: Int32 = 126

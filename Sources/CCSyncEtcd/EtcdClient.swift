@@ -29,6 +29,14 @@ import CCSyncSystem
 /// member refuses (expired `--auth-token-ttl`, or the member restarted) is renewed once and
 /// the call repeated: the member refused it before acting, so a write is safe to repeat.
 ///
+/// ## TLS
+///
+/// `https://` endpoints, and `host:port` ones when ``Configuration/tls`` names a file (as
+/// etcdctl decides), are reached over TLS (``TLSConnector``). A TLS refusal (the member's
+/// certificate not accepted, this client's refused, the TLS files unusable) ends the call at
+/// once with ``EtcdError/tlsRefused(endpoint:reason:)``: nothing was delivered, and another
+/// member would be judged by the same settings.
+///
 /// `Sendable`: any number of threads may call at once (each call gets its own connection).
 package final class EtcdClient: Sendable {
   /// A user name and password for `/v3/auth/authenticate`. `Sendable`.

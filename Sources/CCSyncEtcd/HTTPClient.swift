@@ -30,6 +30,8 @@ import CCSyncSystem
 ///    reused one, not a byte of the response had arrived, and no deadline passed: the
 ///    server's close of an idle connection racing the request, which rule 1 cannot see.
 ///    A non-idempotent request is never repeated after its last byte left.
+/// 5. A TLS refusal (``HTTPError/tlsRefused(endpoint:reason:)``) is never repeated: the
+///    server did not read the request, and would refuse it again.
 ///
 /// `Sendable`: the pool is guarded by a lock; a connection is used by one caller at a time.
 package final class HTTPClient: Sendable {

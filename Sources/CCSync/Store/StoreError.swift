@@ -26,7 +26,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
   /// No member of the cluster answered within the deadline; the message names each endpoint
   /// and why it failed.
   case unreachable(String)
-  /// The cluster refused the credentials, or the user may not read or write the key.
+  /// The cluster refused the credentials, or the user may not read or write the key; or no
+  /// TLS connection could be set up (the member's certificate not accepted, this client's
+  /// refused, the TLS files unusable), so nothing was sent.
   case accessDenied(String)
   /// The value is larger than the cluster accepts (`--max-request-bytes`); nothing written.
   case tooLarge(String)

@@ -104,6 +104,38 @@ struct EtcdTLSTests {
       certificates.settings(), endpoints: [byName], in: cluster, reason: "certificate verify failed: hostname mismatch")
   }
 
+  /// A watch stream over TLS: events after quiet timeouts (a deadline passing mid-read
+  /// leaves the TLS stream where it was), and a cancel from another thread ends it at once.
+  @Test func aWatchStreamFollowsTheKeyAndCanBeCanceled() throws {
+    let certificates = try TestCertificates()
+    defer { certificates.remove() }
+    let cluster = try EtcdTLSTests.cluster(certificates)
+    defer { cluster.shutdown() }
+    let client = try cluster.client()
+    let stream = try client.watch(.key(Array("w".utf8)))
+    for round in 0..<3 {
+      #expect(try stream.next(timeout: .milliseconds(50)) == nil)
+      try client.put(Array("w".utf8), value: Array("\(round)".utf8))
+      let response = try #require(try stream.next(timeout: .seconds(5)))
+      #expect(response.events.map(\.keyValue.value) == [Array("\(round)".utf8)])
+    }
+    let canceller = stream.canceller
+    let waiter = BackgroundThread { () throws -> String in
+      do {
+        _ = try stream.next(timeout: nil)
+        return "returned"
+      } catch {
+        return "\(error)"
+      }
+    }
+    #expect(waiter.result(deadline: .milliseconds(100)) == nil)
+    let started = ContinuousClock.now
+    canceller.cancel()
+    let outcome = try waiter.value(deadline: .seconds(5))
+    #expect(outcome.contains("watch stream ended: canceled by the client"), "\(outcome)")
+    #expect(ContinuousClock.now - started < .seconds(2))
+  }
+
   /// With `--client-cert-auth` the member refuses a client without a certificate, or with one
   /// its CA did not sign: under TLS 1.3 after the client's side of the handshake, on the first
   /// read, still before the member read the request.
