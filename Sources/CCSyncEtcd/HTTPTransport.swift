@@ -106,24 +106,45 @@ package struct PlainTCPConnector: HTTPConnector {
   }
 }
 
-/// A TCP socket is a plain HTTP byte stream. Its `send` throws before the last byte is
-/// handed to the kernel or not at all, as ``HTTPByteStream`` requires.
-extension TCPSocket: HTTPByteStream {
-  /// Sends every byte (``send(_:deadline:)-([UInt8],_)``).
+/// A socket that is an HTTP byte stream once its failures are ``TransportError``s:
+/// ``TCPSocket`` and ``TLSSocket``. Their `send` throws before the last byte is handed to the
+/// kernel or not at all, as ``HTTPByteStream`` requires.
+package protocol TransportSocket: HTTPByteStream {
+  /// What the socket's calls throw.
+  associatedtype Failure: Error
+  /// Sends every byte of `bytes`.
+  func send(_ bytes: [UInt8], deadline: ContinuousClock.Instant) throws(Failure)
+  /// Reads what has arrived; 0 at the end of the stream.
+  func receive(into buffer: UnsafeMutableRawBufferPointer, deadline: ContinuousClock.Instant) throws(Failure) -> Int
+  /// `failure` as the HTTP client sees it.
+  static func transportError(_ failure: Failure) -> TransportError
+}
+
+extension TransportSocket {
+  /// Sends every byte (`send(_:deadline:)`).
   package func write(_ bytes: [UInt8], deadline: ContinuousClock.Instant) throws(TransportError) {
     do {
       try send(bytes, deadline: deadline)
     } catch {
-      throw TransportError(error)
+      throw Self.transportError(error)
     }
   }
 
-  /// Reads what has arrived (``receive(into:deadline:)``).
+  /// Reads what has arrived (`receive(into:deadline:)`).
   package func read(into buffer: UnsafeMutableRawBufferPointer, deadline: ContinuousClock.Instant) throws(TransportError) -> Int {
     do {
       return try receive(into: buffer, deadline: deadline)
     } catch {
-      throw TransportError(error)
+      throw Self.transportError(error)
     }
+  }
+}
+
+/// A TCP socket is a plain HTTP byte stream.
+extension TCPSocket: TransportSocket {
+  package typealias Failure = SystemError
+
+  package static func transportError(_ failure: SystemError) -> TransportError {
+    TransportError(failure)
   }
 }

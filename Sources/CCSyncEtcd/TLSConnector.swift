@@ -48,13 +48,7 @@ package struct TLSConnector: HTTPConnector {
   /// - Throws: `TransportError`; a TLS refusal or unusable settings have
   ///   ``TransportError/isTLSRefusal`` set.
   package func connect(to endpoint: HTTPEndpoint, deadline: ContinuousClock.Instant) throws(TransportError) -> any HTTPByteStream {
-    guard endpoint.isSecure else {
-      do {
-        return try TCPSocket.connect(host: endpoint.host, port: endpoint.port, deadline: deadline)
-      } catch {
-        throw TransportError(error)
-      }
-    }
+    guard endpoint.isSecure else { return try PlainTCPConnector().connect(to: endpoint, deadline: deadline) }
     do {
       return try TLSSocket.connect(host: endpoint.host, port: endpoint.port, context: try madeContext(), deadline: deadline)
     } catch {
@@ -74,24 +68,12 @@ package struct TLSConnector: HTTPConnector {
   }
 }
 
-/// A TLS connection is an HTTP byte stream; its `send` keeps ``HTTPByteStream``'s contract
-/// (see ``TLSSocket``).
-extension TLSSocket: HTTPByteStream {
-  /// Writes every byte (``send(_:deadline:)``).
-  package func write(_ bytes: [UInt8], deadline: ContinuousClock.Instant) throws(TransportError) {
-    do {
-      try send(bytes, deadline: deadline)
-    } catch {
-      throw TransportError(error)
-    }
-  }
+/// A TLS connection is an HTTP byte stream (see ``TLSSocket`` for how its `send` keeps the
+/// contract).
+extension TLSSocket: TransportSocket {
+  package typealias Failure = TLSError
 
-  /// Reads what has arrived (``receive(into:deadline:)``).
-  package func read(into buffer: UnsafeMutableRawBufferPointer, deadline: ContinuousClock.Instant) throws(TransportError) -> Int {
-    do {
-      return try receive(into: buffer, deadline: deadline)
-    } catch {
-      throw TransportError(error)
-    }
+  package static func transportError(_ failure: TLSError) -> TransportError {
+    TransportError(failure)
   }
 }

@@ -2,7 +2,8 @@ import CCSyncEtcd
 import CCSyncSystem
 
 /// The process's etcd clients, one per cluster, user and TLS files: documents on the same
-/// cluster share its kept-alive connections (and its TLS context). `Sendable`: the table is behind a `Protected`.
+/// cluster share its kept-alive connections and TLS context. `Sendable`: the table is
+/// behind a `Protected`.
 final class EtcdClients: Sendable {
   /// The table the process shares.
   static let shared = EtcdClients()
@@ -19,13 +20,12 @@ final class EtcdClients: Sendable {
   /// The client for `location`'s endpoints, user and TLS files, made on first use.
   /// - Returns: ``StoreError/invalidLocation(_:reason:)`` when an endpoint does not parse.
   func client(for location: EtcdLocation) -> Result<EtcdClient, StoreError> {
-    let identity = Identity(endpoints: location.endpoints, user: location.user, password: location.password, tls: location.tlsSettings)
+    let identity = Identity(
+      endpoints: location.endpoints, user: location.user, password: location.password, tls: location.tlsSettings)
     return clients.withLock { clients in
       if let client = clients[identity] { return .success(client) }
-      let credentials = location.user.map { EtcdClient.Credentials(user: $0, password: location.password ?? "") }
       do throws(EtcdError) {
-        let client = try EtcdClient(
-          EtcdClient.Configuration(endpoints: location.endpoints, credentials: credentials, tls: location.tlsSettings))
+        let client = try EtcdClient(location.clientConfiguration)
         clients[identity] = client
         return .success(client)
       } catch {

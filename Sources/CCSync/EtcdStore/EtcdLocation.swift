@@ -108,6 +108,15 @@ public struct EtcdLocation: Sendable, Hashable, CustomStringConvertible {
     TLSSettings(caFile: caFile, certificateFile: certificateFile, privateKeyFile: privateKeyFile)
   }
 
+  /// How an etcd client reaches this location: its endpoints, user and TLS files, with the
+  /// default deadlines. Code that makes a client of its own (not through a document) starts
+  /// from this, so that it gets the same credentials and TLS.
+  package var clientConfiguration: EtcdClient.Configuration {
+    EtcdClient.Configuration(
+      endpoints: endpoints, credentials: user.map { EtcdClient.Credentials(user: $0, password: password ?? "") },
+      tls: tlsSettings)
+  }
+
   /// `$ETCDCTL_ENDPOINTS`, else etcdctl's default `127.0.0.1:2379`.
   private static func environmentEndpoints(_ environment: (String) -> String?) -> [String] {
     guard let listed = environment("ETCDCTL_ENDPOINTS") else { return ["127.0.0.1:2379"] }
