@@ -163,9 +163,8 @@ final class EtcdLocker: Sendable {
     self.ttl = ttl
     self.wake = wake
     name = Array(location.key.utf8)
-    let credentials = location.user.map { EtcdClient.Credentials(user: $0, password: location.password ?? "") }
     do {
-      client = try EtcdClient(endpoints: location.endpoints, credentials: credentials)
+      client = try EtcdClient(location.clientConfiguration)
     } catch {
       throw StoreError(error, name: location.description)
     }
@@ -248,9 +247,9 @@ final class EtcdLocker: Sendable {
   /// starts watching its key. `nil` when it was lost already (the lease ended while waiting).
   private func confirm(_ lock: Lock, keeper: LeaseKeeper) throws -> Grant? {
     guard keeper.lostReason == nil else { return nil }
-    let keyLocation = EtcdLocation(
-      endpoints: location.endpoints, key: String(decoding: lock.key, as: UTF8.self), user: location.user,
-      password: location.password)
+    var lockKey = location  // the same members, user and TLS files
+    lockKey.key = String(decoding: lock.key, as: UTF8.self)
+    let keyLocation = lockKey
     let store = SharedDocument(etcd: keyLocation, logger: .silent).store
     // Read first: the watch then starts after this revision, so the key's deletion, however
     // soon, is seen.
