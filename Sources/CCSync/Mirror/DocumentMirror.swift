@@ -3,27 +3,31 @@ import CCSyncSystem
 import Dispatch
 
 /// Keeps a local file and an etcd key one document, both ways (`ccsync mirror`;
-/// docs/ARCHITECTURE.md, "The mirror").
+/// docs/SEMANTICS.md, "Mirror").
 ///
 /// Every change to either side (an event of the file's watcher or the key's watch) starts a
 /// sync, one at a time on the mirror's own queue: both sides are read, each side's changes
 /// since the last agreed version are merged field by field (``MirrorMerge``: the key wins a
-/// field both changed), the key gets the file's changes by compare-and-swap and the file the
-/// key's under its lock (so a local writer's concurrent change survives), and the merged
-/// document is recorded as agreed (``MirrorHistory``). What a sync wrote comes back as events
-/// that find nothing new: a mirror never sends back what it received.
+/// field both changed, and a line names the value that lost), the key gets the file's
+/// changes by compare-and-swap and the file the key's under its lock (so a local writer's
+/// concurrent change survives), and the merged document is recorded as agreed
+/// (``MirrorHistory``). What a sync wrote comes back as events that find nothing new: a
+/// mirror never sends back what it received.
 ///
 /// - No history (a first run): when only one side exists it is copied to the other; when
 ///   both exist and differ the preferred side (the key unless told otherwise) wins and the
 ///   other's version is kept beside it (`FILE.conflict-TIMESTAMP`, `KEY.conflict-TIMESTAMP`).
-/// - A side that is missing is recreated from the other; deletions are not mirrored.
+/// - A side that is missing is recreated whole from the other; deletions are not mirrored.
+///   A side that appears or disappears while a sync writes makes it start again.
 /// - A side that is not valid JSON is reported (once) and nothing is synced until it is
 ///   valid again: the other side keeps its last valid version.
 /// - While the cluster cannot be reached the mirror says so once, keeps running (the file
 ///   never depends on the cluster) and tries again every second; local edits made meanwhile
 ///   are merged and pushed when it answers.
+/// - Crash-safe: a sync records what it is about to make both sides hold before its first
+///   write, so a sync killed between its writes is finished by the next run's merge, and no
+///   value it had written counts as the other side's change (``MirrorMerge/init(interrupted:file:key:)``).
 ///
-/// `Sendable`: its state is behind a `Protected`; syncs run one at a time on its queue.
 package final class DocumentMirror: Sendable {
   /// Which side wins when both exist, differ and have no common history.
   package enum Preference: Sendable {
@@ -37,8 +41,8 @@ package final class DocumentMirror: Sendable {
     /// Whether the first sync has been tried (then `firstSync` has been called).
     var triedOnce = false
     var firstSync: (@Sendable () -> Void)?
-    /// The problem last reported for the pair (an outage, an invalid side), so each is said
-    /// once.
+    /// What identifies the problem last reported for the pair (an outage, an invalid side),
+    /// so that each is said once.
     var reported: String?
     var retryScheduled = false
     var stopped = false
@@ -65,7 +69,9 @@ package final class DocumentMirror: Sendable {
     self.location = location
     sharedFile = SharedFile(path: filePath, logger: logger)
     file = SharedDocument(file: sharedFile)
-    key = SharedDocument(etcd: location, logger: logger)
+    // The mirror says itself when the cluster cannot be reached, and when it answers again:
+    // the key's watch keeps its warnings about the same outage to itself.
+    key = SharedDocument(etcd: location, logger: DiagnosticLog(minimumLevel: .error) { level, message in logger.log(level, message) })
     history = MirrorHistory(filePath: filePath, key: location.key)
     self.preference = preference
     self.logger = logger
@@ -73,7 +79,8 @@ package final class DocumentMirror: Sendable {
 
   /// Claims the pair (a second mirror of the same file is refused), starts watching both
   /// sides and runs the first sync; `firstSync` is called once that sync has been tried
-  /// (done, or the cluster found unreachable: the file is served either way).
+  /// (done, or failed: the cluster found unreachable, a side invalid; the file is served
+  /// either way, and the sync is tried again every second).
   /// - Throws: ``StoreError/lockUnavailable(path:)`` when another mirror runs for the file.
   package func start(firstSync: @escaping @Sendable () -> Void) throws(StoreError) {
     let lock = try history.claim()
@@ -87,7 +94,8 @@ package final class DocumentMirror: Sendable {
     scheduleSync(ChangeHint(contentMayDiffer: true, isRequestedRecheck: false, description: "start"))
   }
 
-  /// Stops watching and releases the pair; a sync under way finishes.
+  /// Stops watching and releases the pair. A sync under way is not waited for: the process
+  /// may end in the middle of it, which the next run finishes as it would after a crash.
   package func stop() {
     let (watches, lock) = state.withLock { state in
       state.stopped = true
@@ -114,6 +122,10 @@ package final class DocumentMirror: Sendable {
     } catch {
       outcome = .failed(error)
     }
+    if case .raced = outcome {
+      scheduleSync(ChangeHint(contentMayDiffer: true, isRequestedRecheck: false, description: "raced"))
+      return
+    }
     settle(outcome)
   }
 
@@ -121,86 +133,136 @@ package final class DocumentMirror: Sendable {
   private enum Outcome {
     /// In sync (or nothing to do).
     case done
+    /// A side appeared or disappeared between the sync's read and its write: sync again now.
+    case raced
     /// A side is not valid JSON, or the cluster could not be reached: report, retry later.
     case failed(StorageError)
   }
 
+  /// One sync. Every sync that writes records what it is doing first (``MirrorHistory``): the
+  /// version it makes both sides hold and what it read from each; then the key gets its
+  /// changes by compare-and-swap, the file its changes under the lock, and the result is
+  /// recorded as agreed. Killed anywhere in between, the next sync finds that record and
+  /// merges as if the interrupted one had finished (``MirrorMerge/init(interrupted:file:key:)``).
   private func syncOnce() throws(StorageError) -> Outcome {
     let fileValue = try file.read()
     let keyValue = try key.read()
-    let agreed = try history.agreedVersion()
+    let history = try self.history.load()
+    let merged: JSONValue
     switch (fileValue, keyValue) {
     case (nil, nil):
       return .done
     case (let fileValue?, nil):
-      try writeKey(replacing: nil, with: fileValue)
-      try history.record(fileValue)
+      merged = fileValue
     case (nil, let keyValue?):
-      try writeFile(with: keyValue)
-      try history.record(keyValue)
+      merged = keyValue
     case (let fileValue?, let keyValue?):
-      guard let agreed else {
-        try firstMeeting(file: fileValue, key: keyValue)
-        return .done
+      if let history {
+        let merge: MirrorMerge
+        if let pending = history.pending {
+          merge = MirrorMerge(interrupted: pending, file: fileValue, key: keyValue)
+        } else {
+          merge = MirrorMerge(agreed: history.agreed ?? keyValue, file: fileValue, key: keyValue)
+        }
+        for conflict in merge.conflicts {
+          let lost = conflict.lostValue.map { $0.formatted(.compact) } ?? "(removed)"
+          logger.log(.warning, "mirror '\(filePath)': '\(conflict.path)' changed on both sides; the key's value kept, the file's \(lost) lost")
+        }
+        merged = merge.merged
+      } else if fileValue == keyValue {
+        merged = keyValue
+      } else {
+        merged = try firstMeeting(file: fileValue, key: keyValue)
       }
-      let merge = MirrorMerge(agreed: agreed, file: fileValue, key: keyValue)
-      for conflict in merge.conflicts {
-        let lost = conflict.lostValue.map { $0.formatted(.compact) } ?? "(removed)"
-        logger.log(.warning, "mirror '\(filePath)': '\(conflict.path)' changed on both sides; the key's value kept, the file's \(lost) lost")
-      }
-      if !merge.toKey.isEmpty { try key.updateDocument(missingFile: .create) { merge.toKey.applied(to: $0) } }
-      if !merge.toFile.isEmpty { try file.updateDocument(missingFile: .create) { merge.toFile.applied(to: $0) } }
-      if merge.merged != agreed { try history.record(merge.merged) }
     }
+    if fileValue == merged && keyValue == merged {
+      if history != MirrorHistory.Record(agreed: merged) { try self.history.save(MirrorHistory.Record(agreed: merged)) }
+      return .done
+    }
+    let before = history ?? MirrorHistory.Record()
+    try self.history.save(MirrorHistory.Record(
+      agreed: before.agreed, pending: MirrorHistory.Pending(merged: merged, file: fileValue, key: keyValue)))
+    let keyWrite = try write(key, read: keyValue, to: merged)
+    let fileWrite: SideWrite = keyWrite == .raced ? .raced : try write(file, read: fileValue, to: merged)
+    guard fileWrite != .raced else {
+      // Nothing written: the record goes back to what it was, so the next sync merges from
+      // the agreed version, not from this sync's plan.
+      if keyWrite != .written { try self.history.save(before) }
+      return .raced
+    }
+    try self.history.save(MirrorHistory.Record(agreed: merged))
     return .done
   }
 
-  /// Both sides exist with no history: the preferred side wins; the other's differing version
-  /// is kept beside it first.
-  private func firstMeeting(file fileValue: JSONValue, key keyValue: JSONValue) throws(StorageError) {
-    if fileValue == keyValue {
-      try history.record(keyValue)
-      return
-    }
+  /// Both sides exist, differ, and have no common history: the preferred side's version is
+  /// the result; the other's is kept beside it first.
+  private func firstMeeting(file fileValue: JSONValue, key keyValue: JSONValue) throws(StorageError) -> JSONValue {
     switch preference {
     case .key:
       let copy = try storeCall { () throws(StoreError) in try sharedFile.keepCopy(of: SharedDocument.documentBytes(fileValue), label: "conflict") }
       logger.log(.warning, "mirror '\(filePath)': the file differed from the key; the key's version taken, the file's kept as '\(copy)'")
-      try writeFile(with: keyValue)
-      try history.record(keyValue)
+      return keyValue
     case .file:
       var copyLocation = location
       copyLocation.key += ".conflict-" + FileSystem.utcTimestampForFileName()
-      try SharedDocument(etcd: copyLocation, logger: logger).updateDocument(missingFile: .create) { _ in keyValue }
+      _ = try write(SharedDocument(etcd: copyLocation, logger: .silent), read: nil, to: keyValue)  // a fresh name
       logger.log(.warning, "mirror '\(filePath)': the key differed from the file; the file's version taken, the key's kept as '\(copyLocation.key)'")
-      try writeKey(replacing: keyValue, with: fileValue)
-      try history.record(fileValue)
+      return fileValue
     }
   }
 
-  /// Makes the key hold `value` (it held `old`, or nothing).
-  private func writeKey(replacing old: JSONValue?, with value: JSONValue) throws(StorageError) {
-    let changes = JSONChangeSet(from: old ?? .null, to: value)
-    try key.updateDocument(missingFile: .create) { current in old == nil ? value : changes.applied(to: current) }
+  /// What ``write(_:read:to:)`` did.
+  private enum SideWrite: Equatable {
+    /// The side already held the result.
+    case unchanged
+    case written
+    /// The side appeared or disappeared since the sync read it; nothing written.
+    case raced
   }
 
-  /// Makes the file hold `value`.
-  private func writeFile(with value: JSONValue) throws(StorageError) {
-    try file.updateDocument(missingFile: .create) { _ in value }
+  /// Makes `document` (the file or the key), which held `read` when the sync read it, hold
+  /// `target`: the changes from `read` to `target` are applied to what it holds now (under
+  /// the file's lock, or by compare-and-swap), so another writer's change since survives.
+  /// A side that was missing is created only if it still is, and a side that exists is never
+  /// created anew from part of a document: either race is ``SideWrite/raced``, and the sync
+  /// starts again from a new read.
+  private func write(_ document: SharedDocument, read: JSONValue?, to target: JSONValue) throws(StorageError) -> SideWrite {
+    guard read != target else { return .unchanged }
+    let changes = read.map { JSONChangeSet(from: $0, to: target) }
+    var raced = false
+    do {
+      let written = try document.updateTracked(invalidFile: .fail, missingFile: read == nil ? .create : .fail) { current, held in
+        if let changes {
+          current = changes.applied(to: current)
+        } else if held {
+          raced = true  // created meanwhile: merge with it instead
+        } else {
+          current = target
+        }
+      }
+      if let notDurable = written.notDurable { throw notDurable }
+    } catch StorageError.missingFile {
+      return .raced  // deleted meanwhile: recreate it whole instead
+    } catch let error as StorageError {
+      throw error
+    } catch {
+      throw .encodingFailed(path: document.name, message: "\(error)")
+    }
+    return raced ? .raced : .written
   }
 
   /// Reports what a sync found (once per problem), schedules a retry after a failure, and
   /// calls `firstSync` after the first.
   private func settle(_ outcome: Outcome) {
-    let problem: String?
+    let problem: (identity: String, message: String)?
     switch outcome {
-    case .done: problem = nil
-    case .failed(let error): problem = error.description
+    case .done, .raced: problem = nil
+    case .failed(let error): problem = DocumentMirror.describe(error)
     }
     let (report, recovered, firstSync, retry) = state.withLock { state in
-      let report = problem.flatMap { $0 == state.reported ? nil : $0 }
+      let report = problem.flatMap { $0.identity == state.reported ? nil : $0.message }
       let recovered = problem == nil && state.reported != nil
-      state.reported = problem
+      state.reported = problem?.identity
       let firstSync = state.triedOnce ? nil : state.firstSync
       state.triedOnce = true
       state.firstSync = nil
@@ -208,7 +270,7 @@ package final class DocumentMirror: Sendable {
       if retry { state.retryScheduled = true }
       return (report, recovered, firstSync, retry)
     }
-    if let report { logger.log(.error, "mirror '\(filePath)': \(report); retrying, the file is kept as it is") }
+    if let report { logger.log(.error, "mirror '\(filePath)': \(report)") }
     if recovered { logger.log(.warning, "mirror '\(filePath)' <-> '\(location)': in sync again") }
     firstSync?()
     if retry {
@@ -221,21 +283,18 @@ package final class DocumentMirror: Sendable {
       }
     }
   }
-}
 
-extension SharedDocument {
-  /// ``update(wait:invalidFile:missingFile:writes:_:)`` for a mirror: `transform` gives the
-  /// new document from the current one; an invalid current document is left alone and
-  /// reported (``StorageError/invalidJSON(path:_:)``), never replaced.
-  fileprivate func updateDocument(
-    missingFile: MissingFilePolicy, _ transform: (JSONValue) -> JSONValue
-  ) throws(StorageError) {
-    do {
-      try update(invalidFile: .fail, missingFile: missingFile) { document in document = transform(document) }
-    } catch let error as StorageError {
-      throw error
-    } catch {
-      throw .encodingFailed(path: name, message: "\(error)")
+  /// What a failed sync says, and what identifies its problem so that it is said once: an
+  /// outage is one problem however each attempt fails (refused, timed out, another member),
+  /// an invalid version one per message.
+  static func describe(_ error: StorageError) -> (identity: String, message: String) {
+    switch error {
+    case .store(.unreachable(let detail)):
+      return ("unreachable", "the cluster cannot be reached (\(detail)); the file is kept as it is, and its edits go to the key when the cluster answers")
+    case .invalidJSON:
+      return (error.description, "\(error); not mirrored until it is valid, the other side keeps its last valid version")
+    default:
+      return (error.description, "\(error); trying again every second")
     }
   }
 }

@@ -1,15 +1,40 @@
 import CCSyncJSON
 import CCSyncSystem
 
-/// What a mirror remembers of a pair between runs: the last version the file and the key
-/// agreed on, kept durably beside the file as `.NAME.ccsync-mirror` so that a restart (after
-/// a crash, a `kill -9`, a reboot) merges each side's changes since then instead of taking
-/// one side whole. Written atomically and durably after every sync that changed it.
+/// What a mirror remembers of a pair between runs, kept durably beside the file as
+/// `.NAME.ccsync-mirror` so that a restart (after a crash, a `kill -9`, a reboot) merges each
+/// side's changes instead of taking one side whole (docs/SEMANTICS.md, "Mirror"):
 ///
-/// The history names the key it was made with: a file mirrored to another key has none.
-/// The mirror holds the history's lock (`.NAME.ccsync-mirror.lock`) for as long as it runs,
-/// so a second mirror of the same file refuses to start.
+/// - `agreed`: the last version the file and the key both held;
+/// - `pending`, while a sync writes: the version it is making both sides hold and what it
+///   read from each. A sync records it before its first write and replaces it with the new
+///   agreed version after its last, so a run that stopped in between (a crash, a write that
+///   failed) leaves it behind, and the next sync knows which of each side's differences were
+///   that sync's own writes (see ``MirrorMerge/init(interrupted:file:key:)``).
+///
+/// Written atomically and durably (``SharedFile/replaceContents(with:)``). The record names
+/// the key it was made with: a file mirrored to another key has no history. The mirror holds
+/// the record's lock (`.NAME.ccsync-mirror.lock`) for as long as it runs, so a second mirror
+/// of the same file refuses to start.
 final class MirrorHistory: Sendable {
+  /// A sync between its first write and its last.
+  struct Pending: Equatable {
+    /// What the sync was making both sides hold.
+    var merged: JSONValue
+    /// What it read from the file; `nil` when the file was missing.
+    var file: JSONValue?
+    /// What it read from the key; `nil` when the key was missing.
+    var key: JSONValue?
+  }
+
+  /// The pair's history.
+  struct Record: Equatable {
+    /// The last version both sides held; `nil` before the first sync finished.
+    var agreed: JSONValue?
+    /// A sync that started writing and has not recorded its result.
+    var pending: Pending?
+  }
+
   /// `DIR/.NAME.ccsync-mirror` for the file `DIR/NAME`.
   let path: String
   private let file: SharedFile
@@ -23,26 +48,37 @@ final class MirrorHistory: Sendable {
     self.key = key
   }
 
-  /// The last agreed version, or `nil` when there is none for this key (a first run, or a
+  /// The pair's history, or `nil` when there is none for this key (a first run, or a
   /// history made with another key). A history that cannot be read or parsed is reported by
   /// throwing, never taken for none.
-  func agreedVersion() throws(StorageError) -> JSONValue? {
+  func load() throws(StorageError) -> Record? {
     guard let snapshot = try storeCall({ () throws(StoreError) in try file.read() }) else { return nil }
-    let record: JSONValue
+    let stored: JSONValue
     do {
-      record = try JSONValue(parsing: snapshot.bytes)
+      stored = try JSONValue(parsing: snapshot.bytes)
     } catch {
       throw .invalidJSON(path: path, error)
     }
-    guard record.objectValue?["key"] == .string(key) else { return nil }
-    return record.objectValue?["agreed"]
+    guard let object = stored.objectValue, object["key"] == .string(key) else { return nil }
+    let pending = object["pending"]?.objectValue.flatMap { pending in
+      pending["merged"].map { Pending(merged: $0, file: pending["file"], key: pending["key"]) }
+    }
+    let record = Record(agreed: object["agreed"], pending: pending)
+    return record.agreed == nil && record.pending == nil ? nil : record
   }
 
-  /// Records `agreed` as the last version both sides hold, durably.
-  func record(_ agreed: JSONValue) throws(StorageError) {
+  /// Records `record` durably.
+  func save(_ record: Record) throws(StorageError) {
     var object = JSONObject()
     object["key"] = .string(key)
-    object["agreed"] = agreed
+    if let agreed = record.agreed { object["agreed"] = agreed }
+    if let pending = record.pending {
+      var members = JSONObject()
+      members["merged"] = pending.merged
+      if let file = pending.file { members["file"] = file }
+      if let key = pending.key { members["key"] = key }
+      object["pending"] = .object(members)
+    }
     let bytes = SharedDocument.documentBytes(.object(object))
     try storeCall { () throws(StoreError) in _ = try file.replaceContents(with: bytes) }
   }

@@ -1,7 +1,7 @@
 import CCSyncJSON
 
 /// The three-way merge a mirror makes between a file and a key from the last version both
-/// agreed on (docs/ARCHITECTURE.md, "The mirror"). Pure: no I/O, no threads.
+/// agreed on (docs/SEMANTICS.md, "Mirror"). Pure: no I/O, no threads.
 ///
 /// Each side's changes since `agreed` are field-level change sets, as two processes' edits
 /// are. The merged document is the file with the key's changes applied on top, so where both
@@ -36,5 +36,22 @@ struct MirrorMerge: Equatable {
     conflicts = local.conflicts(with: remote).map { path in
       Conflict(path: path, lostValue: try? file.value(at: path))
     }
+  }
+
+  /// Merges `file` and `key` after a sync that stopped between its writes (killed, or a
+  /// write failed): `interrupted` is what it was making both sides hold and what it read from
+  /// each. A side may or may not have been written, so its changes are counted from what
+  /// that sync read: the side as if the sync had finished is `interrupted.merged` with those
+  /// changes on top, and the two are merged from `interrupted.merged`. A value the sync wrote
+  /// is then no change of the side that received it, and a side's later change to it wins as
+  /// any later change does; with the agreed version as the base instead, the key's copy of a
+  /// value the file changed again would count as the key's change and win (a field reverted).
+  init(interrupted: MirrorHistory.Pending, file: JSONValue, key: JSONValue) {
+    let base = interrupted.merged
+    let fileAsIfFinished = JSONChangeSet(from: interrupted.file ?? base, to: file).applied(to: base)
+    let keyAsIfFinished = JSONChangeSet(from: interrupted.key ?? base, to: key).applied(to: base)
+    self.init(agreed: base, file: fileAsIfFinished, key: keyAsIfFinished)
+    toFile = JSONChangeSet(from: file, to: merged)
+    toKey = JSONChangeSet(from: key, to: merged)
   }
 }
