@@ -52,4 +52,18 @@ import CCSyncJSON
       #expect(fileValue(file) == ["v": 2], "the local edit kept")
     }
   }
+
+  /// SIGINT and SIGHUP end a mirror with 0, as SIGTERM does.
+  @Test func interruptAndHangUpEndAMirrorWithZero() throws {
+    try withTemporaryDirectory { directory in
+      let url = "etcd://127.0.0.1:\(try EtcdCluster.freePort())/cfg"
+      for (name, signal) in [("int", SIGINT), ("hup", SIGHUP)] {
+        let mirror = try MirrorProcess([directory.file("\(name).json"), url], in: directory)
+        defer { mirror.kill() }
+        #expect(mirror.waitUntilReady(), "\(mirror.standardError)")
+        let outcome = mirror.terminate(signal: signal)
+        #expect(outcome.succeeded, "SIG\(name.uppercased()): \(outcome.summary)")
+      }
+    }
+  }
 }

@@ -85,10 +85,11 @@ final class MirrorProcess {
     CLI.lines(standardError).filter { $0.contains(text) }
   }
 
-  /// Sends SIGTERM and waits for the exit (SIGKILL after 10 s).
+  /// Sends `signal` (SIGTERM, as systemd stops a unit) and waits for the exit (SIGKILL
+  /// after 10 s).
   @discardableResult
-  func terminate() -> ChildProcess.Outcome {
-    if child.isRunning { Foundation.kill(child.process.processIdentifier, SIGTERM) }
+  func terminate(signal: Int32 = SIGTERM) -> ChildProcess.Outcome {
+    if child.isRunning { Foundation.kill(child.process.processIdentifier, signal) }
     return child.wait(deadline: .seconds(10))
   }
 
