@@ -2,8 +2,8 @@ import CCSyncJSON
 import CCSyncSystem
 import Dispatch
 
-/// Keeps a local file and an etcd key one document, both ways (`ccsync mirror`;
-/// docs/SEMANTICS.md, "Mirror").
+/// Keeps a local file and an etcd key one document, both ways (`ccsync mirror`; the rules in
+/// docs/SEMANTICS.md, "Mirror", the design in docs/ARCHITECTURE.md, "The mirror").
 ///
 /// Every change to either side (an event of the file's watcher or the key's watch) starts a
 /// sync, one at a time on the mirror's own queue: both sides are read, each side's changes

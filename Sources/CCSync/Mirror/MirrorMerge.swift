@@ -1,7 +1,7 @@
 import CCSyncJSON
 
 /// The three-way merge a mirror makes between a file and a key from the last version both
-/// agreed on (docs/SEMANTICS.md, "Mirror"). Pure: no I/O, no threads.
+/// agreed on (docs/ARCHITECTURE.md, "The mirror"). Pure: no I/O, no threads.
 ///
 /// Each side's changes since `agreed` are field-level change sets, as two processes' edits
 /// are. The merged document is the file with the key's changes applied on top, so where both

@@ -2,8 +2,8 @@ import Testing
 @testable import CCSync
 import CCSyncJSON
 
-/// The mirror's three-way merge on its own (docs/SEMANTICS.md, "Mirror"): no files, no
-/// cluster.
+/// The mirror's three-way merge on its own (docs/ARCHITECTURE.md, "The mirror"): no files,
+/// no cluster.
 @Suite struct MirrorMergeTests {
   @Test func eachSideGetsOnlyWhatTheOtherChanged() {
     let merge = MirrorMerge(
