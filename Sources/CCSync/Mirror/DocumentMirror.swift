@@ -72,7 +72,9 @@ package final class DocumentMirror: Sendable {
     // The mirror says itself when the cluster cannot be reached, and when it answers again:
     // the key's watch keeps its warnings about the same outage to itself.
     key = SharedDocument(etcd: location, logger: DiagnosticLog(minimumLevel: .error) { level, message in logger.log(level, message) })
-    history = MirrorHistory(filePath: filePath, key: location.key)
+    // Beside the file a symlink leads to, as its lock file is: a second mirror of the same
+    // file is refused however it is named. A link that leads nowhere fails every sync anyway.
+    history = MirrorHistory(filePath: (try? sharedFile.resolvedPath()) ?? filePath, key: location.key)
     self.preference = preference
     self.logger = logger
   }

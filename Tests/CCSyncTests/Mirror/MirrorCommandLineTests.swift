@@ -29,7 +29,7 @@ import CCSyncJSON
 
   /// The file never depends on the cluster: with none answering, the mirror still starts,
   /// says so once, signals readiness after its first try, and keeps the local edits; a second
-  /// mirror of the same file (however it is spelled) is refused with 1.
+  /// mirror of the same file (however it is named, through a symlink too) is refused with 1.
   @Test func withoutTheClusterAMirrorStartsSaysSoOnceAndRefusesASecond() throws {
     try withTemporaryDirectory { directory in
       let file = directory.file("cfg.json")
@@ -41,7 +41,8 @@ import CCSyncJSON
       #expect(mirror.errorLines(containing: "cannot be reached").count == 1, "\(mirror.standardError)")
       #expect(try CLI.run(["set", file, "v", "2"]).succeeded)
 
-      for spelling in [file, directory.path + "/./cfg.json"] {
+      try FileManager.default.createSymbolicLink(atPath: directory.file("link.json"), withDestinationPath: "cfg.json")
+      for spelling in [file, directory.path + "/./cfg.json", directory.file("link.json")] {
         let second = try CLI.run(["mirror", spelling, url], deadline: .seconds(10))
         #expect(second.status == 1, "\(second.summary)")
         #expect(second.standardError.contains("already mirrored"), "\(second.summary)")
