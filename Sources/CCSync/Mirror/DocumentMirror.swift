@@ -17,10 +17,12 @@ import Dispatch
 /// - No history (a first run): when only one side exists it is copied to the other; when
 ///   both exist and differ the preferred side (the key unless told otherwise) wins and the
 ///   other's version is kept beside it (`FILE.conflict-TIMESTAMP`, `KEY.conflict-TIMESTAMP`).
-/// - A side that is missing is recreated whole from the other; deletions are not mirrored.
-///   A side that appears or disappears while a sync writes makes it start again.
-/// - A side that is not valid JSON is reported (once) and nothing is synced until it is
-///   valid again: the other side keeps its last valid version.
+/// - A side that is missing is recreated whole from the other (a file that disappeared once
+///   it has stayed missing for ``missingFileGrace``); deletions are not mirrored. A side
+///   that appears or disappears while a sync writes makes it start again.
+/// - A side that is not valid JSON is reported (once; a file only if it is still invalid
+///   0.2 s later, being perhaps written in place) and nothing is synced until it is valid
+///   again: the other side keeps its last valid version.
 /// - While the cluster cannot be reached the mirror says so once, keeps running (the file
 ///   never depends on the cluster) and tries again every second; local edits made meanwhile
 ///   are merged and pushed when it answers.
@@ -44,6 +46,11 @@ package final class DocumentMirror: Sendable {
     /// What identifies the problem last reported for the pair (an outage, an invalid side),
     /// so that each is said once.
     var reported: String?
+    /// When a sync first found the mirrored file missing (and left it so); `nil` while it exists.
+    var fileMissingSince: ContinuousClock.Instant?
+    /// An invalid file seen once and not reported yet: another program may be writing it in
+    /// place (truncated, then written), so it is looked at again after ``invalidFileGrace``.
+    var suspected: String?
     var retryScheduled = false
     var stopped = false
   }
@@ -62,6 +69,13 @@ package final class DocumentMirror: Sendable {
   private let state = Protected(State())
   /// How long to wait before trying a cluster that did not answer again.
   static let retryDelay: Duration = .seconds(1)
+  /// How long a file may stay invalid before it is reported, as for `ccsync watch`.
+  static let invalidFileGrace: Duration = .milliseconds(200)
+  /// How long a file that disappeared while mirrored is left missing before it is created
+  /// again: an editor that saves by moving the old version away first and renaming the new
+  /// one in is mid-save, and the lock does not hold it off (it takes none), so a file created
+  /// meanwhile could be renamed over its save.
+  static let missingFileGrace: Duration = .milliseconds(500)
 
   /// A mirror of `filePath` and `location`; nothing happens until ``start(firstSync:)``.
   package init(filePath: String, location: EtcdLocation, preference: Preference = .key, logger: DiagnosticLog = .standardError) {
@@ -124,11 +138,14 @@ package final class DocumentMirror: Sendable {
     } catch {
       outcome = .failed(error)
     }
-    if case .raced = outcome {
+    switch outcome {
+    case .raced:
       scheduleSync(ChangeHint(contentMayDiffer: true, isRequestedRecheck: false, description: "raced"))
-      return
+    case .fileMissing(let remaining):
+      scheduleSync(after: remaining)
+    case .done, .failed:
+      settle(outcome)
     }
-    settle(outcome)
   }
 
   /// How a sync ended.
@@ -137,6 +154,9 @@ package final class DocumentMirror: Sendable {
     case done
     /// A side appeared or disappeared between the sync's read and its write: sync again now.
     case raced
+    /// The file disappeared less than ``DocumentMirror/missingFileGrace`` ago: look again
+    /// when the rest of it has passed.
+    case fileMissing(remaining: Duration)
     /// A side is not valid JSON, or the cluster could not be reached: report, retry later.
     case failed(StorageError)
   }
@@ -148,6 +168,7 @@ package final class DocumentMirror: Sendable {
   /// merges as if the interrupted one had finished (``MirrorMerge/init(interrupted:file:key:)``).
   private func syncOnce() throws(StorageError) -> Outcome {
     let fileValue = try file.read()
+    if fileValue != nil { state.withLock { $0.fileMissingSince = nil } }
     let keyValue = try key.read()
     let history = try self.history.load()
     let merged: JSONValue
@@ -157,6 +178,18 @@ package final class DocumentMirror: Sendable {
     case (let fileValue?, nil):
       merged = fileValue
     case (nil, let keyValue?):
+      // A file that was mirrored and is gone may be mid-save: created again once it has
+      // stayed missing for a moment (a first run copies the key at once).
+      if history != nil {
+        let now = ContinuousClock.now
+        let since = state.withLock { state in
+          if state.fileMissingSince == nil { state.fileMissingSince = now }
+          return state.fileMissingSince ?? now
+        }
+        let remaining = DocumentMirror.missingFileGrace - (now - since)
+        guard remaining <= .zero else { return .fileMissing(remaining: remaining) }
+        state.withLock { $0.fileMissingSince = nil }
+      }
       merged = keyValue
     case (let fileValue?, let keyValue?):
       if let history {
@@ -207,7 +240,7 @@ package final class DocumentMirror: Sendable {
     case .file:
       var copyLocation = location
       copyLocation.key += ".conflict-" + FileSystem.utcTimestampForFileName()
-      _ = try write(SharedDocument(etcd: copyLocation, logger: .silent), read: nil, to: keyValue)  // a fresh name
+      _ = try storeCall { () throws(StoreError) in try copyLocation.putIfAbsent(SharedDocument.documentBytes(keyValue)) }
       logger.log(.warning, "mirror '\(filePath)': the key differed from the file; the file's version taken, the key's kept as '\(copyLocation.key)'")
       return fileValue
     }
@@ -253,50 +286,81 @@ package final class DocumentMirror: Sendable {
     return raced ? .raced : .written
   }
 
-  /// Reports what a sync found (once per problem), schedules a retry after a failure, and
-  /// calls `firstSync` after the first.
+  /// Reports what a sync found (once per problem; an invalid file only when it is still
+  /// invalid ``invalidFileGrace`` later), schedules a retry after a failure, and calls
+  /// `firstSync` after the first.
   private func settle(_ outcome: Outcome) {
-    let problem: (identity: String, message: String)?
+    let problem: Problem?
     switch outcome {
-    case .done, .raced: problem = nil
-    case .failed(let error): problem = DocumentMirror.describe(error)
+    case .done, .raced, .fileMissing: problem = nil
+    case .failed(let error): problem = describe(error)
     }
     let (report, recovered, firstSync, retry) = state.withLock { state in
-      let report = problem.flatMap { $0.identity == state.reported ? nil : $0.message }
+      var report: String?
+      var retry: Duration?
+      if let problem, problem.identity != state.reported {
+        if problem.mayBeMidWrite && state.suspected != problem.identity {
+          state.suspected = problem.identity
+          retry = DocumentMirror.invalidFileGrace
+        } else {
+          report = problem.message
+        }
+      }
       let recovered = problem == nil && state.reported != nil
-      state.reported = problem?.identity
+      if problem == nil || report != nil {
+        state.reported = problem?.identity
+        state.suspected = nil
+      }
       let firstSync = state.triedOnce ? nil : state.firstSync
       state.triedOnce = true
       state.firstSync = nil
-      let retry = problem != nil && !state.retryScheduled && !state.stopped
-      if retry { state.retryScheduled = true }
-      return (report, recovered, firstSync, retry)
+      if problem != nil && retry == nil && !state.retryScheduled {
+        state.retryScheduled = true
+        retry = DocumentMirror.retryDelay
+      }
+      return (report, recovered, firstSync, state.stopped ? nil : retry)
     }
     if let report { logger.log(.error, "mirror '\(filePath)': \(report)") }
     if recovered { logger.log(.warning, "mirror '\(filePath)' <-> '\(location)': in sync again") }
     firstSync?()
-    if retry {
-      let (seconds, attoseconds) = DocumentMirror.retryDelay.components
-      let delay = DispatchTimeInterval.nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
-      DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
-        guard let self else { return }
-        state.withLock { $0.retryScheduled = false }
-        scheduleSync(ChangeHint(contentMayDiffer: true, isRequestedRecheck: false, description: "retry"))
-      }
+    if let retry { scheduleSync(after: retry, clearsRetry: retry == DocumentMirror.retryDelay) }
+  }
+
+  /// Schedules a sync `delay` from now; `clearsRetry`: it is the regular retry after a failure.
+  private func scheduleSync(after delay: Duration, clearsRetry: Bool = false) {
+    let (seconds, attoseconds) = delay.components
+    let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+    DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+      guard let self else { return }
+      if clearsRetry { state.withLock { $0.retryScheduled = false } }
+      scheduleSync(ChangeHint(contentMayDiffer: true, isRequestedRecheck: false, description: "retry"))
     }
   }
 
-  /// What a failed sync says, and what identifies its problem so that it is said once: an
-  /// outage is one problem however each attempt fails (refused, timed out, another member),
-  /// an invalid version one per message.
-  static func describe(_ error: StorageError) -> (identity: String, message: String) {
+  /// A failed sync's problem, as reported.
+  struct Problem {
+    /// What identifies it, so that it is said once: an outage is one problem however each
+    /// attempt fails (refused, timed out, another member), an invalid version one per message.
+    var identity: String
+    var message: String
+    /// Whether it may be a file caught in the middle of an in-place write.
+    var mayBeMidWrite = false
+  }
+
+  /// What a failed sync says.
+  func describe(_ error: StorageError) -> Problem {
     switch error {
     case .store(.unreachable(let detail)):
-      return ("unreachable", "the cluster cannot be reached (\(detail)); the file is kept as it is, and its edits go to the key when the cluster answers")
-    case .invalidJSON:
-      return (error.description, "\(error); not mirrored until it is valid, the other side keeps its last valid version")
+      return Problem(
+        identity: "unreachable",
+        message: "the cluster cannot be reached (\(detail)); the file is kept as it is, and its edits go to the key when the cluster answers")
+    case .invalidJSON(let path, _):
+      return Problem(
+        identity: error.description,
+        message: "\(error); not mirrored until it is valid, the other side keeps its last valid version",
+        mayBeMidWrite: path == file.name)
     default:
-      return (error.description, "\(error); trying again every second")
+      return Problem(identity: error.description, message: "\(error); trying again every second")
     }
   }
 }

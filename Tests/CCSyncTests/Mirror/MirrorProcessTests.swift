@@ -262,29 +262,26 @@ extension EtcdTests {
     @Test func aTenSecondOutageKeepsLocalEditsAndPushesThemAfter() throws {
       try withTemporaryDirectory { directory in
         let rig = try MirrorRig(in: directory)
-        try CLI.write(#"{"v": 0}"# + "\n", to: rig.file(0))
-        let mirrors = try [0, 1].map { try rig.startMirror($0) }
-        defer { for mirror in mirrors { mirror.terminate() } }
-        #expect(rig.waitUntilConverged([0, 1]), "\(rig.state([0, 1]))")
+        try rig.withMirrors([0, 1], startingFrom: #"{"v": 0}"#) { mirrors in
+          let stopped = ContinuousClock.now
+          try rig.cluster.stop(0)
+          #expect(try CLI.run(["set", rig.file(0), "a1", "1"]).succeeded)
+          #expect(try CLI.run(["set", rig.file(1), "b1", "1"]).succeeded)
+          for mirror in mirrors {
+            #expect(waitUntil(deadline: .seconds(10)) { !mirror.errorLines(containing: "cannot be reached").isEmpty }, "\(mirror.standardError)")
+          }
+          #expect(try CLI.run(["set", rig.file(0), "a2", "2"]).succeeded, "an edit after the mirror noticed")
+          let tenSeconds = stopped + .seconds(10)
+          while ContinuousClock.now < tenSeconds { usleep(50_000) }
+          #expect(fileValue(rig.file(0)) == ["v": 0, "a1": 1, "a2": 2], "the file keeps its edits meanwhile")
+          #expect(fileValue(rig.file(1)) == ["v": 0, "b1": 1])
+          try rig.cluster.restart(0)
 
-        let stopped = ContinuousClock.now
-        try rig.cluster.stop(0)
-        #expect(try CLI.run(["set", rig.file(0), "a1", "1"]).succeeded)
-        #expect(try CLI.run(["set", rig.file(1), "b1", "1"]).succeeded)
-        for mirror in mirrors {
-          #expect(waitUntil(deadline: .seconds(10)) { !mirror.errorLines(containing: "cannot be reached").isEmpty }, "\(mirror.standardError)")
-        }
-        #expect(try CLI.run(["set", rig.file(0), "a2", "2"]).succeeded, "an edit after the mirror noticed")
-        let tenSeconds = stopped + .seconds(10)
-        while ContinuousClock.now < tenSeconds { usleep(50_000) }
-        #expect(fileValue(rig.file(0)) == ["v": 0, "a1": 1, "a2": 2], "the file keeps its edits meanwhile")
-        #expect(fileValue(rig.file(1)) == ["v": 0, "b1": 1])
-        try rig.cluster.restart(0)
-
-        #expect(rig.waitUntilConverged([0, 1]) { $0 == ["v": 0, "a1": 1, "b1": 1, "a2": 2] || $0 == ["v": 0, "b1": 1, "a1": 1, "a2": 2] }, "\(rig.state([0, 1]))")
-        for mirror in mirrors {
-          #expect(mirror.errorLines(containing: "cannot be reached").count == 1, "said once: \(mirror.standardError)")
-          #expect(waitUntil(deadline: .seconds(5)) { mirror.errorLines(containing: "in sync again").count == 1 }, "\(mirror.standardError)")
+          #expect(rig.waitUntilConverged([0, 1]) { $0 == ["v": 0, "a1": 1, "a2": 2, "b1": 1] }, "\(rig.state([0, 1]))")
+          for mirror in mirrors {
+            #expect(mirror.errorLines(containing: "cannot be reached").count == 1, "said once: \(mirror.standardError)")
+            #expect(waitUntil(deadline: .seconds(5)) { mirror.errorLines(containing: "in sync again").count == 1 }, "\(mirror.standardError)")
+          }
         }
       }
     }
@@ -294,18 +291,15 @@ extension EtcdTests {
     @Test func theLeaderKilledChangesNothingForTheMachines() throws {
       try withTemporaryDirectory { directory in
         let rig = try MirrorRig(members: 3, in: directory)
-        try CLI.write(#"{"v": 0}"# + "\n", to: rig.file(0))
-        let mirrors = try [0, 1].map { try rig.startMirror($0) }
-        defer { for mirror in mirrors { mirror.terminate() } }
-        #expect(rig.waitUntilConverged([0, 1]), "\(rig.state([0, 1]))")
-
-        try rig.cluster.kill(try rig.cluster.leaderIndex())
-        #expect(try CLI.run(["set", rig.file(0), "v", "1"]).succeeded)
-        #expect(rig.waitUntilConverged([0, 1]) { $0.integer("v") == 1 }, "\(rig.state([0, 1]))")
-        try rig.put(#"{"v": 2}"#)
-        #expect(rig.waitUntilConverged([0, 1]) { $0.integer("v") == 2 }, "\(rig.state([0, 1]))")
-        #expect(try CLI.run(["set", rig.file(1), "w", "3"]).succeeded)
-        #expect(rig.waitUntilConverged([0, 1]) { $0 == ["v": 2, "w": 3] }, "\(rig.state([0, 1]))")
+        try rig.withMirrors([0, 1], startingFrom: #"{"v": 0}"#) { _ in
+          try rig.cluster.kill(try rig.cluster.leaderIndex())
+          #expect(try CLI.run(["set", rig.file(0), "v", "1"]).succeeded)
+          #expect(rig.waitUntilConverged([0, 1]) { $0.integer("v") == 1 }, "\(rig.state([0, 1]))")
+          try rig.put(#"{"v": 2}"#)
+          #expect(rig.waitUntilConverged([0, 1]) { $0.integer("v") == 2 }, "\(rig.state([0, 1]))")
+          #expect(try CLI.run(["set", rig.file(1), "w", "3"]).succeeded)
+          #expect(rig.waitUntilConverged([0, 1]) { $0 == ["v": 2, "w": 3] }, "\(rig.state([0, 1]))")
+        }
       }
     }
 
@@ -314,18 +308,15 @@ extension EtcdTests {
     @Test func anEditorsRenameAndSedInPlaceAreMirrored() throws {
       try withTemporaryDirectory { directory in
         let rig = try MirrorRig(in: directory)
-        try CLI.write(#"{"mode": "a", "keep": true}"# + "\n", to: rig.file(0))
-        let mirrors = try [0, 1].map { try rig.startMirror($0) }
-        defer { for mirror in mirrors { mirror.terminate() } }
-        #expect(rig.waitUntilConverged([0, 1]), "\(rig.state([0, 1]))")
-
-        try shell(#"printf '{"mode": "b", "keep": true}\n' > .cfg.json.swp && mv .cfg.json.swp cfg.json"#, in: rig.machineDirectory(0))
-        #expect(rig.waitUntilConverged([0, 1]) { $0[field: "mode"] == "b" }, "\(rig.state([0, 1]))")
-        try shell(#"sed -i 's/"b"/"c"/' cfg.json"#, in: rig.machineDirectory(1))
-        #expect(rig.waitUntilConverged([0, 1]) { $0 == ["mode": "c", "keep": true] }, "\(rig.state([0, 1]))")
-        try shell(#"printf '{"mode": "d", "keep": true}\n' > cfg.json.tmp && mv cfg.json cfg.json~ && mv cfg.json.tmp cfg.json"#, in: rig.machineDirectory(0))
-        #expect(rig.waitUntilConverged([0, 1]) { $0[field: "mode"] == "d" }, "a backup-then-rename save: \(rig.state([0, 1]))")
-        for mirror in mirrors { #expect(mirror.standardError == "") }
+        try rig.withMirrors([0, 1], startingFrom: #"{"mode": "a", "keep": true}"#) { mirrors in
+          try shell(#"printf '{"mode": "b", "keep": true}\n' > .cfg.json.swp && mv .cfg.json.swp cfg.json"#, in: rig.machineDirectory(0))
+          #expect(rig.waitUntilConverged([0, 1]) { $0[field: "mode"] == "b" }, "\(rig.state([0, 1]))")
+          try shell(#"sed -i 's/"b"/"c"/' cfg.json"#, in: rig.machineDirectory(1))
+          #expect(rig.waitUntilConverged([0, 1]) { $0 == ["mode": "c", "keep": true] }, "\(rig.state([0, 1]))")
+          try shell(#"printf '{"mode": "d", "keep": true}\n' > cfg.json.tmp && mv cfg.json cfg.json~ && mv cfg.json.tmp cfg.json"#, in: rig.machineDirectory(0))
+          #expect(rig.waitUntilConverged([0, 1]) { $0[field: "mode"] == "d" }, "a backup-then-rename save: \(rig.state([0, 1]))")
+          for mirror in mirrors { #expect(mirror.standardError == "") }
+        }
       }
     }
 
@@ -335,29 +326,26 @@ extension EtcdTests {
     @Test func anInvalidSideIsReportedAndSkippedUntilItIsValid() throws {
       try withTemporaryDirectory { directory in
         let rig = try MirrorRig(in: directory)
-        try CLI.write(#"{"v": 1}"# + "\n", to: rig.file(0))
-        let mirrors = try [0, 1].map { try rig.startMirror($0) }
-        defer { for mirror in mirrors { mirror.terminate() } }
-        #expect(rig.waitUntilConverged([0, 1]), "\(rig.state([0, 1]))")
+        try rig.withMirrors([0, 1], startingFrom: #"{"v": 1}"#) { mirrors in
+          try CLI.write("{\"v\": 2,\n", to: rig.file(0))
+          #expect(waitUntil { mirrors[0].errorLines(containing: "is not valid JSON").count == 1 }, "\(mirrors[0].standardError)")
+          #expect(rig.keyValue() == ["v": 1], "the key keeps the last valid version")
+          try rig.put(#"{"v": 1, "k": 1}"#)
+          #expect(rig.waitUntilConverged([1]) { $0[field: "k"] == 1 })
+          #expect(contents(rig.file(0)) == "{\"v\": 2,\n", "the invalid file is left alone")
+          try CLI.write(#"{"v": 2, "f": 1}"# + "\n", to: rig.file(0))
+          #expect(rig.waitUntilConverged([0, 1]) { $0 == ["v": 2, "k": 1, "f": 1] }, "\(rig.state([0, 1]))")
 
-        try CLI.write("{\"v\": 2,\n", to: rig.file(0))
-        #expect(waitUntil { mirrors[0].errorLines(containing: "is not valid JSON").count == 1 }, "\(mirrors[0].standardError)")
-        #expect(rig.keyValue() == ["v": 1], "the key keeps the last valid version")
-        try rig.put(#"{"v": 1, "k": 1}"#)
-        #expect(rig.waitUntilConverged([1]) { $0[field: "k"] == 1 })
-        #expect(contents(rig.file(0)) == "{\"v\": 2,\n", "the invalid file is left alone")
-        try CLI.write(#"{"v": 2, "f": 1}"# + "\n", to: rig.file(0))
-        #expect(rig.waitUntilConverged([0, 1]) { $0 == ["v": 2, "k": 1, "f": 1] }, "\(rig.state([0, 1]))")
-
-        try rig.put("not json")
-        for mirror in mirrors {
-          #expect(waitUntil { mirror.errorLines(containing: "is not valid JSON").contains { $0.contains("etcd://") } }, "\(mirror.standardError)")
+          try rig.put("not json")
+          for mirror in mirrors {
+            #expect(waitUntil { mirror.errorLines(containing: "is not valid JSON").contains { $0.contains("etcd://") } }, "\(mirror.standardError)")
+          }
+          #expect(fileValue(rig.file(1)) == ["v": 2, "k": 1, "f": 1], "the files keep the last valid version")
+          #expect(try CLI.run(["set", rig.file(1), "g", "1"]).succeeded, "a local edit meanwhile")
+          try rig.put(#"{"v": 3, "k": 1, "f": 1}"#)
+          #expect(rig.waitUntilConverged([0, 1]) { $0 == ["v": 3, "k": 1, "f": 1, "g": 1] }, "\(rig.state([0, 1]))")
+          #expect(mirrors[0].errorLines(containing: "is not valid JSON").count == 2, "each invalid version said once: \(mirrors[0].standardError)")
         }
-        #expect(fileValue(rig.file(1)) == ["v": 2, "k": 1, "f": 1], "the files keep the last valid version")
-        #expect(try CLI.run(["set", rig.file(1), "g", "1"]).succeeded, "a local edit meanwhile")
-        try rig.put(#"{"v": 3, "k": 1, "f": 1}"#)
-        #expect(rig.waitUntilConverged([0, 1]) { $0 == ["v": 3, "k": 1, "f": 1, "g": 1] }, "\(rig.state([0, 1]))")
-        #expect(mirrors[0].errorLines(containing: "is not valid JSON").count == 2, "each invalid version said once: \(mirrors[0].standardError)")
       }
     }
 
@@ -366,18 +354,15 @@ extension EtcdTests {
     @Test func aDeletedSideIsCreatedAgainFromTheOther() throws {
       try withTemporaryDirectory { directory in
         let rig = try MirrorRig(in: directory)
-        try CLI.write(#"{"v": 1}"# + "\n", to: rig.file(0))
-        let mirrors = try [0, 1].map { try rig.startMirror($0) }
-        defer { for mirror in mirrors { mirror.terminate() } }
-        #expect(rig.waitUntilConverged([0, 1]), "\(rig.state([0, 1]))")
-
-        let deleted = try rig.cluster.etcdctl(["del", rig.key])
-        #expect(deleted.standardOutput == "1\n", "\(deleted.summary)")
-        #expect(rig.waitUntilConverged([0, 1]) { $0 == ["v": 1] }, "\(rig.state([0, 1]))")
-        try FileManager.default.removeItem(atPath: rig.file(1))
-        #expect(rig.waitUntilConverged([0, 1]) { $0 == ["v": 1] }, "\(rig.state([0, 1]))")
-        #expect(try CLI.run(["set", rig.file(1), "v", "2"]).succeeded)
-        #expect(rig.waitUntilConverged([0, 1]) { $0 == ["v": 2] }, "still mirrored after: \(rig.state([0, 1]))")
+        try rig.withMirrors([0, 1], startingFrom: #"{"v": 1}"#) { _ in
+          let deleted = try rig.cluster.etcdctl(["del", rig.key])
+          #expect(deleted.standardOutput == "1\n", "\(deleted.summary)")
+          #expect(rig.waitUntilConverged([0, 1]) { $0 == ["v": 1] }, "\(rig.state([0, 1]))")
+          try FileManager.default.removeItem(atPath: rig.file(1))
+          #expect(rig.waitUntilConverged([0, 1]) { $0 == ["v": 1] }, "\(rig.state([0, 1]))")
+          #expect(try CLI.run(["set", rig.file(1), "v", "2"]).succeeded)
+          #expect(rig.waitUntilConverged([0, 1]) { $0 == ["v": 2] }, "still mirrored after: \(rig.state([0, 1]))")
+        }
       }
     }
   }

@@ -140,6 +140,20 @@ final class MirrorRig {
     return mirror
   }
 
+  /// Writes `document` to machine 0's file, starts a mirror on each of `machines`, waits
+  /// until they all agree, and runs `body` with the mirrors, which are stopped (SIGTERM)
+  /// however it ends.
+  func withMirrors<Result>(
+    _ machines: [Int], startingFrom document: String, sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: ([MirrorProcess]) throws -> Result
+  ) throws -> Result {
+    try CLI.write(document + "\n", to: file(0))
+    let mirrors = try machines.map { try startMirror($0, sourceLocation: sourceLocation) }
+    defer { for mirror in mirrors { mirror.terminate() } }
+    #expect(waitUntilConverged(machines), "\(state(machines))", sourceLocation: sourceLocation)
+    return try body(mirrors)
+  }
+
   /// The key's document; `nil` when it is missing, not JSON or the cluster does not answer.
   func keyValue(_ key: String? = nil) -> JSONValue? {
     guard let found = try? client.get(Array((key ?? self.key).utf8)).keyValue else { return nil }
