@@ -100,6 +100,11 @@ class Etcd:
                 self.processes.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                                        preexec_fn=_end_with_parent))
                 log.close()
+                if members > 1:
+                    # Started together, each member asks the others whether the cluster
+                    # exists and waits a second for each whose peer port is open but not yet
+                    # served; one at a time, each finds the earlier ones serving.
+                    self.wait_peer_serves(len(self.processes) - 1)
             for index in range(members):
                 self.wait_ready(index)
         except BaseException:
@@ -130,6 +135,32 @@ class Etcd:
             return json.loads(text)
         finally:
             connection.close()
+
+    @property
+    def endpoints(self):
+        """HOST:PORT of every member, in start order."""
+        return ["127.0.0.1:%d" % member["client"] for member in self.members]
+
+    def wait_peer_serves(self, index, seconds=60):
+        """Until member `index`'s peer listener answers GET /members (it got past its
+        bootstrap checks and serves raft)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self.processes[index].poll() is not None:
+                raise Failure("etcd %s exited %d: %s" % (self.members[index]["name"], self.processes[index].returncode,
+                                                         self.log_tail(index)))
+            connection = http.client.HTTPConnection("127.0.0.1", self.members[index]["peer"], timeout=0.3)
+            try:
+                connection.request("GET", "/members")
+                if connection.getresponse().status == 200:
+                    return
+            except (OSError, http.client.HTTPException):
+                pass
+            finally:
+                connection.close()
+            time.sleep(0.05)
+        raise Failure("etcd %s: peer listener not serving in %d s: %s" % (self.members[index]["name"], seconds,
+                                                                          self.log_tail(index)))
 
     def wait_ready(self, index, seconds=60):
         """Until GET /health says true AND one POST /v3/kv/range succeeds."""
