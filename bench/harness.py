@@ -18,12 +18,13 @@ import subprocess
 import sys
 import time
 
-from lib import cli, codec, contention, etcd, propagation, sizes, watching
+from lib import cli, codec, contention, etcd, mirror, propagation, sizes, watching
 
 BEGIN_MARK = "<!-- bench:begin -->"
 END_MARK = "<!-- bench:end -->"
 STEPS = {"contention": contention.measure, "propagation": propagation.measure, "cli": cli.measure,
-         "sizes": sizes.measure, "watcher": watching.measure, "codec": codec.measure, "etcd": etcd.measure}
+         "sizes": sizes.measure, "watcher": watching.measure, "codec": codec.measure, "etcd": etcd.measure,
+         "mirror": mirror.measure}
 
 
 class Bench:
@@ -233,6 +234,17 @@ def main():
     parser.add_argument("--etcd-members", type=int, choices=[1, 3], default=1, help="members of the etcd the section starts")
     parser.add_argument("--etcd3gw-python", help="a Python with etcd3gw installed (bench/run makes .build/bench-venv): "
                         "without it the etcd3gw peer is skipped")
+    parser.add_argument("--mirror-rounds", type=int, default=7, help="rounds of the mirror's file-to-file propagation")
+    parser.add_argument("--mirror-writes", type=int, default=50, help="writes to machine A's file per propagation round")
+    parser.add_argument("--mirror-interval-us", type=int, default=25000)
+    parser.add_argument("--mirror-processes", type=numbers, default=[1, 4, 16], help="P of the mirror's contention figures")
+    parser.add_argument("--mirror-trials", type=int, default=5, help="trials per mirror contention figure")
+    parser.add_argument("--mirror-updates", type=int, default=96, help="per mirror contention trial, shared by the P processes")
+    parser.add_argument("--mirror-watchers", type=numbers, default=[1, 10, 100], help="N of the mirror's fan-out figures")
+    parser.add_argument("--mirror-fanout-rounds", type=int, default=3)
+    parser.add_argument("--mirror-fanout-puts", type=int, default=30, help="puts per fan-out run")
+    parser.add_argument("--mirror-fanout-interval-us", type=int, default=20000)
+    parser.add_argument("--mirror-cpu-seconds", type=float, default=4, help="the idle window, and the busy one")
     parser.add_argument("--installed-ccsync", help="ccsync as scripts/install-cli installs it (static Swift runtime): the CLI goals are judged on it")
     parser.add_argument("--note", action="append", default=[], help="a line for the notes (a skipped peer)")
     parser.add_argument("--build-seconds", type=float, default=0)

@@ -64,12 +64,18 @@ def run_once(bench, reader_argv, path, size):
         reader.kill()
         if writer:
             writer.kill()
+    return {"delays": delays_from(output, renamed), "sent": len(renamed)}
+
+
+def delays_from(output, renamed):
+    """A reader's "SEQUENCE RECEIVED_NS" lines against the writer's {sequence: rename_ns}: the
+    delays in seconds of the versions it read."""
     delays = []
     for line in output.split("\n"):
         parts = line.split()
         if len(parts) == 2 and int(parts[0]) in renamed:
             delays.append((int(parts[1]) - renamed[int(parts[0])]) / 1e9)
-    return {"delays": delays, "sent": len(renamed)}
+    return delays
 
 
 def measure(bench):

@@ -217,17 +217,8 @@ static int64_t await_sequence(int fd, struct buffer *lines, long long sequence) 
 }
 
 static int propagation(const char *endpoint, const char *key, long count, long bytes, long interval, char **command) {
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) fail("pipe: %s", strerror(errno));
-  pid_t child = fork();
-  if (child < 0) fail("fork: %s", strerror(errno));
-  if (child == 0) {
-    dup2(pipe_fds[1], 1);
-    execvp(command[0], command);
-    fprintf(stderr, "etcd_floor: cannot run '%s': %s\n", command[0], strerror(errno));
-    _exit(127);
-  }
-  close(pipe_fds[1]);
+  pid_t child;
+  int observer = spawn_on_pipe(command, &child);
   struct buffer lines = {0};
   reserve(&lines, 1);
   lines.bytes[0] = 0;
@@ -235,11 +226,11 @@ static int propagation(const char *endpoint, const char *key, long count, long b
   {
     int64_t deadline = now_ns() + 30000000000LL;
     while (!memchr(lines.bytes, '\n', lines.length)) {
-      struct pollfd p = {pipe_fds[0], POLLIN, 0};
+      struct pollfd p = {observer, POLLIN, 0};
       if (now_ns() > deadline) { kill(child, SIGKILL); fail("%s", "the observer printed nothing in 30 s"); }
       if (poll(&p, 1, 1000) <= 0) continue;
       reserve(&lines, lines.length + 4097);
-      ssize_t got = read(pipe_fds[0], lines.bytes + lines.length, 4096);
+      ssize_t got = read(observer, lines.bytes + lines.length, 4096);
       if (got <= 0) { waitpid(child, NULL, 0); fail("%s", "the observer ended before its first line"); }
       lines.length += (size_t)got;
       lines.bytes[lines.length] = 0;
@@ -273,7 +264,7 @@ static int propagation(const char *endpoint, const char *key, long count, long b
     append_text(&client.body, "\"}");
     int64_t sent = now_ns();
     send_post(&client.connection, "/v3/kv/put", &client.body, &client.scratch);
-    int64_t heard = await_sequence(pipe_fds[0], &lines, i);
+    int64_t heard = await_sequence(observer, &lines, i);
     delays[i] = heard < 0 ? -1 : heard - sent;
     long length;  /* the put's own answer, read after the observer's line */
     if (read_head(&client.connection, &length)) {

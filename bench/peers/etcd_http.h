@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -435,6 +436,26 @@ static inline int watch_event_value(const char **event, struct buffer *value) {
     }
   }
   return 0;
+}
+
+/* ---- an observer process ---- */
+
+/* Starts ARGV (argv[0] looked up in PATH) with its standard output on a new pipe; returns the
+ * pipe's reading end and sets *pid. */
+static inline int spawn_on_pipe(char **argv, pid_t *pid) {
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) fail("pipe: %s", strerror(errno));
+  pid_t child = fork();
+  if (child < 0) fail("fork: %s", strerror(errno));
+  if (child == 0) {
+    dup2(pipe_fds[1], 1);
+    execvp(argv[0], argv);
+    fprintf(stderr, "%s: cannot run '%s': %s\n", program_invocation_short_name, argv[0], strerror(errno));
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  *pid = child;
+  return pipe_fds[0];
 }
 
 #endif
