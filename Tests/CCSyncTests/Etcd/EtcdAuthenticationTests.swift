@@ -6,22 +6,8 @@ extension EtcdTests {
   /// A cluster with authentication on: credentials checked, tokens sent, refused tokens
   /// renewed once.
   @Suite struct Authentication {
-    /// A member with authentication on (user `root`, password `secret`) whose simple tokens
-    /// expire after `tokenTTL` seconds without use.
-    private func securedCluster(tokenTTL: Int = 300) throws -> EtcdCluster {
-      let cluster = try EtcdCluster(flags: ["--auth-token", "simple", "--auth-token-ttl", String(tokenTTL)])
-      for arguments in [["user", "add", "root:secret"], ["auth", "enable"]] {
-        let outcome = try cluster.etcdctl(arguments)
-        guard outcome.succeeded else {
-          cluster.shutdown()
-          throw EtcdClusterError.notServing(member: 0, what: "etcdctl \(arguments.joined(separator: " "))", log: outcome.standardError)
-        }
-      }
-      return cluster
-    }
-
     @Test func wrongOrMissingCredentialsFailAndTheRightOnesWork() throws {
-      let cluster = try securedCluster()
+      let cluster = try securedEtcdCluster()
       defer { cluster.shutdown() }
       let endpoint = cluster.endpoints[0]
 
@@ -51,7 +37,7 @@ extension EtcdTests {
     }
 
     @Test func aUserWithoutPermissionGetsPermissionDenied() throws {
-      let cluster = try securedCluster()
+      let cluster = try securedEtcdCluster()
       defer { cluster.shutdown() }
       let root = ["--user", "root:secret"]
       for arguments in [["user", "add", "reader:pw"], ["role", "add", "reader"], ["role", "grant-permission", "reader", "read", "public"], ["user", "grant-role", "reader", "reader"]] {
@@ -72,7 +58,7 @@ extension EtcdTests {
     }
 
     @Test func anExpiredTokenIsRenewedOnceAndTheWriteAppliedOnce() throws {
-      let cluster = try securedCluster(tokenTTL: 1)
+      let cluster = try securedEtcdCluster(tokenTTL: 1)
       defer { cluster.shutdown() }
       let client = try cluster.client(credentials: EtcdClient.Credentials(user: "root", password: "secret"))
       let first = try #require(try client.authenticate())
@@ -101,7 +87,7 @@ extension EtcdTests {
     }
 
     @Test func tokensLostInARestartAreRenewedForCallsAndWatches() throws {
-      let cluster = try securedCluster()
+      let cluster = try securedEtcdCluster()
       defer { cluster.shutdown() }
       let client = try cluster.client(credentials: EtcdClient.Credentials(user: "root", password: "secret"))
       try client.put(bytes("k"), value: bytes("1"))
