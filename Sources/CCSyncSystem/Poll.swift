@@ -12,19 +12,8 @@ import Glibc
 /// The corresponding C function is `poll`.
 package func waitUntilReadable(_ descriptors: [Int32], timeout: Duration?) throws(SystemError) -> [Bool] {
   var entries = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-  let milliseconds: Int32
-  if let timeout {
-    if timeout <= .zero {
-      milliseconds = 0
-    } else {
-      // Round up, so a deadline 0.3 ms away does not become a busy loop of zero timeouts.
-      let (seconds, attoseconds) = timeout.components
-      let rest = (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-      milliseconds = Int32(clamping: seconds.multipliedReportingOverflow(by: 1000).partialValue + rest)
-    }
-  } else {
-    milliseconds = -1
-  }
+  // Rounded up, so a deadline 0.3 ms away does not become a busy loop of zero timeouts.
+  let milliseconds = timeout?.pollMilliseconds ?? -1
   let count = entries.withUnsafeMutableBufferPointer {
     poll($0.baseAddress, nfds_t($0.count), milliseconds)
   }

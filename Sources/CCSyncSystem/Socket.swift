@@ -182,7 +182,7 @@ package final class TCPSocket: @unchecked Sendable {
       let remaining = deadline - .now
       if remaining <= .zero { throw SystemError(code: ETIMEDOUT, operation: operation, path: peer) }
       var entry = pollfd(fd: descriptor, events: Int16(events), revents: 0)
-      let result = poll(&entry, 1, TCPSocket.milliseconds(rounding: remaining))
+      let result = poll(&entry, 1, remaining.pollMilliseconds)
       if result > 0 { return }
       if result == -1 {
         let code = errno
@@ -190,13 +190,5 @@ package final class TCPSocket: @unchecked Sendable {
       }
       // A timeout or a signal: the loop recomputes what is left of the deadline.
     }
-  }
-
-  /// `duration` in whole milliseconds for `poll`, rounded up so that a deadline a fraction
-  /// of a millisecond away does not turn into a busy loop of zero timeouts.
-  private static func milliseconds(rounding duration: Duration) -> Int32 {
-    let (seconds, attoseconds) = duration.components
-    let rest = (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-    return Int32(clamping: seconds.multipliedReportingOverflow(by: 1000).partialValue + rest)
   }
 }
