@@ -1,20 +1,13 @@
 import Foundation
 
-/// What the child processes `bench/run` spawns have in common: the clock, unbuffered lines
-/// to the driver, and how they fail.
+/// What the child processes `bench/run` spawns have in common: unbuffered lines to the
+/// driver, and how they fail (their time stamps are `MachineStamp`s).
 ///
 /// Every worker prints `ready` once set up and then works only when the driver sends it a
 /// line, so that the driver starts the clock when all workers of a trial can start at once
 /// (process start-up and runtime initialisation stay out of the figures); it prints `done`
 /// when that work is done.
 enum BenchmarkProcess {
-  /// `CLOCK_MONOTONIC` in nanoseconds: one clock for every process on the machine.
-  static func monotonicNanoseconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-  }
-
   /// Writes `line` and a newline to standard output at once, unbuffered (the driver reads
   /// it through a pipe).
   static func say(_ line: String) {

@@ -1,5 +1,6 @@
 import CCSync
 import CCSyncProcesses
+import CCSyncSystem
 import Foundation
 
 /// `ccsync-bench propagation-reader FILE [--layer storage|document|watcher]`: the receiving
@@ -63,7 +64,7 @@ enum PropagationBenchmark {
       defaultValue: TimedDocument(), path: path, updateMode: .manual,
       options: StorageOptions(flushesAtExit: false))
     let observation = storage.observe { change in
-      let now = BenchmarkProcess.monotonicNanoseconds()
+      let now = MachineStamp.now()
       guard change.origin == .external else { return }
       received.append(change.value.sequence, at: now)
     }
@@ -76,7 +77,7 @@ enum PropagationBenchmark {
     let sequencePath = JSONPath(tokens: ["sequence"])
     let watch = FileWatcher.shared.watch(path) { reason in
       guard case .changed(let json) = document.readIfChanged(contentMayDiffer: reason.contentMayChangeInPlace) else { return }
-      let now = BenchmarkProcess.monotonicNanoseconds()
+      let now = MachineStamp.now()
       if let sequence = (try? json.value(at: sequencePath))??.numberValue?.int64Value {
         received.append(Int(sequence), at: now)
       }
@@ -89,7 +90,7 @@ enum PropagationBenchmark {
     let last = Protected(-1)
     let watch = FileWatcher.shared.watch(path) { _ in
       guard let snapshot = try? file.read(), let sequence = number(after: "\"sequence\"", in: snapshot.bytes) else { return }
-      let now = BenchmarkProcess.monotonicNanoseconds()
+      let now = MachineStamp.now()
       let isNew = last.withLock { last in
         defer { last = sequence }
         return last != sequence

@@ -248,14 +248,15 @@ enum ArgumentParser {
 }
 
 extension ParsedArguments {
-  /// The value of `option` as a number of seconds (`1`, `0.25`), or `nil` when not given.
+  /// The value of `option`, a number of seconds (`1`, `0.25`), as a `Duration` (see
+  /// ``duration(seconds:)``), or `nil` when not given.
   /// - Throws: ``UsageError`` when it is not a non-negative, finite number.
-  func seconds(_ long: String, in spec: CommandSpec) throws(UsageError) -> Double? {
+  func seconds(_ long: String, in spec: CommandSpec) throws(UsageError) -> Duration? {
     guard let text = value(long) else { return nil }
     guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else {
       throw invalidValue(text, long, spec, "a number of seconds, such as 5 or 0.5")
     }
-    return seconds
+    return duration(seconds: seconds)
   }
 
   /// The value of `option` as an integer in `range`, or `nil` when not given.
@@ -276,11 +277,17 @@ extension ParsedArguments {
   }
 }
 
-/// A duration from seconds, saturating for absurd values instead of trapping.
+/// A duration from a number of seconds a user typed, to the nanosecond, saturating for
+/// absurd values instead of trapping.
 func duration(seconds: Double) -> Duration {
   if seconds >= 1e9 { return .seconds(1_000_000_000) }
   let nanoseconds = Int64((seconds * 1e9).rounded())
   return .nanoseconds(nanoseconds)
+}
+
+/// `duration` in seconds, for printing only: time is otherwise kept as a `Duration`.
+func seconds(_ duration: Duration) -> Double {
+  Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
 
 extension ParsedArguments {

@@ -23,7 +23,7 @@ enum DemoClusterCommand {
       say("  elsewhere:       https://etcd.io/docs/latest/install/")
       return ExitCode.unavailable
     }
-    let start = MonotonicClock.now()
+    let start = ContinuousClock.now
     let directory = try DemoDirectory()
     defer { directory.remove() }
     let cluster = try DemoCluster(etcd: etcd, directory: directory.path)
@@ -31,7 +31,7 @@ enum DemoClusterCommand {
 
     say("ccsync demo cluster: three machines sharing one document through etcd")
     say("")
-    say("Three etcd members on loopback (\(cluster.endpoints.joined(separator: ", "))), ready in \(milliseconds(cluster.startupSeconds)).")
+    say("Three etcd members on loopback (\(cluster.endpoints.joined(separator: ", "))), ready in \(milliseconds(cluster.startupTime)).")
     let url = "etcd://" + cluster.endpoints.joined(separator: ",") + "/demo/config"
     let machines = try (1...3).map { number in try DemoMachine(number: number, root: directory.path, url: url) }
     defer { for machine in machines { machine.stop() } }
@@ -49,7 +49,7 @@ enum DemoClusterCommand {
     say("Stopping the mirrors, the watchers and the members; removing the directories.")
     for machine in machines { machine.stop() }
     cluster.stop()
-    say("Done in \(decimal(MonotonicClock.now() - start, places: 1)) s.")
+    say("Done in \(decimal(seconds(ContinuousClock.now - start), places: 1)) s.")
     return ok ? ExitCode.success : ExitCode.failure
   }
 
@@ -59,7 +59,7 @@ enum DemoClusterCommand {
     heading("1. The mirrors start: machine1's file goes to the key, and from there to the others")
     for machine in machines { try machine.startMirror() }
     let expected = try DocumentReader.read(machines[0].file)
-    let converged = DemoProcess.waitUntil(timeout: 10) { machines.allSatisfy { (try? DocumentReader.read($0.file)) == expected } }
+    let converged = DemoProcess.waitUntil(timeout: .seconds(10)) { machines.allSatisfy { (try? DocumentReader.read($0.file)) == expected } }
     for machine in machines { try machine.startWatcher() }
     for machine in machines {
       let lines = (try? DocumentReader.read(machine.file)).map { "\($0.formatted(.compact).count) bytes of JSON" } ?? "no file"
@@ -74,7 +74,7 @@ enum DemoClusterCommand {
     let started = try zip(machines, writers).map { machine, writer in
       try DemoProcess.start(["set", machine.file, writer.path, writer.value])
     }
-    let writeStart = started.map(\.startTime).min() ?? MonotonicClock.now()
+    let writeStart = started.map(\.startTime).min() ?? ContinuousClock.now
     for ((machine, writer), process) in zip(zip(machines, writers), started) {
       let outcome = process.wait()
       say("  \(machine.name): $ ccsync set config.json \(writer.path) \(writer.value)   exit \(outcome.status)")
@@ -90,7 +90,7 @@ enum DemoClusterCommand {
     }
     say("  killed \(leader) with SIGKILL")
     let change = ("server.timeouts.read", "45")
-    let writeStart = MonotonicClock.now()
+    let writeStart = ContinuousClock.now
     let outcome = try DemoProcess.run(["set", machines[2].file, change.0, change.1])
     say("  \(machines[2].name): $ ccsync set config.json \(change.0) \(change.1)   exit \(outcome.status)")
     return try showConvergence(machines, expecting: [change], since: writeStart)
@@ -99,19 +99,19 @@ enum DemoClusterCommand {
   /// Waits until every machine's file holds every change of `expecting`, then says when each
   /// did and what its watcher printed.
   private static func showConvergence(
-    _ machines: [DemoMachine], expecting changes: [(path: String, value: String)], since writeStart: Double
+    _ machines: [DemoMachine], expecting changes: [(path: String, value: String)], since writeStart: ContinuousClock.Instant
   ) throws -> Bool {
-    var arrivals: [Double?] = machines.map { _ in nil }
-    let deadline = MonotonicClock.now() + 10
-    while arrivals.contains(where: { $0 == nil }) && MonotonicClock.now() < deadline {
+    var arrivals: [ContinuousClock.Instant?] = machines.map { _ in nil }
+    let deadline = ContinuousClock.now + .seconds(10)
+    while arrivals.contains(where: { $0 == nil }) && ContinuousClock.now < deadline {
       for (index, machine) in machines.enumerated() where arrivals[index] == nil {
-        if machine.holds(changes) { arrivals[index] = MonotonicClock.now() }
+        if machine.holds(changes) { arrivals[index] = ContinuousClock.now }
       }
-      MonotonicClock.sleep(seconds: 0.005)
+      ContinuousClock.sleepThread(for: .milliseconds(5))
     }
     var ok = true
     for (machine, arrival) in zip(machines, arrivals) {
-      machine.watcher?.waitFor(timeout: 0.5) { _ in false }
+      machine.watcher?.waitFor(timeout: .milliseconds(500)) { _ in false }
       let last = machine.watcher?.lines.last?.text ?? "(nothing)"
       if let arrival {
         say("  \(machine.name): every change in its file \(milliseconds(arrival - writeStart)) after the writes; its watcher's last line:")
@@ -136,8 +136,8 @@ enum DemoClusterCommand {
     StandardStreams.writeLine(text)
   }
 
-  private static func milliseconds(_ seconds: Double) -> String {
-    "\(Int((seconds * 1000).rounded())) ms"
+  private static func milliseconds(_ duration: Duration) -> String {
+    "\(Int((seconds(duration) * 1000).rounded())) ms"
   }
 }
 
@@ -197,12 +197,12 @@ final class DemoMachine {
 /// PIDs it started.
 final class DemoCluster {
   private var members: [(name: String, endpoint: String, process: Subprocess?)] = []
-  private(set) var startupSeconds = 0.0
+  private(set) var startupTime: Duration = .zero
 
   var endpoints: [String] { members.map(\.endpoint) }
 
   init(etcd: String, directory: String) throws {
-    let started = MonotonicClock.now()
+    let started = ContinuousClock.now
     let ports = try LoopbackPorts.free(6)
     let names = ["etcd1", "etcd2", "etcd3"]
     let initialCluster = names.enumerated().map { "\($1)=http://127.0.0.1:\(ports[2 * $0 + 1])" }.joined(separator: ",")
@@ -225,19 +225,19 @@ final class DemoCluster {
       stop()
       throw error
     }
-    startupSeconds = MonotonicClock.now() - started
+    startupTime = ContinuousClock.now - started
   }
 
   /// Waits until a read through the gateway answers on every member.
   private func waitUntilServing() throws {
-    let deadline = MonotonicClock.now() + 15
+    let deadline = ContinuousClock.now + .seconds(15)
     for member in members {
       let client = try? EtcdClient(EtcdClient.Configuration(endpoints: [member.endpoint], deadline: .seconds(1), attemptTimeout: .milliseconds(500)))
       while (try? client?.get(Array("demo/ready".utf8))) == nil {
-        if MonotonicClock.now() >= deadline {
+        if ContinuousClock.now >= deadline {
           throw CommandFailure(ExitCode.unavailable, "the demo's etcd member \(member.name) did not start within 15 s")
         }
-        MonotonicClock.sleep(seconds: 0.02)
+        ContinuousClock.sleepThread(for: .milliseconds(20))
       }
     }
   }

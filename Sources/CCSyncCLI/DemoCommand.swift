@@ -19,7 +19,7 @@ enum DemoCommand {
       }
       return try DemoClusterCommand.run()
     }
-    let start = MonotonicClock.now()
+    let start = ContinuousClock.now
     let directory = try DemoDirectory()
     defer {
       try? ThisProcess.changeDirectory(to: "/")
@@ -41,7 +41,7 @@ enum DemoCommand {
     ok = try partStress(file) && ok
 
     say("")
-    say("Done in \(decimal(MonotonicClock.now() - start, places: 1)) s; the temporary directory is removed.")
+    say("Done in \(decimal(seconds(ContinuousClock.now - start), places: 1)) s; the temporary directory is removed.")
     return ok ? ExitCode.success : ExitCode.failure
   }
 
@@ -61,7 +61,7 @@ enum DemoCommand {
     heading("2. One watcher and \(writers.count) writers at the same moment")
     let watcher = try DemoWatcher(["watch", file, "server"])
     say("  watcher (pid \(watcher.child.id)): ccsync watch \(file) server")
-    guard watcher.waitFor(timeout: 5, { !$0.isEmpty }) else {
+    guard watcher.waitFor(timeout: .seconds(5), { !$0.isEmpty }) else {
       say("  the watcher printed nothing within 5 s")
       _ = watcher.stop()
       return false
@@ -69,26 +69,26 @@ enum DemoCommand {
     say("  its first line:  \(watcher.lines[0].text)")
     say("  \(writers.count) writers start together, each setting a different field:")
     let started = try writers.map { try DemoProcess.start(["set", file, $0.path, $0.value]) }
-    let writeStart = started.map(\.startTime).min() ?? MonotonicClock.now()
+    let writeStart = started.map(\.startTime).min() ?? ContinuousClock.now
     // Collect the watcher's lines while the writers run, so each line's time is when it came.
     var outcomes: [DemoProcess.Outcome?] = started.map { _ in nil }
     while outcomes.contains(where: { $0 == nil }) {
       for (index, process) in started.enumerated() where outcomes[index] == nil {
         if let status = process.child.statusIfExited() { outcomes[index] = process.finished(status: status) }
       }
-      watcher.waitFor(timeout: 0.002) { _ in false }
+      watcher.waitFor(timeout: .milliseconds(2)) { _ in false }
     }
     var ok = true
     let commands = writers.map { "ccsync set \(file) \($0.path) \($0.value)" }
     let width = commands.map(\.count).max() ?? 0
     for ((command, process), outcome) in zip(zip(commands, started), outcomes.compactMap { $0 }) {
       ok = ok && outcome.status == 0
-      say("    pid \(process.child.id): \(pad(command, width))  exit \(outcome.status) after \(milliseconds(outcome.seconds))"
+      say("    pid \(process.child.id): \(pad(command, width))  exit \(outcome.status) after \(milliseconds(outcome.elapsed))"
         + (outcome.errors.isEmpty ? "" : "  " + outcome.errors.trimmingNewline))
     }
     let final = try DocumentReader.read(file)
     let finalServer = (try? final.value(at: JSONPath(parsing: "server")))?.map { $0.formatted(.compact) } ?? ""
-    let caughtUp = watcher.waitFor(timeout: 5) { $0.last == finalServer }
+    let caughtUp = watcher.waitFor(timeout: .seconds(5)) { $0.last == finalServer }
     let status = watcher.stop()
     say("  what the watcher printed after its first line (each line compared with the one before it):")
     var previous = try JSONValue(parsing: watcher.lines[0].text)
@@ -121,14 +121,14 @@ enum DemoCommand {
     let holder = try DemoProcess.start(["lock", file, "--", "sleep", "1"])
     say("  $ ccsync lock \(file) -- sleep 1      (pid \(holder.child.id), holds the lock for 1 s)")
     // Wait until the holder has the lock: a non-blocking try fails while it is held.
-    let lockTaken = DemoProcess.waitUntil(timeout: 5) {
+    let lockTaken = DemoProcess.waitUntil(timeout: .seconds(5)) {
       (try? SharedFile(path: file).withLock(exclusive: false, wait: .nonBlocking) { true }) == nil
     }
     var ok = lockTaken
     let refused = try show(["set", "--nonblock", file, "theme", "dark"], showStatus: true)
     ok = ok && refused.status == ExitCode.failure
     let waited = try show(["set", "--wait", "5", file, "theme", "dark"], showStatus: true)
-    say("    (it waited \(decimal(waited.seconds, places: 2)) s for the lock, then wrote)")
+    say("    (it waited \(decimal(seconds(waited.elapsed), places: 2)) s for the lock, then wrote)")
     ok = ok && waited.status == 0
     let holderOutcome = holder.wait()
     ok = try show(["get", file, "theme"]).status == 0 && ok && holderOutcome.status == 0
@@ -151,7 +151,7 @@ enum DemoCommand {
     for line in outcome.output.split(separator: "\n", omittingEmptySubsequences: false).dropLast() { say("  \(line)") }
     for line in outcome.errors.split(separator: "\n") { say("  \(line)") }
     if showStatus || outcome.status != 0 {
-      say("  exit \(outcome.status) after \(milliseconds(outcome.seconds))")
+      say("  exit \(outcome.status) after \(milliseconds(outcome.elapsed))")
     }
     return outcome
   }
@@ -181,8 +181,8 @@ enum DemoCommand {
     StandardStreams.writeLine(text)
   }
 
-  private static func milliseconds(_ seconds: Double) -> String {
-    "\(Int((seconds * 1000).rounded())) ms"
+  private static func milliseconds(_ duration: Duration) -> String {
+    "\(Int((seconds(duration) * 1000).rounded())) ms"
   }
 
   private static func pad(_ text: String, _ width: Int) -> String {

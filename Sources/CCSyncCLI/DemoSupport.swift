@@ -8,7 +8,7 @@ enum DemoProcess {
     var status: Int32
     var output: String
     var errors: String
-    var seconds: Double
+    var elapsed: Duration
   }
 
   /// Runs `ccsync ARGUMENTS` to completion; output goes to unlinked temporary files, so a
@@ -21,7 +21,7 @@ enum DemoProcess {
   /// A started `ccsync ARGUMENTS` whose output is collected in temporary files.
   final class Started {
     let child: Subprocess
-    let startTime: Double
+    let startTime: ContinuousClock.Instant
     private let output: FileDescriptor
     private let errors: FileDescriptor
 
@@ -29,7 +29,7 @@ enum DemoProcess {
       self.child = child
       self.output = output
       self.errors = errors
-      startTime = MonotonicClock.now()
+      startTime = ContinuousClock.now
     }
 
     func wait() -> Outcome {
@@ -38,8 +38,8 @@ enum DemoProcess {
 
     /// The outcome of the process once it has been reaped with `status`.
     func finished(status: Int32) -> Outcome {
-      let seconds = MonotonicClock.now() - startTime
-      return Outcome(status: status, output: DemoProcess.contents(of: output), errors: DemoProcess.contents(of: errors), seconds: seconds)
+      let elapsed = ContinuousClock.now - startTime
+      return Outcome(status: status, output: DemoProcess.contents(of: output), errors: DemoProcess.contents(of: errors), elapsed: elapsed)
     }
   }
 
@@ -55,12 +55,12 @@ enum DemoProcess {
     }
   }
 
-  /// Polls `condition` every 10 ms until it holds or `timeout` seconds pass.
-  static func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = MonotonicClock.now() + timeout
+  /// Polls `condition` every 10 ms until it holds or `timeout` passes.
+  static func waitUntil(timeout: Duration, _ condition: () -> Bool) -> Bool {
+    let deadline = ContinuousClock.now + timeout
     while !condition() {
-      if MonotonicClock.now() >= deadline { return false }
-      MonotonicClock.sleep(seconds: 0.01)
+      if ContinuousClock.now >= deadline { return false }
+      ContinuousClock.sleepThread(for: .milliseconds(10))
     }
     return true
   }
@@ -76,8 +76,8 @@ final class DemoWatcher {
   let child: Subprocess
   private let output: FileDescriptor
   private var partial: [UInt8] = []
-  /// The lines so far, with the time each arrived (monotonic seconds).
-  private(set) var lines: [(text: String, time: Double)] = []
+  /// The lines so far, with the time each arrived.
+  private(set) var lines: [(text: String, time: ContinuousClock.Instant)] = []
 
   init(_ arguments: [String]) throws {
     let pipe = try FileDescriptor.makePipe(nonBlockingRead: true)
@@ -91,23 +91,23 @@ final class DemoWatcher {
     output = pipe.readEnd
   }
 
-  /// Reads what has arrived, waiting up to `timeout` seconds for `condition` to hold.
+  /// Reads what has arrived, waiting up to `timeout` for `condition` to hold.
   /// - Returns: whether it held.
   @discardableResult
-  func waitFor(timeout: Double, _ condition: ([String]) -> Bool) -> Bool {
-    let deadline = MonotonicClock.now() + timeout
+  func waitFor(timeout: Duration, _ condition: ([String]) -> Bool) -> Bool {
+    let deadline = ContinuousClock.now + timeout
     while true {
       readAvailable()
       if condition(lines.map(\.text)) { return true }
-      let left = deadline - MonotonicClock.now()
-      if left <= 0 { return false }
-      _ = waitForInput([output], timeout: min(left, 0.05))
+      let left = deadline - ContinuousClock.now
+      if left <= .zero { return false }
+      _ = waitForInput([output], timeout: min(left, .milliseconds(50)))
     }
   }
 
   private func readAvailable() {
     partial += (try? output.readAvailable()) ?? []
-    let now = MonotonicClock.now()
+    let now = ContinuousClock.now
     while let newline = partial.firstIndex(of: UInt8(ascii: "\n")) {
       lines.append((String(decoding: partial[..<newline], as: UTF8.self), now))
       partial.removeSubrange(...newline)

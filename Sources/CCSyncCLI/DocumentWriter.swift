@@ -89,7 +89,7 @@ extension LockWait {
     if arguments.has("nonblock") {
       self = .nonBlocking
     } else if let seconds = try arguments.seconds("wait", in: spec) {
-      self = seconds == 0 ? .nonBlocking : .timeout(duration(seconds: seconds))
+      self = seconds == .zero ? .nonBlocking : .timeout(seconds)
     } else {
       self = .forever
     }

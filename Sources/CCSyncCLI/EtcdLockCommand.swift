@@ -25,7 +25,7 @@ enum EtcdLockCommand {
   /// (killed, cut off) keeps others out, and how long a partition is survived.
   static let defaultTTL: Int64 = 10
   /// How long CMD has between SIGTERM and SIGKILL once the lock is lost.
-  static let killDelay = 5.0
+  static let killDelay: Duration = .seconds(5)
 
   static func run(
     location: EtcdLocation, command: [String], wait: LockWait, ttl: Int64, conflictCode: Int32
@@ -60,7 +60,7 @@ enum EtcdLockCommand {
     waiter.detach()
     while true {
       if let result = outcome.withLock({ $0 }) { return try result.get() }
-      _ = waitForInput([signals, wake], timeout: 1)
+      _ = waitForInput([signals, wake], timeout: .seconds(1))
       wake.drain()
       for signal in signals.drain() where signal != .childStatusChanged {
         locker.abandon()
@@ -83,7 +83,7 @@ enum EtcdLockCommand {
       throw CommandFailure(error.exitCode, error.description)
     }
     var lost: String?
-    var killAt: Double?
+    var killAt: ContinuousClock.Instant?
     while true {
       if let status = child.statusIfExited() {
         // A loss noticed only now may still have left CMD running without the lock.
@@ -94,7 +94,7 @@ enum EtcdLockCommand {
         locker.release(grant)
         return lost == nil ? status : ExitCode.lockLost
       }
-      let timeout = killAt.map { max($0 - MonotonicClock.now(), 0) } ?? 1
+      let timeout = killAt.map { max($0 - ContinuousClock.now, .zero) } ?? .seconds(1)
       _ = waitForInput([signals, wake], timeout: timeout)
       wake.drain()
       for signal in signals.drain() where signal != .childStatusChanged {
@@ -104,9 +104,9 @@ enum EtcdLockCommand {
         lost = reason
         report(lost: reason, grant: grant, locker: locker, command: command[0])
         try? child.send(.terminate)
-        killAt = MonotonicClock.now() + killDelay
+        killAt = ContinuousClock.now + killDelay
       }
-      if let deadline = killAt, MonotonicClock.now() >= deadline {
+      if let deadline = killAt, ContinuousClock.now >= deadline {
         try? child.send(.kill)
         killAt = nil
       }
@@ -114,7 +114,7 @@ enum EtcdLockCommand {
   }
 
   private static func report(lost reason: String, grant: EtcdLocker.Grant, locker: EtcdLocker, command: String?) {
-    let stopping = command.map { ": stopping '\($0)' (SIGTERM, then SIGKILL after \(Int(killDelay)) s)" } ?? ""
+    let stopping = command.map { ": stopping '\($0)' (SIGTERM, then SIGKILL after \(killDelay.components.seconds) s)" } ?? ""
     StandardStreams.writeLine(
       "ccsync: lost the lock '\(locker.location.description)' (lease \(grant.keeper.leaseName): \(reason)); mutual exclusion is gone\(stopping)",
       toStandardError: true)
@@ -148,7 +148,7 @@ final class EtcdLocker: Sendable {
   /// How long one wait on the lock service lasts before it is started again with a new
   /// lease (the server withdraws the old waiter): a connection lost without a word (a
   /// member's host gone) cannot keep this process waiting longer.
-  static let longestWaitOnServer = 60.0
+  static let longestWaitOnServer: Duration = .seconds(60)
 
   let location: EtcdLocation
   let client: EtcdClient
@@ -174,23 +174,24 @@ final class EtcdLocker: Sendable {
   /// or however long it takes.
   /// - Throws: ``StoreError`` when the cluster cannot be reached or refuses.
   func acquire(wait: LockWait) throws -> Acquisition {
-    let deadline: Double?
+    let deadline: ContinuousClock.Instant?
     switch wait {
     case .nonBlocking: return try tryOnce()
     case .forever: deadline = nil
-    case .timeout(let duration): deadline = MonotonicClock.now() + seconds(duration)
+    case .timeout(let duration): deadline = ContinuousClock.now + duration
     }
     while true {
       let keeper = try startLease()
-      let now = MonotonicClock.now()
-      let waitFor = min(deadline.map { max($0 - now, 0.001) } ?? .infinity, EtcdLocker.longestWaitOnServer)
+      let now = ContinuousClock.now
+      let left = deadline.map { max($0 - now, .milliseconds(1)) } ?? EtcdLocker.longestWaitOnServer
+      let waitFor = min(left, EtcdLocker.longestWaitOnServer)
       let lock: Lock
       do throws(EtcdError) {
-        let granted = try client.lock(name, lease: keeper.lease.id, deadline: duration(seconds: waitFor))
+        let granted = try client.lock(name, lease: keeper.lease.id, deadline: waitFor)
         lock = Lock(key: granted.key, revision: granted.revision)
       } catch {
         end(keeper)
-        let waitIsOver = deadline.map { MonotonicClock.now() >= $0 } ?? false
+        let waitIsOver = deadline.map { ContinuousClock.now >= $0 } ?? false
         switch error {
         case .outcomeUnknown where waitIsOver, .timeout where waitIsOver:
           // The wait ran out. A wait that ends without an answer is "outcome unknown" (the
@@ -199,7 +200,7 @@ final class EtcdLocker: Sendable {
         case .outcomeUnknown:
           // The member went away mid-wait, or the longest wait on the server passed: wait
           // again, with a new lease.
-          MonotonicClock.sleep(seconds: 0.1)
+          ContinuousClock.sleepThread(for: .milliseconds(100))
           continue
         default:
           throw StoreError(error, name: location.description)
@@ -213,7 +214,7 @@ final class EtcdLocker: Sendable {
       }
       // Granted, but lost already (the lease ended while waiting): try again while allowed.
       end(keeper)
-      if let deadline, MonotonicClock.now() >= deadline { return .notTaken(holder: (try? oldestHolder()) ?? nil) }
+      if let deadline, ContinuousClock.now >= deadline { return .notTaken(holder: (try? oldestHolder()) ?? nil) }
     }
   }
 
@@ -265,7 +266,7 @@ final class EtcdLocker: Sendable {
 
   /// Grants a lease and starts renewing it.
   private func startLease() throws -> LeaseKeeper {
-    let grantedAt = MonotonicClock.now()
+    let grantedAt = ContinuousClock.now
     let lease = try etcd { () throws(EtcdError) in try client.grantLease(ttl: ttl) }
     let keeper = try LeaseKeeper(client: client, lease: lease, grantedAt: grantedAt, wake: wake)
     current.withLock { $0 = keeper }
@@ -330,9 +331,9 @@ final class LeaseKeeper: Sendable {
   private let pause = ConditionLock()
   private let wake: WakeUpChannel
 
-  /// Starts renewing `lease`, granted at `grantedAt` (monotonic seconds, taken before the
-  /// grant was sent, so that expiry is never later than the cluster's).
-  init(client: EtcdClient, lease: EtcdLease, grantedAt: Double, wake: WakeUpChannel) throws(SystemError) {
+  /// Starts renewing `lease`, granted at `grantedAt` (taken before the grant was sent, so
+  /// that expiry is never later than the cluster's).
+  init(client: EtcdClient, lease: EtcdLease, grantedAt: ContinuousClock.Instant, wake: WakeUpChannel) throws(SystemError) {
     self.lease = lease
     self.wake = wake
     let thread = try BackgroundThread(name: "ccsync-lease") { [self] in renew(client: client, grantedAt: grantedAt) }
@@ -363,22 +364,22 @@ final class LeaseKeeper: Sendable {
 
   private var isStopped: Bool { state.withLock(\.stopped) }
 
-  private func renew(client: EtcdClient, grantedAt: Double) {
-    var expiresAt = grantedAt + Double(lease.ttl)
-    var next = grantedAt + Double(lease.ttl) / 3
+  private func renew(client: EtcdClient, grantedAt: ContinuousClock.Instant) {
+    var expiresAt = grantedAt + .seconds(lease.ttl)
+    var next = grantedAt + .seconds(lease.ttl) / 3
     var failing: String?
     while true {
       sleep(until: next)
       if isStopped { return }
-      let sent = MonotonicClock.now()
+      let sent = ContinuousClock.now
       guard sent < expiresAt else {
         lose("not renewed within its time to live of \(lease.ttl) s: \(failing ?? "no answer")")
         return
       }
       do throws(EtcdError) {
-        let ttl = try client.keepAlive(lease: lease.id, deadline: duration(seconds: min(expiresAt - sent, 5)))
-        expiresAt = sent + Double(ttl)
-        next = sent + Double(ttl) / 3
+        let ttl = try client.keepAlive(lease: lease.id, deadline: min(expiresAt - sent, .seconds(5)))
+        expiresAt = sent + .seconds(ttl)
+        next = sent + .seconds(ttl) / 3
         failing = nil
       } catch {
         if case .leaseNotFound = error {
@@ -390,7 +391,7 @@ final class LeaseKeeper: Sendable {
             "ccsync: cannot renew the lease \(leaseName) (\(error)); retrying until it would expire", toStandardError: true)
         }
         failing = error.description
-        next = min(MonotonicClock.now() + 0.25, expiresAt)
+        next = min(ContinuousClock.now + .milliseconds(250), expiresAt)
       }
     }
   }
@@ -400,16 +401,10 @@ final class LeaseKeeper: Sendable {
     wake.wakeUp()
   }
 
-  /// Waits until `moment` (monotonic seconds) or until stopped.
-  private func sleep(until moment: Double) {
-    let deadline = FileSystem.monotonicNanoseconds() + Int64(max(moment - MonotonicClock.now(), 0) * 1e9)
+  /// Waits until `deadline` or until stopped.
+  private func sleep(until deadline: ContinuousClock.Instant) {
     pause.withLock {
-      while !isStopped && FileSystem.monotonicNanoseconds() < deadline { pause.wait(until: deadline) }
+      while !isStopped && ContinuousClock.now < deadline { pause.wait(until: deadline) }
     }
   }
-}
-
-/// `duration` in seconds.
-func seconds(_ duration: Duration) -> Double {
-  Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }

@@ -61,7 +61,7 @@ enum LockCommand {
     while true {
       if let status = child.statusIfExited() { return status }
       // SIGCHLD wakes the wait; the timeout is a safety net should one be missed.
-      _ = waitForInput([signals], timeout: 1)
+      _ = waitForInput([signals], timeout: .seconds(1))
       for signal in signals.drain() where signal != .childStatusChanged {
         try? child.send(signal)
       }

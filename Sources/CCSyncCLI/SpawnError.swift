@@ -52,9 +52,9 @@ extension Subprocess {
   }
 }
 
-/// Waits until one of `sources` has input or `timeout` seconds pass (`nil`: no limit).
+/// Waits until one of `sources` has input or `timeout` passes (`nil`: no limit).
 /// - Returns: which sources are readable (or hung up); all `false` after the timeout, a
 ///   signal, or a failed wait (the callers' loops look again).
-func waitForInput(_ sources: [any InputSource], timeout: Double?) -> [Bool] {
-  (try? waitForInput(from: sources, timeout: timeout.map { duration(seconds: $0) })) ?? sources.map { _ in false }
+func waitForInput(_ sources: [any InputSource], timeout: Duration?) -> [Bool] {
+  (try? waitForInput(from: sources, timeout: timeout)) ?? sources.map { _ in false }
 }

@@ -10,7 +10,7 @@ enum StressCommand {
   struct Report {
     var processes: Int
     var iterations: Int
-    var seconds: Double
+    var elapsed: Duration
     var before: Int64
     var after: Int64
 
@@ -18,6 +18,7 @@ enum StressCommand {
 
     var lines: [String] {
       let updates = Double(processes * iterations)
+      let seconds = seconds(elapsed)
       return [
         "processes: \(processes)",
         "iterations: \(iterations)",
@@ -54,7 +55,7 @@ enum StressCommand {
     operand: String, address: DocumentAddress, pathText: String, path: JSONPath, processes: Int, iterations: Int
   ) throws -> Report {
     let before = try counter(in: address, at: path, pathText: pathText)
-    let start = MonotonicClock.now()
+    let start = ContinuousClock.now
     var workers: [Subprocess] = []
     for _ in 0..<processes {
       do {
@@ -70,12 +71,12 @@ enum StressCommand {
       let status = worker.waitForStatus()
       if status != 0 && failed == 0 { failed = status }
     }
-    let seconds = MonotonicClock.now() - start
+    let elapsed = ContinuousClock.now - start
     let after = try counter(in: address, at: path, pathText: pathText)
     if failed != 0 {
       throw CommandFailure(failed, "a stress worker failed with status \(failed); '\(pathText)' went from \(before) to \(after)")
     }
-    return Report(processes: processes, iterations: iterations, seconds: seconds, before: before, after: after)
+    return Report(processes: processes, iterations: iterations, elapsed: elapsed, before: before, after: after)
   }
 
   /// The integer at `path` (0 when the file or the value does not exist yet).

@@ -25,13 +25,13 @@ final class WatchChildren {
   }
 
   /// How long a stopped command has between SIGTERM and SIGKILL.
-  static let killDelay = 5.0
+  static let killDelay: Duration = .seconds(5)
 
   let mode: Mode
   let command: [String]
   let file: String
   /// How long the value must stay unchanged before it is acted on; 0 acts at once.
-  let debounce: Double
+  let debounce: Duration
   private var child: Subprocess?
   /// The last value printed.
   private var latest: JSONValue?
@@ -43,10 +43,10 @@ final class WatchChildren {
   private var pending = false
   /// Set once SIGTERM was sent: the exit that follows is ours, not the command's own.
   private var stopRequested = false
-  private var killDeadline: Double?
+  private var killDeadline: ContinuousClock.Instant?
   /// The process groups of stopped commands whose leader has exited while other members
   /// (ignoring SIGTERM) may remain, each with the moment they get SIGKILL.
-  private var lingeringGroups: [(group: Int32, killAt: Double)] = []
+  private var lingeringGroups: [(group: Int32, killAt: ContinuousClock.Instant)] = []
   /// restart: the status of a command that exited on its own, which ends the watch.
   private(set) var exitedOnItsOwn: Int32?
   /// The status to end with when the command could not be started (126 or 127).
@@ -55,10 +55,10 @@ final class WatchChildren {
   private(set) var hasStarted = false
   /// Under a debounce period: when the latest value is to be acted on, and when the first
   /// value not acted on yet came (the 4 x SECS bound runs from there).
-  private var actionDue: Double?
-  private var firstDeferredAt: Double?
+  private var actionDue: ContinuousClock.Instant?
+  private var firstDeferredAt: ContinuousClock.Instant?
 
-  init(mode: Mode, command: [String], file: String, debounce: Double = 0) {
+  init(mode: Mode, command: [String], file: String, debounce: Duration = .zero) {
     self.mode = mode
     self.command = command
     self.file = file
@@ -67,7 +67,7 @@ final class WatchChildren {
 
   /// The longest a value waits under a debounce period when values keep coming, as a
   /// multiple of the period: consul-template's `wait` default (`min:4xmin`).
-  static let longestDebounceFactor = 4.0
+  static let longestDebounceFactor = 4
 
   /// Whether the command runs for as long as the watch (``Mode/restart``, ``Mode/signal(_:)``)
   /// rather than once per value.
@@ -78,7 +78,7 @@ final class WatchChildren {
 
   /// When ``tick(now:)`` must next run: the SIGKILL of a command that ignores SIGTERM, the
   /// end of a debounce period.
-  var nextDeadline: Double? {
+  var nextDeadline: ContinuousClock.Instant? {
     ([killDeadline, actionDue].compactMap { $0 } + lingeringGroups.map(\.killAt)).min()
   }
 
@@ -121,11 +121,11 @@ final class WatchChildren {
   /// acted on at once whatever the debounce period.
   func valuePrinted(_ value: JSONValue, initial: Bool = false) {
     latest = value
-    if debounce == 0 || initial {
+    if debounce == .zero || initial {
       act(on: value)
       return
     }
-    let now = MonotonicClock.now()
+    let now = ContinuousClock.now
     let first = firstDeferredAt ?? now
     firstDeferredAt = first
     actionDue = min(now + debounce, first + debounce * WatchChildren.longestDebounceFactor)
@@ -169,7 +169,7 @@ final class WatchChildren {
   private func stop(_ child: Subprocess) {
     stopRequested = true
     try? child.sendToProcessGroup(.terminate)
-    killDeadline = MonotonicClock.now() + WatchChildren.killDelay
+    killDeadline = ContinuousClock.now + WatchChildren.killDelay
   }
 
   /// Collects the command if it has exited, and starts the next run that is due.
@@ -205,7 +205,7 @@ final class WatchChildren {
 
   /// Acts on a value whose debounce period has ended, and sends SIGKILL to a stopped
   /// command whose grace period has passed.
-  func tick(now: Double) {
+  func tick(now: ContinuousClock.Instant) {
     if let actionDue, now >= actionDue { actOnDeferredValue() }
     if let killDeadline, now >= killDeadline, let child {
       try? child.sendToProcessGroup(.kill)
@@ -227,14 +227,14 @@ final class WatchChildren {
     lingeringGroups = []
     guard let current = child else { return }
     try? current.sendToProcessGroup(.terminate)
-    let deadline = MonotonicClock.now() + WatchChildren.killDelay
+    let deadline = ContinuousClock.now + WatchChildren.killDelay
     while current.statusIfExited() == nil || Subprocess.processGroupIsAlive(current.id) {
-      if MonotonicClock.now() >= deadline {
+      if ContinuousClock.now >= deadline {
         Subprocess.signalProcessGroup(current.id, .kill)
         if current.statusIfExited() == nil { _ = current.waitForStatus() }
         break
       }
-      MonotonicClock.sleep(seconds: 0.01)
+      ContinuousClock.sleepThread(for: .milliseconds(10))
     }
     child = nil
   }

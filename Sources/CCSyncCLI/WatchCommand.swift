@@ -35,14 +35,14 @@ enum WatchCommand {
       let option = "--" + (modeOptions.first ?? "exec")
       throw UsageError(message: "Missing expected argument '<command>' after '--' for '\(option)'", command: spec)
     }
-    let debounce = try arguments.seconds("debounce", in: spec) ?? 0
+    let debounce = try arguments.seconds("debounce", in: spec) ?? .zero
     if arguments.has("debounce") && mode == nil {
       throw UsageError(message: "The option '--debounce' needs a command to run ('--exec', '--restart' or '--signal' and '-- <command>')", command: spec)
     }
     let count = try arguments.integer("count", in: spec, range: 1...Int.max)
     let timeout = try arguments.seconds("timeout", in: spec)
     let pollInterval = try arguments.seconds("poll", in: spec)
-    if let pollInterval, pollInterval <= 0 {
+    if let pollInterval, pollInterval <= .zero {
       throw UsageError(message: "The value '\(arguments.value("poll")!)' is invalid for '--poll <secs>': expected a number of seconds above 0", command: spec)
     }
     let file = arguments.operands[0]
@@ -57,7 +57,7 @@ enum WatchCommand {
       address: address, path: path, pathText: arguments.operands.count > 1 ? arguments.operands[1] : ".",
       count: count, timeout: timeout,
       children: mode.map { WatchChildren(mode: $0, command: command, file: file, debounce: debounce) })
-    let watcher = pollInterval.map { FileWatcher(mode: .polling(interval: duration(seconds: $0))) } ?? FileWatcher.shared
+    let watcher = pollInterval.map { FileWatcher(mode: .polling(interval: $0)) } ?? FileWatcher.shared
     return try session.run(watcher: watcher)
   }
 }
@@ -74,7 +74,7 @@ final class WatchSession {
   /// How long an invalid file may stay invalid before it is reported: another program may be
   /// writing it in place. An etcd key is never written in place: an invalid value is
   /// reported at once.
-  static let invalidGracePeriod = 0.2
+  static let invalidGracePeriod: Duration = .milliseconds(200)
 
   let address: DocumentAddress
   /// What notes name: the file as given, or the etcd key's URL.
@@ -82,28 +82,28 @@ final class WatchSession {
   let path: JSONPath
   let pathText: String
   let count: Int?
-  let deadline: Double?
-  let timeout: Double?
+  let deadline: ContinuousClock.Instant?
+  let timeout: Duration?
   let children: WatchChildren?
   let document: SharedDocument
   private var printed = 0
   private var lastPrinted: JSONValue?
   private var gap: Gap?
-  private var invalidSince: Double?
+  private var invalidSince: ContinuousClock.Instant?
   /// A write to standard output that failed; it ends the watch.
   private var outputFailure: SystemError?
   /// An etcd key's news, in the order its watch stream delivered it, each with the value it
   /// carried: every version is looked at, not only the latest.
   private let news = Protected<[ChangeHint]>([])
 
-  init(address: DocumentAddress, path: JSONPath, pathText: String, count: Int?, timeout: Double?, children: WatchChildren?) {
+  init(address: DocumentAddress, path: JSONPath, pathText: String, count: Int?, timeout: Duration?, children: WatchChildren?) {
     self.address = address
     self.file = address.name
     self.path = path
     self.pathText = pathText
     self.count = count
     self.timeout = timeout
-    self.deadline = timeout.map { MonotonicClock.now() + $0 }
+    self.deadline = timeout.map { ContinuousClock.now + $0 }
     self.children = children
     document = address.document()
   }
@@ -157,17 +157,17 @@ final class WatchSession {
 
       var wakeAt = [deadline, children?.nextDeadline].compactMap { $0 }
       // SIGCHLD wakes the wait; a periodic look is a safety net should one be missed.
-      if let children, !children.isIdle { wakeAt.append(MonotonicClock.now() + 1) }
+      if let children, !children.isIdle { wakeAt.append(ContinuousClock.now + .seconds(1)) }
       if let invalidSince { wakeAt.append(invalidSince + WatchSession.invalidGracePeriod) }
-      let waitSeconds = wakeAt.min().map { max($0 - MonotonicClock.now(), 0) }
-      let ready = waitForInput([signals, wake], timeout: waitSeconds)
+      let wait = wakeAt.min().map { max($0 - ContinuousClock.now, .zero) }
+      let ready = waitForInput([signals, wake], timeout: wait)
 
       for signal in signals.drain() where signal != .childStatusChanged {
         return finish(endedBy: signal)
       }
       children?.reap()
       if ready[1] { wake.drain() }
-      let now = MonotonicClock.now()
+      let now = ContinuousClock.now
       let graceOver = invalidSince.map { now >= $0 + WatchSession.invalidGracePeriod } ?? false
       if (ready[1] || graceOver) && !countReached { check(initial: false) }
       if let outputFailure { return finish(afterOutputFailure: outputFailure) }
@@ -208,8 +208,9 @@ final class WatchSession {
     return status
   }
 
-  private func format(_ seconds: Double) -> String {
-    seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+  private func format(_ duration: Duration) -> String {
+    let seconds = seconds(duration)
+    return seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
   }
 
   /// The first look at an etcd key: as ``check(initial:)``, but a cluster that cannot be
@@ -262,7 +263,7 @@ final class WatchSession {
       invalidSince = nil
       note(.missingFile)
     case .invalid(let error):
-      let now = MonotonicClock.now()
+      let now = ContinuousClock.now
       if initial || !address.isFile || invalidSince.map({ now >= $0 + WatchSession.invalidGracePeriod }) == true {
         invalidSince = nil
         note(.invalid(error.description))

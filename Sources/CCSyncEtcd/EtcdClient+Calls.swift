@@ -55,7 +55,7 @@ extension EtcdClient {
   ) throws(EtcdError) -> Value {
     let total = call.deadline ?? configuration.deadline
     let deadline = ContinuousClock.now + total
-    var pause = 0.025
+    var pause: Duration = .milliseconds(25)
     var renewed = false
     while true {
       let order = call.onlyEndpoint.map { [$0] } ?? endpointsInTurn()
@@ -95,11 +95,11 @@ extension EtcdClient {
         if ContinuousClock.now >= deadline { throw .timeout(operation: call.operation, deadline: total, failures: failures) }
         throw .unreachable(failures)
       }
-      guard ContinuousClock.now + .milliseconds(Int64(pause * 1000)) < deadline else {
+      guard ContinuousClock.now + pause < deadline else {
         throw .timeout(operation: call.operation, deadline: total, failures: failures)
       }
-      MonotonicClock.sleep(seconds: pause)
-      pause = min(pause * 2, 0.4)
+      ContinuousClock.sleepThread(for: pause)
+      pause = min(pause * 2, .milliseconds(400))
     }
   }
 

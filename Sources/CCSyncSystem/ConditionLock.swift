@@ -38,10 +38,20 @@ package final class ConditionLock: @unchecked Sendable {
     pthread_cond_wait(condition, mutex)
   }
 
-  /// Waits for a ``broadcast()`` or until `deadline` (monotonic nanoseconds); call only inside
-  /// ``withLock(_:)``.
-  package func wait(until deadline: Int64) {
-    var until = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+  /// Waits for a ``broadcast()`` or until `deadline`; call only inside ``withLock(_:)``. May
+  /// wake spuriously or a little early: callers re-check their condition and the clock in a
+  /// loop.
+  ///
+  /// The condition variable times out on `CLOCK_MONOTONIC` (glibc's
+  /// `pthread_condattr_setclock` refuses `CLOCK_BOOTTIME` with `EINVAL`), while
+  /// `ContinuousClock` reads `CLOCK_BOOTTIME` on Linux: the absolute time given to
+  /// `pthread_cond_timedwait` is `CLOCK_MONOTONIC` now (``MachineStamp/now()``) plus what is
+  /// left until `deadline`, never the instant's own value.
+  package func wait(until deadline: ContinuousClock.Instant) {
+    let remaining = max((deadline - .now).nanoseconds, 0)
+    let (sum, overflow) = MachineStamp.now().addingReportingOverflow(remaining)
+    let end = overflow ? Int64.max : sum
+    var until = timespec(tv_sec: Int(end / 1_000_000_000), tv_nsec: Int(end % 1_000_000_000))
     pthread_cond_timedwait(condition, mutex, &until)
   }
 

@@ -136,26 +136,11 @@ package enum FileSystem {
   /// Draws fetched and not yet used; `next == draws.count` when all are used.
   private static let randomDraws = Protected<(draws: [UInt64], next: Int)>((Array(repeating: 0, count: 16), 16))
 
-  /// Suspends the calling thread. The corresponding C function is `nanosleep`.
-  package static func sleep(nanoseconds: Int64) {
-    var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
-    var remaining = timespec()
-    while nanosleep(&request, &remaining) == -1 && errno == EINTR { request = remaining }
-  }
-
   /// The wall-clock time, comparable with file timestamps.
   package static func currentTime() -> FileIdentity.Timestamp {
     var now = timespec()
     clock_gettime(CLOCK_REALTIME, &now)
     return FileIdentity.Timestamp(now)
-  }
-
-
-  /// A monotonic clock reading in nanoseconds.
-  package static func monotonicNanoseconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
   }
 }
 

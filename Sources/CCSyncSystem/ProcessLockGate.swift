@@ -37,10 +37,10 @@ package final class ProcessLockGate: @unchecked Sendable {
     case heldByThisThread
   }
 
-  /// Enters the gate, or says why not: `deadline` (monotonic nanoseconds, `nil` for none)
+  /// Enters the gate, or says why not: `deadline` (`nil` for none)
   /// passed first, or this thread's own hold would keep it waiting for ever. Writers are
   /// preferred so a stream of readers cannot starve them.
-  package func enter(exclusive: Bool, deadline: Int64?) -> Entry {
+  package func enter(exclusive: Bool, deadline: ContinuousClock.Instant?) -> Entry {
     let thread = ThreadIdentity.current
     return condition.withLock {
       if deadline == nil, exclusiveOwner == thread || (exclusive && sharedHoldsByThread[thread] != nil) {
@@ -55,7 +55,7 @@ package final class ProcessLockGate: @unchecked Sendable {
       defer { if exclusive { exclusiveWaiters -= 1 } }
       while exclusive ? (exclusiveHeld || sharedHolders > 0) : (exclusiveHeld || exclusiveWaiters > 0) {
         if let deadline {
-          if FileSystem.monotonicNanoseconds() >= deadline { return .timedOut }
+          if ContinuousClock.now >= deadline { return .timedOut }
           condition.wait(until: deadline)
         } else {
           condition.wait()

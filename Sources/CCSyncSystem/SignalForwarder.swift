@@ -6,9 +6,12 @@ import Synchronization
 /// installed and never changed (a signal handler can read nothing safer than a global).
 nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
 
-/// When the work for a signal started (monotonic nanoseconds), 0 while none runs (a
-/// lock-free atomic: the signal handler reads it).
+/// When the work for a signal started (``MachineStamp/now()``, a plain `clock_gettime`: the
+/// signal handler compares it, and may call only async-signal-safe functions, which the Swift
+/// runtime's `ContinuousClock.now` is not documented to be), 0 while none runs (a lock-free
+/// atomic: the signal handler reads it).
 private let signalWorkStarted = Atomic<Int64>(0)
+
 
 /// How long after the first terminating signal a second one is taken for the same event
 /// delivered twice, and ignored: closing a terminal sends SIGHUP twice (the kernel, then the
@@ -60,9 +63,7 @@ package enum SignalForwarder {
             // Later: this one ends the process now (clock_gettime, sigaction, raise and _exit
             // are async-signal-safe; the signal is blocked until this handler returns, and
             // takes effect when it does).
-            var now = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &now)
-            if Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) - started < repeatedSignalWindow { return }
+            if MachineStamp.now() - started < repeatedSignalWindow { return }
             var defaultAction = sigaction()
             sigemptyset(&defaultAction.sa_mask)
             sigaction(number, &defaultAction, nil)
@@ -101,7 +102,7 @@ package enum SignalForwarder {
         let got = Glibc.read(readEnd, &byte, 1)
         if got == 1 {
           let number = Int32(byte)
-          signalWorkStarted.store(max(1, FileSystem.monotonicNanoseconds()), ordering: .releasing)
+          signalWorkStarted.store(max(1, MachineStamp.now()), ordering: .releasing)
           callback.withLock { $0 }?(number)
           // The signal at its default action, or 128+N where even that does not end the
           // process (the init process of a PID namespace ignores it).

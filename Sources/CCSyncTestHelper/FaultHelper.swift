@@ -1,5 +1,6 @@
 import CCSync
 import CCSyncProcesses
+import CCSyncSystem
 import Foundation
 
 // Commands of the fault suite (Tests/CCSyncTests/Fault*.swift). Each prints its result line
@@ -20,7 +21,7 @@ private func waitForGoFile(_ arguments: [String]) {
       StandardStreams.writeLine("failed no go file at \(path)", toStandardError: true)
       exit(75)
     }
-    usleep(1_000)
+    ContinuousClock.sleepThread(for: .milliseconds(1))
   }
 }
 
@@ -151,10 +152,10 @@ func runMixed(_ arguments: [String]) -> Int32 {
     options: StorageOptions(flushesAtExit: false))
   var random = SplitMix(seed: seed)
   var increments = 0
-  let end = monotonicNow() + Int64(seconds * 1e9)
+  let end = ContinuousClock.now + .seconds(seconds)
   StandardStreams.writeLine("ready")
   do {
-    while monotonicNow() < end {
+    while ContinuousClock.now < end {
       switch Int.random(in: 0..<10, using: &random) {
       case 0..<4:
         try storage.update { $0.counter += 1 }
@@ -162,7 +163,7 @@ func runMixed(_ arguments: [String]) -> Int32 {
       case 4, 5: storage.wrappedValue.theme = "theme-\(seed)-\(Int.random(in: 0..<100, using: &random))"
       case 6: storage.wrappedValue.fontSize = Int.random(in: 8...40, using: &random)
       case 7: try storage.save()
-      default: usleep(UInt32.random(in: 0...3_000, using: &random))
+      default: ContinuousClock.sleepThread(for: .microseconds(Int.random(in: 0...3_000, using: &random)))
       }
     }
     try storage.flush()
@@ -174,10 +175,10 @@ func runMixed(_ arguments: [String]) -> Int32 {
   let encoder = JSONValueEncoder()
   while let line = readLine() {
     guard line.hasPrefix("expect "), let expected = try? JSONValue(parsing: Array(line.dropFirst(7).utf8)) else { break }
-    let deadline = monotonicNow() + 10_000_000_000
+    let deadline = ContinuousClock.now + .seconds(10)
     var current = try? encoder.encode(storage.wrappedValue)
-    while current != expected && monotonicNow() < deadline {
-      usleep(2_000)
+    while current != expected && ContinuousClock.now < deadline {
+      ContinuousClock.sleepThread(for: .milliseconds(2))
       current = try? encoder.encode(storage.wrappedValue)
     }
     if current == expected {

@@ -1,21 +1,15 @@
 import CCSync
 import CCSyncProcesses
+import CCSyncSystem
 import Foundation
 
-/// The document `timed-saves` writes for the steady-writer test: a sequence number, the writer's
-/// `CLOCK_MONOTONIC` reading just before the save (the clock is shared by every process on the
-/// machine), and a payload that sets the document's size.
+/// The document `timed-saves` writes for the steady-writer test: a sequence number, the
+/// writer's `MachineStamp` just before the save (a stamp every process on the machine
+/// shares), and a payload that sets the document's size.
 struct TimedDocument: Codable, Sendable, Equatable {
   var sequence = -1
   var sentAt: Int64 = 0
   var payload = ""
-}
-
-/// `CLOCK_MONOTONIC` in nanoseconds.
-func monotonicNow() -> Int64 {
-  var now = timespec()
-  clock_gettime(CLOCK_MONOTONIC, &now)
-  return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
 }
 
 /// The payload that makes a `TimedDocument` about `bytes` long once written.
@@ -43,7 +37,7 @@ func runCountUp(_ arguments: [String]) -> Int32 {
 }
 
 /// `timed-saves FILE COUNT BYTES INTERVAL_MS`: COUNT saves of a `TimedDocument` of about BYTES
-/// through a `.immediate` `CodableStorage`, each stamped with `CLOCK_MONOTONIC` just before the
+/// through a `.immediate` `CodableStorage`, each stamped with `MachineStamp` just before the
 /// save, INTERVAL_MS apart (a steady writer, not a flood that only measures queueing). Prints
 /// `ready` and waits for a line on standard input before starting, so the observer can arm
 /// its watch first. Prints `done` at the end.
@@ -60,14 +54,14 @@ func runTimedSaves(_ arguments: [String]) -> Int32 {
   StandardStreams.writeLine("ready")
   _ = readLine()
   for sequence in 0..<count {
-    storage.wrappedValue = TimedDocument(sequence: sequence, sentAt: monotonicNow(), payload: payload)
+    storage.wrappedValue = TimedDocument(sequence: sequence, sentAt: MachineStamp.now(), payload: payload)
     do {
       try storage.save()
     } catch {
       FileHandle.standardError.write(Data("timed-saves failed: \(error)\n".utf8))
       return 1
     }
-    if interval > 0 { usleep(UInt32(interval) * 1000) }
+    if interval > 0 { ContinuousClock.sleepThread(for: .milliseconds(interval)) }
   }
   StandardStreams.writeLine("done")
   return 0

@@ -178,7 +178,7 @@ final class EtcdStore: DocumentStore {
           throw .outcomeUnknown(
             "'\(name)': \(unknown.map { "\($0)" } ?? "\(error)"); no member answered since (\(error)), so whether this write happened is unknown")
         }
-        MonotonicClock.sleep(seconds: Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18)
+        ContinuousClock.sleepThread(for: pause)
         pause = min(pause * 2, .milliseconds(400))
         continue
       }

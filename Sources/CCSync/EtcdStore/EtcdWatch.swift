@@ -52,9 +52,7 @@ final class EtcdWatch: StoreWatch {
 
   func recheck(after delay: Duration) {
     guard let handler else { return }
-    let (seconds, attoseconds) = delay.components
-    let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-    DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+    DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(delay.nanoseconds))) { [weak self] in
       guard let self, !self.cancelled.withLock({ $0 }) else { return }
       handler(ChangeHint(contentMayDiffer: true, isRequestedRecheck: true, description: "requested"))
     }
@@ -222,10 +220,9 @@ final class SharedKeyWatch: Sendable {
 
   /// Waits `duration`, or less when the watch is stopped.
   fileprivate func pause(for duration: Duration) {
-    let deadline = FileSystem.monotonicNanoseconds() + Int64(duration.components.seconds) * 1_000_000_000
-      + duration.components.attoseconds / 1_000_000_000
+    let deadline = ContinuousClock.now + duration
     pause.withLock {
-      while !isCancelled && FileSystem.monotonicNanoseconds() < deadline { pause.wait(until: deadline) }
+      while !isCancelled && ContinuousClock.now < deadline { pause.wait(until: deadline) }
     }
   }
 }

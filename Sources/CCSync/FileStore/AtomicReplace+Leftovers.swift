@@ -47,16 +47,15 @@ extension AtomicReplace {
   /// save cost a save in a directory of 1000 files twice its time (280 -> 590 us relaxed).
   /// The first write of a process always looks, so "the next writer removes them" holds for
   /// every new process, and a long-running writer removes them within this interval.
-  static let leftoverSweepInterval: Int64 = 10_000_000_000
+  static let leftoverSweepInterval: Duration = .seconds(10)
 
-  /// When this process last looked for each file's leftovers (monotonic nanoseconds), by
-  /// target path.
-  static let lastLeftoverSweeps = Protected<[String: Int64]>([:])
+  /// When this process last looked for each file's leftovers, by target path.
+  static let lastLeftoverSweeps = Protected<[String: ContinuousClock.Instant]>([:])
 
   /// Whether this process should look for the target's leftovers now (it has not within
   /// ``leftoverSweepInterval``; the answer `true` records the look as made), and when it
   /// should ask next: the interval after the last look.
-  func claimLeftoverSweep(now: Int64) -> (isDue: Bool, nextDue: Int64) {
+  func claimLeftoverSweep(now: ContinuousClock.Instant) -> (isDue: Bool, nextDue: ContinuousClock.Instant) {
     AtomicReplace.lastLeftoverSweeps.withLock { sweeps in
       if let last = sweeps[target], now - last < AtomicReplace.leftoverSweepInterval {
         return (false, last + AtomicReplace.leftoverSweepInterval)

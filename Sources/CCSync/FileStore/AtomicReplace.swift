@@ -110,7 +110,7 @@ struct AtomicReplace {
       try checkTargetWritable()
       if let links = original?.status.linkCount, links > 1 { hardLinksNoticed?(links) }
     }
-    if sweepsLeftovers ?? claimLeftoverSweep(now: FileSystem.monotonicNanoseconds()).isDue {
+    if sweepsLeftovers ?? claimLeftoverSweep(now: .now).isDue {
       removeLeftoverTemporaryFiles(directory: directory, name: names.name)
     }
     // A new file is created with 0666, from which the kernel takes the umask or, where the

@@ -148,7 +148,7 @@ final class FileLock {
   /// and an exclusive one needs a descriptor open for writing: the lock is refused with
   /// `EBADF` (flock(2), "NFS details"). Then `file` becomes the same file opened read-write,
   /// as flock(1) does.
-  private static func acquire(_ file: inout OpenFile, exclusive: Bool, deadline: Int64?) throws(StoreError) {
+  private static func acquire(_ file: inout OpenFile, exclusive: Bool, deadline: ContinuousClock.Instant?) throws(StoreError) {
     let acquired: Bool
     do {
       do {
@@ -165,14 +165,14 @@ final class FileLock {
     if !acquired { throw .lockUnavailable(path: file.path) }
   }
 
-  private static func lock(_ file: OpenFile, exclusive: Bool, before deadline: Int64?) throws(SystemError) -> Bool {
+  private static func lock(_ file: OpenFile, exclusive: Bool, before deadline: ContinuousClock.Instant?) throws(SystemError) -> Bool {
     guard let deadline else { return try file.lock(exclusive: exclusive, nonBlocking: false) }
-    var pause: Int64 = 100_000
+    var pause = Duration.microseconds(100)
     while try !file.lock(exclusive: exclusive, nonBlocking: true) {
-      let now = FileSystem.monotonicNanoseconds()
+      let now = ContinuousClock.now
       if now >= deadline { return false }
-      FileSystem.sleep(nanoseconds: min(pause, deadline - now))
-      pause = min(pause * 2, 10_000_000)
+      ContinuousClock.sleepThread(for: min(pause, deadline - now))
+      pause = min(pause * 2, .milliseconds(10))
     }
     return true
   }

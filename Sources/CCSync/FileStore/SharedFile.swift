@@ -23,10 +23,10 @@ public final class SharedFile: Sendable {
   /// Where warnings go (a hard link that a save splits off).
   public let logger: DiagnosticLog
   private let warnedAboutHardLinks = Atomic<Bool>(false)
-  /// The names the last write worked with, and the monotonic time before which this process
+  /// The names the last write worked with, and the instant before which this process
   /// need not look for the target's leftover temp files again (see
   /// ``atomicReplace(target:original:)``).
-  private let lastReplacement = Protected<(names: ReplacementNames, nextLeftoverSweep: Int64)?>(nil)
+  private let lastReplacement = Protected<(names: ReplacementNames, nextLeftoverSweep: ContinuousClock.Instant)?>(nil)
 
   /// Creates a handle for `path`; nothing is opened until an operation needs it.
   public init(path: String, durable: Bool = true, logger: DiagnosticLog = .standardError) {
@@ -180,7 +180,7 @@ public final class SharedFile: Sendable {
   /// The replacement of the resolved file `target`. `original` is the target as a read under
   /// the same lock opened it (see ``ReadHandoff``); the caller closes it.
   func atomicReplace(target: String, original: ReadHandoff.OpenedVersion? = nil) -> AtomicReplace {
-    let now = FileSystem.monotonicNanoseconds()
+    let now = ContinuousClock.now
     let (names, sweepKnownNotDue) = lastReplacement.withLock { last in
       // Compared byte for byte: `String ==` would take canonically equivalent paths, which name
       // different files on Linux, for the same.

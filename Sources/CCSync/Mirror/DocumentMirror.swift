@@ -328,9 +328,7 @@ package final class DocumentMirror: Sendable {
 
   /// Schedules a sync `delay` from now; `clearsRetry`: it is the regular retry after a failure.
   private func scheduleSync(after delay: Duration, clearsRetry: Bool = false) {
-    let (seconds, attoseconds) = delay.components
-    let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-    DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+    DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(delay.nanoseconds))) { [weak self] in
       guard let self else { return }
       if clearsRetry { state.withLock { $0.retryScheduled = false } }
       scheduleSync(ChangeHint(contentMayDiffer: true, isRequestedRecheck: false, description: "retry"))

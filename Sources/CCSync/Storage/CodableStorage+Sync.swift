@@ -206,7 +206,7 @@ extension CodableStorage {
     _ written: JSONValue, saved: StorageState<Value>.SavedEdits, rank: VersionTracking.Rank?, origin: ChangeOrigin
   ) -> WriteOutcome {
     let (delivery, unreadable) = adopt(written, origin: origin, saved: saved, rank: rank)
-    let checkedAt = FileSystem.monotonicNanoseconds()
+    let checkedAt = ContinuousClock.now
     scheduler.withLock { $0 }?.didSave(stillPending: hasPendingChanges, checkedAt: checkedAt)
     return WriteOutcome(delivery: delivery, unreadable: unreadable)
   }
@@ -244,7 +244,7 @@ extension CodableStorage {
   /// The scheduler's write: reports instead of throwing; `true` when it succeeded or found
   /// nothing pending.
   func automaticSave() -> Bool {
-    let checkedAt = FileSystem.monotonicNanoseconds()
+    let checkedAt = ContinuousClock.now
     guard hasPendingChanges else {
       scheduler.withLock { $0 }?.didSave(stillPending: false, checkedAt: checkedAt)
       return true

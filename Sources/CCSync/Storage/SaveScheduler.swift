@@ -9,11 +9,13 @@ import Dispatch
 /// succeeded. `Sendable`: timing state is behind a `Protected`; the timer is only touched on `queue`.
 final class SaveScheduler: Sendable {
   private struct Timing {
-    var firstUnsavedChange: Int64?
-    var lastChange: Int64 = 0
-    var lastWrite: Int64?
-    var retryDelay: Int64 = 0
-    var scheduled: Int64?
+    var firstUnsavedChange: ContinuousClock.Instant?
+    /// `nil` until the first change, which counts as long ago.
+    var lastChange: ContinuousClock.Instant?
+    var lastWrite: ContinuousClock.Instant?
+    /// Zero while no retry is pending.
+    var retryDelay: Duration = .zero
+    var scheduled: ContinuousClock.Instant?
   }
 
   private let mode: UpdateMode
@@ -28,8 +30,8 @@ final class SaveScheduler: Sendable {
 
   /// A local change happened: make sure a write is scheduled.
   func valueChanged() {
-    let now = FileSystem.monotonicNanoseconds()
-    let due: Int64? = timing.withLock { timing in
+    let now = ContinuousClock.now
+    let due: ContinuousClock.Instant? = timing.withLock { timing in
       timing.lastChange = now
       if timing.firstUnsavedChange == nil { timing.firstUnsavedChange = now }
       return scheduleUnlessScheduled(&timing, now: now)
@@ -40,15 +42,15 @@ final class SaveScheduler: Sendable {
   /// A write succeeded (this scheduler's or an explicit save), or found nothing left to
   /// write. `stillPending`: local changes made while it ran were not in it; they are due as
   /// changes made now would be, and a write is scheduled for them (unless one already is),
-  /// so they are not left waiting for the next edit. `checkedAt`: the monotonic time taken
+  /// so they are not left waiting for the next edit. `checkedAt`: the instant taken
   /// just before `stillPending` was looked up; a change reported since then counts as still
   /// pending, since the look may have missed it.
-  func didSave(stillPending: Bool, checkedAt: Int64) {
-    let now = FileSystem.monotonicNanoseconds()
-    let due: Int64? = timing.withLock { timing in
+  func didSave(stillPending: Bool, checkedAt: ContinuousClock.Instant) {
+    let now = ContinuousClock.now
+    let due: ContinuousClock.Instant? = timing.withLock { timing in
       timing.lastWrite = now
-      timing.retryDelay = 0
-      guard stillPending || timing.lastChange >= checkedAt else {
+      timing.retryDelay = .zero
+      guard stillPending || timing.lastChange.map({ $0 >= checkedAt }) == true else {
         timing.firstUnsavedChange = nil
         return nil
       }
@@ -62,7 +64,7 @@ final class SaveScheduler: Sendable {
   /// once unlocked; `nil` when a timer is already set for that time or earlier (it re-checks
   /// the deadline when it fires), or when the mode never writes on its own. A timer set for
   /// later (a backoff retry that a success made moot) is replaced: it fires for nothing.
-  private func scheduleUnlessScheduled(_ timing: inout Timing, now: Int64) -> Int64? {
+  private func scheduleUnlessScheduled(_ timing: inout Timing, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
     guard let due = dueTime(timing, now: now) else { return nil }
     if let scheduled = timing.scheduled, scheduled <= due { return nil }
     timing.scheduled = due
@@ -70,7 +72,7 @@ final class SaveScheduler: Sendable {
   }
 
   /// When the armed timer is due, if one is (for tests).
-  var scheduledDue: Int64? { timing.withLock { $0.scheduled } }
+  var scheduledDue: ContinuousClock.Instant? { timing.withLock { $0.scheduled } }
 
   /// Whether a local change is waiting to be written (for tests).
   var hasUnsavedChange: Bool { timing.withLock { $0.firstUnsavedChange != nil } }
@@ -78,8 +80,8 @@ final class SaveScheduler: Sendable {
   /// An automatic write failed: try again after the next backoff step.
   func didFail() {
     let due = timing.withLock { timing in
-      timing.retryDelay = timing.retryDelay == 0 ? 100_000_000 : min(timing.retryDelay * 2, 30_000_000_000)
-      let due = FileSystem.monotonicNanoseconds() + timing.retryDelay
+      timing.retryDelay = timing.retryDelay == .zero ? .milliseconds(100) : min(timing.retryDelay * 2, .seconds(30))
+      let due = ContinuousClock.now + timing.retryDelay
       timing.scheduled = due
       return due
     }
@@ -88,29 +90,25 @@ final class SaveScheduler: Sendable {
 
   /// When the pending change is due under the mode, or `nil` when the mode never writes on
   /// its own.
-  private func dueTime(_ timing: Timing, now: Int64) -> Int64? {
+  /// A delay too long for Dispatch (hundreds of years) is never due rather than due at once.
+  private func dueTime(_ timing: Timing, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
     switch mode {
     case .manual, .immediate:
       return nil
     case .afterIdle(let idleDuration, _):
-      let idle = SaveScheduler.instant(timing.lastChange, after: idleDuration)
-      let latest = SaveScheduler.instant(timing.firstUnsavedChange ?? now, after: mode.maximumIdleDelay ?? idleDuration)
+      // No change yet counts as one long ago: its idle time is over.
+      guard let lastChange = timing.lastChange else { return now }
+      let idle = lastChange + idleDuration
+      let latest = (timing.firstUnsavedChange ?? now) + (mode.maximumIdleDelay ?? idleDuration)
       return min(idle, latest)
     case .throttled(let interval):
       guard let lastWrite = timing.lastWrite else { return now }
-      return max(now, SaveScheduler.instant(lastWrite, after: interval))
+      return max(now, lastWrite + interval)
     }
   }
 
-  /// `start` plus `duration` on the monotonic clock, saturating: a delay too long to express
-  /// (hundreds of years) is never due rather than due at once.
-  private static func instant(_ start: Int64, after duration: Duration) -> Int64 {
-    let (sum, overflow) = start.addingReportingOverflow(duration.nanoseconds)
-    return overflow ? (duration < .zero ? .min : .max) : sum
-  }
-
-  private func arm(at due: Int64) {
-    let delay = max(0, due - FileSystem.monotonicNanoseconds())
+  private func arm(at due: ContinuousClock.Instant) {
+    let delay = max(.zero, due - .now).nanoseconds
     queue.asyncAfter(deadline: .now() + .nanoseconds(Int(delay))) { [weak self] in
       self?.fire(armedFor: due)
     }
@@ -119,14 +117,14 @@ final class SaveScheduler: Sendable {
   /// Runs when the timer armed for `due` expires: writes if the change is due (or a retry
   /// is), otherwise re-arms for the new deadline (more changes came in meanwhile). A timer
   /// that was replaced by another (``scheduleUnlessScheduled(_:now:)``) does nothing.
-  private func fire(armedFor due: Int64) {
-    enum Action { case write, rearm(Int64), nothing }
+  private func fire(armedFor due: ContinuousClock.Instant) {
+    enum Action { case write, rearm(ContinuousClock.Instant), nothing }
     let action = timing.withLock { timing -> Action in
       guard timing.scheduled == due else { return .nothing }
       timing.scheduled = nil
-      guard timing.firstUnsavedChange != nil || timing.retryDelay > 0 else { return .nothing }
-      let now = FileSystem.monotonicNanoseconds()
-      if timing.retryDelay == 0, let due = dueTime(timing, now: now), due > now + 1_000_000 {
+      guard timing.firstUnsavedChange != nil || timing.retryDelay > .zero else { return .nothing }
+      let now = ContinuousClock.now
+      if timing.retryDelay == .zero, let due = dueTime(timing, now: now), due > now + .milliseconds(1) {
         timing.scheduled = due
         return .rearm(due)
       }

@@ -18,20 +18,23 @@ struct NoiseGate {
   /// Wake-ups for unwatched names, within one ``window``, that turn the pause on.
   static let threshold = 200
   /// 100 ms: the threshold is 2000 unwatched wake-ups a second.
-  static let window: Int64 = 100_000_000
+  static let window: Duration = .milliseconds(100)
   /// 1 ms: at most about a thousand wake-ups a second while the noise lasts.
-  static let pause: Int64 = 1_000_000
+  static let pause: Duration = .milliseconds(1)
 
-  private var windowStart: Int64 = 0
+  /// `nil` before the first wake-up, as if the last window were long over.
+  private var windowStart: ContinuousClock.Instant?
   private var count = 0
   private var previousWindowWasNoisy = false
 
-  /// Records a wake-up that concerned no watched file, at `now` (monotonic nanoseconds), and
-  /// tells whether the thread should pause before it waits again.
-  mutating func recordUnwatchedWakeUp(now: Int64) -> Bool {
-    if now - windowStart >= NoiseGate.window {
+  /// Records a wake-up that concerned no watched file, at `now`, and tells whether the thread
+  /// should pause before it waits again.
+  mutating func recordUnwatchedWakeUp(now: ContinuousClock.Instant) -> Bool {
+    let sinceWindowStart = windowStart.map { now - $0 }
+    if sinceWindowStart.map({ $0 >= NoiseGate.window }) ?? true {
       // Noise in the window just ended keeps the pause on; a gap of a whole window ends it.
-      previousWindowWasNoisy = count >= NoiseGate.threshold && now - windowStart < 2 * NoiseGate.window
+      previousWindowWasNoisy = count >= NoiseGate.threshold
+        && sinceWindowStart.map { $0 < NoiseGate.window * 2 } ?? false
       windowStart = now
       count = 0
     }

@@ -93,7 +93,7 @@ final class WatcherCore: Sendable {
       let descriptors = [wakeUp.descriptorToPoll, plan.inotify]
       // Under a noisy neighbour: sleep, then take whatever queued meanwhile without waiting,
       // one context switch per pause instead of one per event (see `NoiseGate`).
-      if pauseFirst { FileSystem.sleep(nanoseconds: NoiseGate.pause) }
+      if pauseFirst { ContinuousClock.sleepThread(for: NoiseGate.pause) }
       let ready: [Bool]
       do { ready = try waitUntilReadable(descriptors, timeout: pauseFirst ? .zero : plan.timeout) } catch {
         state.withLock { $0.diagnostics("ccsync: file watcher stopped: \(error)") }
@@ -119,7 +119,7 @@ final class WatcherCore: Sendable {
         handler(reason)
       }
       pauseFirst = ready[1] && !ready[0] && deliveries.isEmpty
-        && noise.recordUnwatchedWakeUp(now: FileSystem.monotonicNanoseconds())
+        && noise.recordUnwatchedWakeUp(now: .now)
     }
     state.withLock { state in
       state.inotify = nil

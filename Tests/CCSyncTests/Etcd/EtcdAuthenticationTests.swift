@@ -71,7 +71,7 @@ extension EtcdTests {
       let probe = HTTPRequest(path: "/v3/kv/range", headers: EtcdClient.headers(token: first), body: bytes(#"{"key":"AA=="}"#))
       var refused = false
       for _ in 0..<4 where !refused {
-        MonotonicClock.sleep(seconds: 2.2)
+        ContinuousClock.sleepThread(for: .milliseconds(2200))
         let answer = try HTTPClient().send(probe, to: endpoint, deadline: .now + .seconds(2), idempotent: true)
         refused = answer.status == 401 && String(decoding: answer.body, as: UTF8.self).contains("invalid auth token")
       }

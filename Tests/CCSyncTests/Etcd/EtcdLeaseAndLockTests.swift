@@ -46,7 +46,7 @@ extension EtcdTests {
       while ContinuousClock.now < renewUntil {
         #expect(try client.keepAlive(lease: lease.id) == 1)
         #expect(try client.get(bytes("ephemeral")).keyValue != nil)
-        MonotonicClock.sleep(seconds: 0.25)
+        ContinuousClock.sleepThread(for: .milliseconds(250))
       }
       // Not renewed: it expires, and its key with it.
       let expired = waitUntil(deadline: .seconds(5)) { (try? client.get(bytes("ephemeral")).keyValue) == .some(nil) }

@@ -59,8 +59,8 @@ import CCSyncSystem
       ["/bin/sh", "-c", "sleep 30 & echo $!; wait"], standardOutput: pipe.writeEnd, newProcessGroup: true)
     try pipe.writeEnd.close()
     var text = ""
-    let deadline = MonotonicClock.now() + 10
-    while !text.contains("\n") && MonotonicClock.now() < deadline {
+    let deadline = ContinuousClock.now + .seconds(10)
+    while !text.contains("\n") && ContinuousClock.now < deadline {
       _ = try waitForInput(from: [pipe.readEnd], timeout: .seconds(1))
       text += String(decoding: try pipe.readEnd.readAvailable(), as: UTF8.self)
     }
@@ -149,9 +149,12 @@ import CCSyncSystem
     }
   }
 
-  @Test func theMonotonicClockMovesOnDuringASleep() {
-    let start = MonotonicClock.now()
-    MonotonicClock.sleep(seconds: 0.05)
-    #expect(MonotonicClock.now() - start >= 0.05)
+  @Test func aThreadSleepLastsAtLeastItsDuration() {
+    let start = ContinuousClock.now
+    ContinuousClock.sleepThread(for: .milliseconds(50))
+    #expect(ContinuousClock.now - start >= .milliseconds(50))
+    let beforeZero = ContinuousClock.now
+    ContinuousClock.sleepThread(for: .seconds(-1))
+    #expect(ContinuousClock.now - beforeZero < .seconds(1))
   }
 }

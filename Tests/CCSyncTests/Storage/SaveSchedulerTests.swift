@@ -13,11 +13,11 @@ import CCSyncSystem
   @Test func aSuccessEndsTheBackoffForTheNextEdit() {
     let scheduler = SaveScheduler(mode: .afterIdle(.milliseconds(50))) { true }
     for _ in 0..<9 { scheduler.didFail() }
-    let start = FileSystem.monotonicNanoseconds()
+    let start = ContinuousClock.now
     scheduler.didSave(stillPending: false, checkedAt: start)
     scheduler.valueChanged()
     let due = scheduler.scheduledDue
-    #expect(due != nil && due! - start < 5_000_000_000, "due in \(due.map { Double($0 - start) / 1e9 } ?? -1) s")
+    #expect(due != nil && due! - start < .seconds(5), "due in \(due.map { $0 - start } ?? .seconds(-1))")
   }
 
   /// An edit made after a save looked for pending changes (and found none), but before it
@@ -28,7 +28,7 @@ import CCSyncSystem
       saves.withLock { $0 += 1 }
       return true
     }
-    let looked = FileSystem.monotonicNanoseconds()
+    let looked = ContinuousClock.now
     scheduler.valueChanged()  // the edit, between the look and the report
     scheduler.didSave(stillPending: false, checkedAt: looked)
     #expect(waitUntil { saves.withLock { $0 } == 1 }, "the edit was never written")
@@ -38,7 +38,7 @@ import CCSyncSystem
   @Test func nothingPendingLeavesNothingDue() {
     let scheduler = SaveScheduler(mode: .afterIdle(.milliseconds(20))) { true }
     scheduler.valueChanged()
-    scheduler.didSave(stillPending: false, checkedAt: FileSystem.monotonicNanoseconds())
+    scheduler.didSave(stillPending: false, checkedAt: .now)
     #expect(!scheduler.hasUnsavedChange)
   }
 }

@@ -5,8 +5,8 @@ import CCSyncJSON
 import CCSyncProcesses
 import CCSyncSystem
 
-/// What the helper's `timed-saves` writes: a sequence number, the writer's `CLOCK_MONOTONIC`
-/// reading just before the save (one clock for every process on the machine), and a payload
+/// What the helper's `timed-saves` writes: a sequence number, the writer's `MachineStamp`
+/// just before the save (one stamp for every process on the machine), and a payload
 /// that sets the document's size. Mirrors `TimedDocument` in the helper's ReloadHelper.swift.
 struct TimedDocument: Codable, Sendable, Equatable {
   var sequence = -1
@@ -15,7 +15,7 @@ struct TimedDocument: Codable, Sendable, Equatable {
 }
 
 /// One external change an observer heard: the writer's stamp and the moment it arrived, both
-/// `CLOCK_MONOTONIC` nanoseconds.
+/// `MachineStamp` nanoseconds.
 struct HeardSave: Sendable {
   var sentAt: Int64
   var receivedAt: Int64
@@ -36,7 +36,7 @@ func observeTimedSaves(
   let heard = Protected<[HeardSave]>([])
   let lastSequence = Atomic<Int>(-1)
   let observation = storage.observe { change in
-    let received = FileSystem.monotonicNanoseconds()
+    let received = MachineStamp.now()
     guard change.origin == .external else { return }
     heard.withLock { $0.append(HeardSave(sentAt: change.value.sentAt, receivedAt: received)) }
     lastSequence.store(change.value.sequence, ordering: .releasing)

@@ -12,39 +12,39 @@ import CCSyncSystem
   @Test func aQuietDirectoryNeverPauses() {
     var gate = NoiseGate()
     // A save a millisecond apart for a second: a few unwatched wake-ups each, far below.
-    var now: Int64 = 1_000_000_000
+    var now = ContinuousClock.now
     for _ in 0..<1000 {
       let pauses = gate.recordUnwatchedWakeUp(now: now)
       #expect(!pauses)
-      now += 1_000_000
+      now += .milliseconds(1)
     }
   }
 
   @Test func reachingTheThresholdWithinAWindowPauses() {
     var gate = NoiseGate()
-    let start: Int64 = 1_000_000_000
+    let start = ContinuousClock.now
     for index in 0..<(threshold - 1) {
-      let pauses = gate.recordUnwatchedWakeUp(now: start + Int64(index) * 1000)
+      let pauses = gate.recordUnwatchedWakeUp(now: start + .microseconds(index))
       #expect(!pauses)
     }
-    let pauses = gate.recordUnwatchedWakeUp(now: start + Int64(threshold) * 1000)
+    let pauses = gate.recordUnwatchedWakeUp(now: start + .microseconds(threshold))
     #expect(pauses)
   }
 
   @Test func aNoisyWindowKeepsTheNextOnePausingThenAGapEndsIt() {
     var gate = NoiseGate()
-    let start: Int64 = 1_000_000_000
-    for index in 0..<threshold { _ = gate.recordUnwatchedWakeUp(now: start + Int64(index) * 1000) }
+    let start = ContinuousClock.now
+    for index in 0..<threshold { _ = gate.recordUnwatchedWakeUp(now: start + .microseconds(index)) }
     // The first wake-up of the next window still pauses: the noise is going on.
-    let nextWindow = gate.recordUnwatchedWakeUp(now: start + window + 1)
+    let nextWindow = gate.recordUnwatchedWakeUp(now: start + window + .nanoseconds(1))
     #expect(nextWindow)
     // A window with a single wake-up, then quiet: the window after it does not pause.
-    let windowAfter = gate.recordUnwatchedWakeUp(now: start + 2 * window + 2)
+    let windowAfter = gate.recordUnwatchedWakeUp(now: start + window * 2 + .nanoseconds(2))
     #expect(!windowAfter)
     // After a long gap nothing of the old noise remains.
     var later = NoiseGate()
-    for index in 0..<threshold { _ = later.recordUnwatchedWakeUp(now: start + Int64(index) * 1000) }
-    let afterGap = later.recordUnwatchedWakeUp(now: start + 3 * window)
+    for index in 0..<threshold { _ = later.recordUnwatchedWakeUp(now: start + .microseconds(index)) }
+    let afterGap = later.recordUnwatchedWakeUp(now: start + window * 3)
     #expect(!afterGap)
   }
 }
