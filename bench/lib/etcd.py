@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 
+from .contention import cell_rate, trial_ratio
 from .documents import settings_document
 from .processes import Failure, Pool, median, percentile
 from .watching import cpu_seconds
@@ -461,22 +462,6 @@ def measure_propagation(bench, etcd, ccsync, build):
 
 # ---------------------------------------------------------------------------------------------
 
-def rate_cell(samples):
-    errors = [sample["error"] for sample in samples if "error" in sample]
-    if errors:
-        return None, errors[0]
-    return median([sample["rate"] for sample in samples]), None
-
-
-def round_ratio(ours, theirs):
-    ratios = []
-    for a, b in zip(ours, theirs):
-        if "error" in a or "error" in b:
-            return None
-        ratios.append(a["rate"] / b["rate"])
-    return median(ratios)
-
-
 def not_measured_goals(bench, reason):
     for goal in GOALS:
         bench.goals.append((goal, "not measured", reason))
@@ -563,7 +548,7 @@ def tables(bench, title, ccsync, ccsync_build, missing, throughput, cli, propaga
         cells, cpu, etcd_cpu, retries = [], [], [], []
         for processes in counts:
             samples = raw[row.key][processes]
-            rate, error = rate_cell(samples)
+            rate, error = cell_rate(samples)
             cells.append("FAILING" if error else "%.0f/s" % rate)
             if error:
                 bench.notes.append("etcd %s, P=%d: %s" % (row.label, processes, error))
@@ -600,7 +585,7 @@ def tables(bench, title, ccsync, ccsync_build, missing, throughput, cli, propaga
             continue
         cells, met = [], True
         for processes in counts:
-            ratio = round_ratio(raw[ours][processes], raw[theirs][processes])
+            ratio = trial_ratio(raw[ours][processes], raw[theirs][processes])
             cells.append("FAILING" if ratio is None else "%.2fx" % ratio)
             met = met and ratio is not None and (goal is None or ratio >= goal)
         verdict = "" if goal is None else ("yes" if met else "**no**")
