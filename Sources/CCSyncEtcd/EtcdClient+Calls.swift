@@ -120,8 +120,10 @@ extension EtcdClient {
       case .failure(let error):
         return serverFailure(error, from: endpoint, of: call)
       case .malformed(let detail):
-        let failure = EtcdError.malformedReply(endpoint: endpoint.description, detail: detail)
-        return call.isWrite ? .fatal(failure) : .failed(EtcdEndpointFailure(endpoint: endpoint.description, reason: "malformed reply: \(detail)"))
+        // An answer to a write that cannot be read says nothing of whether it applied.
+        return call.isWrite
+          ? .fatal(.outcomeUnknown(endpoint: endpoint.description, operation: call.operation, reason: "malformed reply: \(detail)"))
+          : .failed(EtcdEndpointFailure(endpoint: endpoint.description, reason: "malformed reply: \(detail)"))
       }
     }
   }
@@ -150,8 +152,16 @@ extension EtcdClient {
     if error.isInvalidToken || (error.message.contains("user name is empty") && configuration.credentials != nil) {
       return .invalidToken(etcdError)
     }
+    let reason = "\(error.message) (gRPC \(EtcdError.codeName(error.code)))"
     if call.isWrite ? error.refusedBeforeProcessing : error.anotherMemberMayAnswer {
-      return .refusedForNow(EtcdEndpointFailure(endpoint: endpoint.description, reason: "\(error.message) (gRPC \(EtcdError.codeName(error.code)))"))
+      return .refusedForNow(EtcdEndpointFailure(endpoint: endpoint.description, reason: reason))
+    }
+    // A write the member gave up on after handing it to raft (timed out waiting for it to
+    // apply, the leader lost, the server stopping, the gateway out of time) may still be
+    // committed: its outcome is unknown, never "not written" (docs/ARCHITECTURE.md, "Beyond
+    // one machine: the etcd store", an unknown outcome).
+    if call.isWrite && error.mayHaveBeenProposed {
+      return .fatal(.outcomeUnknown(endpoint: endpoint.description, operation: call.operation, reason: reason))
     }
     return .fatal(etcdError)
   }

@@ -57,6 +57,14 @@ struct EtcdServerError: Sendable, Hashable {
      "Error while dialing", "all SubConns are in TransientFailure"].contains { message.contains($0) }
   }
 
+  /// Whether a write this member failed may still have been proposed to raft, and so may
+  /// commit: the member was unavailable (code 14: "request timed out", "possibly due to
+  /// previous leader failure", "server stopped"), out of time (4) or cancelled (1), and did
+  /// not refuse it before processing.
+  var mayHaveBeenProposed: Bool {
+    (code == 14 || code == 4 || code == 1) && !refusedBeforeProcessing
+  }
+
   /// Whether another member may answer a read this member failed: the member is
   /// unavailable (code 14: stopping, no leader, timed out waiting for one), out of time
   /// (4), overloaded, or refused before processing.

@@ -55,7 +55,11 @@ package final class ProcessLockGate: @unchecked Sendable {
       defer { if exclusive { exclusiveWaiters -= 1 } }
       while exclusive ? (exclusiveHeld || sharedHolders > 0) : (exclusiveHeld || exclusiveWaiters > 0) {
         if let deadline {
-          if ContinuousClock.now >= deadline { return .timedOut }
+          if ContinuousClock.now >= deadline {
+            // Shared waiters held back only by this waiting writer may go in now.
+            if exclusive { condition.broadcast() }
+            return .timedOut
+          }
           condition.wait(until: deadline)
         } else {
           condition.wait()
@@ -71,6 +75,9 @@ package final class ProcessLockGate: @unchecked Sendable {
       return .entered
     }
   }
+
+  /// How many threads wait to enter exclusively (for tests).
+  var waitingWriters: Int { condition.withLock { exclusiveWaiters } }
 
   /// Leaves the gate entered with the same `exclusive`, on the thread that entered it.
   package func leave(exclusive: Bool) {

@@ -285,10 +285,11 @@ private struct WatchLoop: Sendable {
     while let watch = current(), !watch.isCancelled {
       guard let response = try stream.next(timeout: EtcdWatch.progressBound) else {
         // Silent for a while: read the key. A version the stream has not delivered, or the
-        // key gone while the stream last said it existed, means it stalled: the read hands
-        // the change on, and the stream is replaced.
+        // key gone while the stream last said it existed (or has said nothing yet: the first
+        // change since the start may be the delete), means it stalled: the read hands the
+        // change on, and the stream is replaced.
         let (keyValue, revision) = try client.get(key)
-        let missed = keyValue.map { $0.modRevision >= (next ?? 0) } ?? (exists == true)
+        let missed = keyValue.map { $0.modRevision >= (next ?? 0) } ?? (exists != false)
         exists = keyValue != nil
         if missed {
           let what = keyValue.map { "change at revision \($0.modRevision)" } ?? "delete"

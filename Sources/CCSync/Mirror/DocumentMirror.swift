@@ -48,9 +48,10 @@ package final class DocumentMirror: Sendable {
     var reported: String?
     /// When a sync first found the mirrored file missing (and left it so); `nil` while it exists.
     var fileMissingSince: ContinuousClock.Instant?
-    /// An invalid file seen once and not reported yet: another program may be writing it in
-    /// place (truncated, then written), so it is looked at again after ``invalidFileGrace``.
-    var suspected: String?
+    /// An invalid file seen and not reported yet, and since when: another program may be
+    /// writing it in place (truncated, then written), so it is reported only once it has
+    /// stayed invalid for ``invalidFileGrace``.
+    var suspected: (identity: String, since: ContinuousClock.Instant)?
     var retryScheduled = false
     var stopped = false
   }
@@ -238,9 +239,14 @@ package final class DocumentMirror: Sendable {
       logger.log(.warning, "mirror '\(filePath)': the file differed from the key; the key's version taken, the file's kept as '\(copy)'")
       return keyValue
     case .file:
+      // Another machine's first meeting may pick the same name in the same millisecond: a
+      // name already taken gets a random suffix, as a file's copy does.
+      let bytes = SharedDocument.documentBytes(keyValue)
       var copyLocation = location
       copyLocation.key += ".conflict-" + FileSystem.utcTimestampForFileName()
-      _ = try storeCall { () throws(StoreError) in try copyLocation.putIfAbsent(SharedDocument.documentBytes(keyValue)) }
+      while try !storeCall({ () throws(StoreError) in try copyLocation.putIfAbsent(bytes) }) {
+        copyLocation.key = location.key + ".conflict-" + FileSystem.utcTimestampForFileName() + "-" + FileSystem.randomSuffix(length: 4)
+      }
       logger.log(.warning, "mirror '\(filePath)': the key differed from the file; the file's version taken, the key's kept as '\(copyLocation.key)'")
       return fileValue
     }
@@ -299,9 +305,12 @@ package final class DocumentMirror: Sendable {
       var report: String?
       var retry: Duration?
       if let problem, problem.identity != state.reported {
-        if problem.mayBeMidWrite && state.suspected != problem.identity {
-          state.suspected = problem.identity
-          retry = DocumentMirror.invalidFileGrace
+        if problem.mayBeMidWrite {
+          // Reported once it has been seen for the whole grace period, however many looks.
+          let now = ContinuousClock.now
+          if state.suspected?.identity != problem.identity { state.suspected = (problem.identity, now) }
+          let remaining = DocumentMirror.invalidFileGrace - (now - (state.suspected?.since ?? now))
+          if remaining > .zero { retry = remaining } else { report = problem.message }
         } else {
           report = problem.message
         }
