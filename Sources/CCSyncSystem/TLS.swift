@@ -48,8 +48,6 @@ package final class TLSLibrary: @unchecked Sendable {
 
   /// The loaded library's function table.
   let pointer: OpaquePointer
-  /// The version OpenSSL reports, e.g. `OpenSSL 3.0.19 27 Jan 2026`.
-  package let version: String
 
   /// Loads the first of `names` that `dlopen` finds and that is OpenSSL 3 or later.
   /// - Throws: ``TLSError/Kind-swift.enum/unavailable`` naming each library tried and why.
@@ -61,7 +59,6 @@ package final class TLSLibrary: @unchecked Sendable {
       throw TLSError(.unavailable, "TLS unavailable: " + TLSLibrary.lastMessage)
     }
     self.pointer = pointer
-    version = String(cString: ccsync_tls_library_version(pointer))
   }
 
   /// The calling thread's last failure message from the C side.
@@ -83,11 +80,10 @@ package final class TLSContext: @unchecked Sendable {
   ///     locations (`/etc/ssl/certs`) when `nil`.
   ///   - certificateFile: the client certificate (PEM, the chain after it), with `keyFile`
   ///     its unencrypted PEM key; both or neither.
-  ///   - library: the OpenSSL to use (``TLSLibrary/shared`` unless given).
   /// - Throws: ``TLSError/Kind-swift.enum/unavailable`` when OpenSSL cannot be loaded,
   ///   ``TLSError/Kind-swift.enum/settings`` naming the file that cannot be used and why.
-  package init(caFile: String?, certificateFile: String?, keyFile: String?, library: TLSLibrary? = nil) throws(TLSError) {
-    let library: TLSLibrary = try (library.map { .success($0) } ?? TLSLibrary.shared).get()
+  package init(caFile: String?, certificateFile: String?, keyFile: String?) throws(TLSError) {
+    let library = try TLSLibrary.shared.get()
     var context: OpaquePointer?
     let status = withOptionalCString(caFile) { ca in
       withOptionalCString(certificateFile) { certificate in

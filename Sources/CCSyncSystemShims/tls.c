@@ -229,10 +229,6 @@ ccsync_tls_library *ccsync_tls_library_open(const char *const *names) {
   return NULL;
 }
 
-const char *ccsync_tls_library_version(ccsync_tls_library *library) {
-  return library->OpenSSL_version(0);
-}
-
 
 // MARK: Contexts
 

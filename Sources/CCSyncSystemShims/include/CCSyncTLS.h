@@ -42,8 +42,6 @@ int ccsync_tls_last_errno(void);
 /// Loads the first of `names` (a NULL-terminated list) that dlopen finds and that is OpenSSL 3
 /// or later. NULL on failure (the message names each library tried and why). Never freed.
 ccsync_tls_library *ccsync_tls_library_open(const char *const *names);
-/// The library's version text, e.g. "OpenSSL 3.0.19 27 Jan 2026".
-const char *ccsync_tls_library_version(ccsync_tls_library *library);
 
 /// A client context that verifies the server against `ca_file` (the system's default
 /// locations when NULL) and presents `certificate_file` (a PEM chain) with `key_file` (PEM,
