@@ -167,7 +167,10 @@ import Testing
         #expect(try fileJSON(path) == .null, "the default is written before the initialiser returns")
         firstName = "Ada"
       }
-      #expect(try fileJSON(path) == "Ada", "flushed on deinit")
+      // Flushed on deinit, which a reload still running on the storage's queue (of the
+      // default it wrote) can delay by a moment: wait for it (docs/SEMANTICS.md, "Exit
+      // flushing and signals").
+      #expect(waitUntil { (try? fileJSON(path)) == "Ada" }, "flushed on deinit")
 
       // A value exists now: it is read, and the default is neither used nor written.
       @CodableStorage(key: "first_name", defaultValue: "Grace") var again: String?
