@@ -1,3 +1,5 @@
+import CCSyncProcesses
+
 // The benchmark's documents: a config-like Codable struct, generated deterministically, so
 // every run (and every machine) measures the same bytes.
 
@@ -79,19 +81,13 @@ struct CodecDocument: Codable, Equatable {
   var services: [Service]
 }
 
-/// SplitMix64, so the documents are the same in every run.
+/// Seeded (``SplitMix64``), so the documents are the same in every run.
 struct BenchmarkRandom {
-  private var state: UInt64
+  private var source: SplitMix64
 
-  init(seed: UInt64) { state = seed }
+  init(seed: UInt64) { source = SplitMix64(seed: seed) }
 
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
+  mutating func next() -> UInt64 { source.next() }
 
   mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
   mutating func pick<T>(_ choices: [T]) -> T { choices[below(choices.count)] }

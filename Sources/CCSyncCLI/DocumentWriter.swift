@@ -13,10 +13,6 @@ struct DocumentWriter {
   let document: SharedDocument
   let wait: LockWait
 
-  init(path: String, wait: LockWait) {
-    self.init(address: .file(path), wait: wait)
-  }
-
   /// A writer of a file or an etcd key. On a key a write is a compare-and-swap, not a lock:
   /// `wait` only extends the cluster's deadline (past the client's 5 s) and `change` may run
   /// more than once, each time on the version the key holds then.

@@ -150,7 +150,7 @@ func runMixed(_ arguments: [String]) -> Int32 {
   let storage = CodableStorage(
     defaultValue: HelperSettings(), path: arguments[0], updateMode: .afterIdle(.milliseconds(20)),
     options: StorageOptions(flushesAtExit: false))
-  var random = SplitMix(seed: seed)
+  var random = SplitMix64(seed: seed)
   var increments = 0
   let end = ContinuousClock.now + .seconds(seconds)
   StandardStreams.writeLine("ready")
@@ -193,15 +193,3 @@ func runMixed(_ arguments: [String]) -> Int32 {
   return 0
 }
 
-/// SplitMix64, so that a seed repeats a run.
-struct SplitMix: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}

@@ -8,20 +8,14 @@ final class EtcdClients: Sendable {
   /// The table the process shares.
   static let shared = EtcdClients()
 
-  private struct Identity: Hashable {
-    var endpoints: [String]
-    var user: String?
-    var password: String?
-    var tls: TLSSettings
-  }
-
-  private let clients = Protected<[Identity: EtcdClient]>([:])
+  /// Keyed by the location without its key: what a client is made of.
+  private let clients = Protected<[EtcdLocation: EtcdClient]>([:])
 
   /// The client for `location`'s endpoints, user and TLS files, made on first use.
   /// - Returns: ``StoreError/invalidLocation(_:reason:)`` when an endpoint does not parse.
   func client(for location: EtcdLocation) -> Result<EtcdClient, StoreError> {
-    let identity = Identity(
-      endpoints: location.endpoints, user: location.user, password: location.password, tls: location.tlsSettings)
+    var identity = location
+    identity.key = ""
     return clients.withLock { clients in
       if let client = clients[identity] { return .success(client) }
       do throws(EtcdError) {

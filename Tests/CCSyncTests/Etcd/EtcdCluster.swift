@@ -312,27 +312,7 @@ final class EtcdCluster: @unchecked Sendable {
   /// the gateway dials its listen address literally, so `/health` works and every `/v3`
   /// call fails.)
   static func freePorts(_ count: Int) throws -> [Int] {
-    var descriptors: [Int32] = []
-    defer { for descriptor in descriptors { close(descriptor) } }
-    var ports: [Int] = []
-    for _ in 0..<count {
-      let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-      guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-      descriptors.append(descriptor)
-      var address = sockaddr_in()
-      address.sin_family = sa_family_t(AF_INET)
-      address.sin_addr.s_addr = inet_addr("127.0.0.1")
-      address.sin_port = 0
-      var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-      let bound = withUnsafeMutablePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw -> Bool in
-          bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
-        }
-      }
-      guard bound else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-      ports.append(Int(UInt16(bigEndian: address.sin_port)))
-    }
-    return ports
+    try LoopbackPorts.free(count)
   }
 }
 

@@ -3,20 +3,13 @@ import CCSyncJSON
 import CCSyncProcesses
 import CCSyncSystem
 
-/// SplitMix64: a tiny deterministic generator, so a failing seed fails again.
-/// (`SystemRandomNumberGenerator` cannot be seeded.)
+/// Random JSON pieces from a seeded generator (``SplitMix64``), so a failing seed fails again.
 struct SeededJSONRandom: RandomNumberGenerator {
-  private var state: UInt64
+  private var source: SplitMix64
 
-  init(seed: UInt64) { state = seed }
+  init(seed: UInt64) { source = SplitMix64(seed: seed) }
 
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
+  mutating func next() -> UInt64 { source.next() }
 
   /// Few keys, so objects at different places share keys and edits collide.
   static let keys = ["a", "b", "c", "d", "x.y", "0", ""]
