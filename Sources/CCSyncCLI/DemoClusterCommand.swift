@@ -17,10 +17,10 @@ enum DemoClusterCommand {
 
   static func run() throws -> Int32 {
     guard let etcd = ThisProcess.executablePath(named: "etcd") else {
-      say("ccsync demo cluster needs etcd (3.4 or later) on PATH, and it is not there.")
-      say("Install it, then run the demo again:")
-      say("  Debian, Ubuntu:  sudo apt-get install etcd-server")
-      say("  elsewhere:       https://etcd.io/docs/latest/install/")
+      DemoOutput.say("ccsync demo cluster needs etcd (3.4 or later) on PATH, and it is not there.")
+      DemoOutput.say("Install it, then run the demo again:")
+      DemoOutput.say("  Debian, Ubuntu:  sudo apt-get install etcd-server")
+      DemoOutput.say("  elsewhere:       https://etcd.io/docs/latest/install/")
       return ExitCode.unavailable
     }
     let start = ContinuousClock.now
@@ -29,70 +29,70 @@ enum DemoClusterCommand {
     let cluster = try DemoCluster(etcd: etcd, directory: directory.path)
     defer { cluster.stop() }
 
-    say("ccsync demo cluster: three machines sharing one document through etcd")
-    say("")
-    say("Three etcd members on loopback (\(cluster.endpoints.joined(separator: ", "))), ready in \(milliseconds(cluster.startupTime)).")
+    DemoOutput.say("ccsync demo cluster: three machines sharing one document through etcd")
+    DemoOutput.say("")
+    DemoOutput.say("Three etcd members on loopback (\(cluster.endpoints.joined(separator: ", "))), ready in \(DemoOutput.milliseconds(cluster.startupTime)).")
     let url = "etcd://" + cluster.endpoints.joined(separator: ",") + "/demo/config"
     let machines = try (1...3).map { number in try DemoMachine(number: number, root: directory.path, url: url) }
     defer { for machine in machines { machine.stop() } }
     try SharedFile(path: machines[0].file).replaceContents(with: Array(DemoDocument.text.utf8))
-    say("Three machines, each a directory with config.json, a mirror, a watcher and (below) a writer:")
-    say("  $ ccsync mirror machineN/config.json \(url)")
-    say("  $ ccsync watch machineN/config.json server")
-    say("machine1 starts with the example config; machines 2 and 3 start with none.")
+    DemoOutput.say("Three machines, each a directory with config.json, a mirror, a watcher and (below) a writer:")
+    DemoOutput.say("  $ ccsync mirror machineN/config.json \(url)")
+    DemoOutput.say("  $ ccsync watch machineN/config.json server")
+    DemoOutput.say("machine1 starts with the example config; machines 2 and 3 start with none.")
 
     var ok = try partStart(machines)
     ok = try partWriters(machines) && ok
     ok = try partLeaderKilled(machines, cluster: cluster) && ok
 
-    say("")
-    say("Stopping the mirrors, the watchers and the members; removing the directories.")
+    DemoOutput.say("")
+    DemoOutput.say("Stopping the mirrors, the watchers and the members; removing the directories.")
     for machine in machines { machine.stop() }
     cluster.stop()
-    say("Done in \(decimal(seconds(ContinuousClock.now - start), places: 1)) s.")
+    DemoOutput.say("Done in \(decimal(seconds(ContinuousClock.now - start), places: 1)) s.")
     return ok ? ExitCode.success : ExitCode.failure
   }
 
   // MARK: Parts
 
   private static func partStart(_ machines: [DemoMachine]) throws -> Bool {
-    heading("1. The mirrors start: machine1's file goes to the key, and from there to the others")
+    DemoOutput.heading("1. The mirrors start: machine1's file goes to the key, and from there to the others")
     for machine in machines { try machine.startMirror() }
     let expected = try DocumentReader.read(machines[0].file)
     let converged = DemoProcess.waitUntil(timeout: .seconds(10)) { machines.allSatisfy { (try? DocumentReader.read($0.file)) == expected } }
     for machine in machines { try machine.startWatcher() }
     for machine in machines {
       let lines = (try? DocumentReader.read(machine.file)).map { "\($0.formatted(.compact).count) bytes of JSON" } ?? "no file"
-      say("  \(machine.name)/config.json: \(lines)")
+      DemoOutput.say("  \(machine.name)/config.json: \(lines)")
     }
-    say(converged ? "  all three files hold the same document." : "  NOT CONVERGED within 10 s.")
+    DemoOutput.say(converged ? "  all three files hold the same document." : "  NOT CONVERGED within 10 s.")
     return converged
   }
 
   private static func partWriters(_ machines: [DemoMachine]) throws -> Bool {
-    heading("2. Three writers, one per machine, change different fields at the same moment")
+    DemoOutput.heading("2. Three writers, one per machine, change different fields at the same moment")
     let started = try zip(machines, writers).map { machine, writer in
       try DemoProcess.start(["set", machine.file, writer.path, writer.value])
     }
     let writeStart = started.map(\.startTime).min() ?? ContinuousClock.now
     for ((machine, writer), process) in zip(zip(machines, writers), started) {
       let outcome = process.wait()
-      say("  \(machine.name): $ ccsync set config.json \(writer.path) \(writer.value)   exit \(outcome.status)")
+      DemoOutput.say("  \(machine.name): $ ccsync set config.json \(writer.path) \(writer.value)   exit \(outcome.status)")
     }
     return try showConvergence(machines, expecting: writers, since: writeStart)
   }
 
   private static func partLeaderKilled(_ machines: [DemoMachine], cluster: DemoCluster) throws -> Bool {
-    heading("3. The leader is killed; the two members left carry on")
+    DemoOutput.heading("3. The leader is killed; the two members left carry on")
     guard let leader = cluster.killLeader() else {
-      say("  no member said it was the leader")
+      DemoOutput.say("  no member said it was the leader")
       return false
     }
-    say("  killed \(leader) with SIGKILL")
+    DemoOutput.say("  killed \(leader) with SIGKILL")
     let change = ("server.timeouts.read", "45")
     let writeStart = ContinuousClock.now
     let outcome = try DemoProcess.run(["set", machines[2].file, change.0, change.1])
-    say("  \(machines[2].name): $ ccsync set config.json \(change.0) \(change.1)   exit \(outcome.status)")
+    DemoOutput.say("  \(machines[2].name): $ ccsync set config.json \(change.0) \(change.1)   exit \(outcome.status)")
     return try showConvergence(machines, expecting: [change], since: writeStart)
   }
 
@@ -114,30 +114,15 @@ enum DemoClusterCommand {
       machine.watcher?.waitFor(timeout: .milliseconds(500)) { _ in false }
       let last = machine.watcher?.lines.last?.text ?? "(nothing)"
       if let arrival {
-        say("  \(machine.name): every change in its file \(milliseconds(arrival - writeStart)) after the writes; its watcher's last line:")
-        say("    \(last)")
+        DemoOutput.say("  \(machine.name): every change in its file \(DemoOutput.milliseconds(arrival - writeStart)) after the writes; its watcher's last line:")
+        DemoOutput.say("    \(last)")
       } else {
         ok = false
-        say("  \(machine.name): MISSING a change after 10 s")
+        DemoOutput.say("  \(machine.name): MISSING a change after 10 s")
       }
     }
-    if ok { say("  no machine lost another's field.") }
+    if ok { DemoOutput.say("  no machine lost another's field.") }
     return ok
-  }
-
-  // MARK: Output
-
-  private static func heading(_ text: String) {
-    say("")
-    say(text)
-  }
-
-  static func say(_ text: String) {
-    StandardStreams.writeLine(text)
-  }
-
-  private static func milliseconds(_ duration: Duration) -> String {
-    "\(Int((seconds(duration) * 1000).rounded())) ms"
   }
 }
 

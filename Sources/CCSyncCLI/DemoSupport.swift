@@ -134,3 +134,22 @@ struct DemoDirectory {
     try? FileTree.removeTree(path)
   }
 }
+
+/// The demos' lines on standard output: one `write` each, so they interleave whole with the
+/// child processes' output.
+enum DemoOutput {
+  /// A blank line, then `text`.
+  static func heading(_ text: String) {
+    say("")
+    say(text)
+  }
+
+  static func say(_ text: String) {
+    StandardStreams.writeLine(text)
+  }
+
+  /// `duration` in whole milliseconds, e.g. `12 ms`.
+  static func milliseconds(_ duration: Duration) -> String {
+    "\(Int((seconds(duration) * 1000).rounded())) ms"
+  }
+}
