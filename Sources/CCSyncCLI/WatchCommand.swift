@@ -125,11 +125,11 @@ final class WatchSession {
     case .file(let path):
       let watch = watcher.watch(path) { _ in wake.wakeUp() }
       cancelWatch = watch.cancel
-      check(initial: true)
+      try checkInitial()
     case .etcd:
       // Read first: the key's watch then starts at the revision after the one read, so it
       // misses no change and repeats none.
-      try checkInitialKey()
+      try checkInitial()
       let news = self.news
       let watch = document.store.watch { hint in
         news.withLock { $0.append(hint) }
@@ -169,7 +169,7 @@ final class WatchSession {
       if ready[1] { wake.drain() }
       let now = ContinuousClock.now
       let graceOver = invalidSince.map { now >= $0 + WatchSession.invalidGracePeriod } ?? false
-      if (ready[1] || graceOver) && !countReached { check(initial: false) }
+      if (ready[1] || graceOver) && !countReached { check() }
       if let outputFailure { return finish(afterOutputFailure: outputFailure) }
       children?.tick(now: now)
       if let deadline, now >= deadline {
@@ -213,22 +213,23 @@ final class WatchSession {
     return seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
   }
 
-  /// The first look at an etcd key: as ``check(initial:)``, but a cluster that cannot be
-  /// reached, or refuses, ends the watch (69, 77) rather than being waited for.
-  private func checkInitialKey() throws {
+  /// The first look at the document. A file that cannot be read counts as invalid (it may
+  /// be mid-write); an etcd cluster that cannot be reached, or refuses, ends the watch (69,
+  /// 77) rather than being waited for.
+  private func checkInitial() throws {
     let observation: SharedDocument.Observation
     do {
       observation = try document.read().map { .changed($0) } ?? .missing
     } catch {
-      if case .store = error { throw error }
+      if case .store = error, !address.isFile { throw error }
       observation = .invalid(error)
     }
     observe(observation, initial: true)
   }
 
-  /// Looks at the file, or at each version the key's watch delivered, and prints the value
-  /// if it is new.
-  private func check(initial: Bool) {
+  /// Looks at the file again, or at each version the key's watch delivered, and prints the
+  /// value if it is new.
+  private func check() {
     guard address.isFile else {
       let delivered = news.withLock { news in
         defer { news = [] }
@@ -239,17 +240,7 @@ final class WatchSession {
       }
       return
     }
-    let observation: SharedDocument.Observation
-    if initial {
-      do {
-        observation = try document.read().map { .changed($0) } ?? .missing
-      } catch {
-        observation = .invalid(error)
-      }
-    } else {
-      observation = document.readIfChanged(contentMayDiffer: true)
-    }
-    observe(observation, initial: initial)
+    observe(document.readIfChanged(contentMayDiffer: true), initial: false)
   }
 
   private func observe(_ observation: SharedDocument.Observation, initial: Bool) {
