@@ -417,8 +417,15 @@ extension EtcdTests {
       try client.compact(upTo: last)
       try cluster.restart(0)
       #expect(waitUntil(deadline: .seconds(10)) { storage.wrappedValue.counter == 5 }, "at \(storage.wrappedValue.counter)")
+      // One reload brings the value: the watch's read after the compaction, or, when the
+      // storage's own reload of its update ran into the stopped member first, the re-check
+      // it asked for, which then reads the same final version (the compaction's hint finds
+      // it unchanged).
       let reloads = messages.withLock { $0 }.filter { $0.contains("changed (") }
-      #expect(reloads.count == 1 && reloads[0].contains("etcd: watching from revision \(last + 1)"), "\(reloads)")
+      #expect(
+        reloads.count == 1
+          && (reloads[0].contains("etcd: watching from revision \(last + 1)") || reloads[0].contains("(requested)")),
+        "\(reloads)")
       #expect(probe.errors.isEmpty, "\(probe.errors)")
     }
   }
