@@ -3,7 +3,13 @@ import CCSyncProcesses
 
 /// `ccsync demo`: a tour on a temporary copy of the example document. Every command shown is
 /// a real `ccsync` process, and every value shown is what it printed or what the file held.
-enum DemoCommand {
+enum DemoCommand: Command {
+  static let spec = CommandSpec(
+    name: "demo", overview: "A self-contained tour: processes sharing a temporary copy of an example config.",
+    operands: [OperandSpec("cluster", optional: true, kind: .choice(["cluster"]), help: "Three machines sharing one document through three etcd members on loopback (needs etcd; about 15 s).")],
+    options: [],
+    discussion: "Without an operand: one machine, about 2 s, nothing needed. 'ccsync demo cluster' starts three etcd members, three machines (directories) each with its own mirror, watcher and writer, kills the leader, and stops everything it started; it exits 69 when etcd is not installed.")
+
   /// The writers of part 2: each sets a different field of `server`, all at the same moment.
   static let writers: [(path: String, value: String)] = [
     ("server.port", "9090"),
@@ -15,7 +21,7 @@ enum DemoCommand {
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
     if let part = arguments.operands.first {
       guard part == "cluster" else {
-        throw UsageError(message: "Unknown demo '\(part)': the demos are the default one and 'cluster'", command: Help.demo)
+        throw arguments.usageError("Unknown demo '\(part)': the demos are the default one and 'cluster'")
       }
       return try DemoClusterCommand.run()
     }

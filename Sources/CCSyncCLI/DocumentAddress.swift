@@ -63,7 +63,7 @@ enum DocumentAddress {
 extension ParsedArguments {
   /// The address the FILE operand (the first) names.
   /// - Throws: a ``UsageError`` for a malformed `etcd://` URL.
-  func address(in spec: CommandSpec) throws(UsageError) -> DocumentAddress {
+  func address() throws(UsageError) -> DocumentAddress {
     try DocumentAddress(operands[0], in: spec)
   }
 }

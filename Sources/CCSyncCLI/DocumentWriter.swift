@@ -47,6 +47,10 @@ struct DocumentWriter {
         wait: wait, invalidFile: .fail, missingFile: createIfMissing ? .create : .fail, writes: policy, change)
     } catch StorageError.missingFile where !address.isFile {
       throw address.missing
+    } catch StorageError.store(.lockUnavailable(let lockPath)) {
+      throw wait.failure(file: address.name, lockPath: lockPath, code: ExitCode.failure)
+    } catch StoreError.lockUnavailable(let lockPath) {
+      throw wait.failure(file: address.name, lockPath: lockPath, code: ExitCode.failure)
     }
   }
 }
@@ -80,11 +84,22 @@ enum DocumentReader {
 }
 
 extension LockWait {
+  /// The failure of a lock not taken within this wait: locked at once (`-n`), or a time-out
+  /// (`-w SECS`) that says it timed out.
+  func failure(file: String, lockPath: String, code: Int32) -> CommandFailure {
+    switch self {
+    case .timeout(let limit):
+      return CommandFailure(code, "timed out after \(secondsText(limit)) s waiting for the lock on '\(file)', held by another process (lock file '\(lockPath)')")
+    default:
+      return CommandFailure(code, "'\(file)' is locked by another process (lock file '\(lockPath)')")
+    }
+  }
+
   /// The wait the `-n`/`--nonblock` and `-w`/`--wait SECS` options ask for.
-  init(_ arguments: ParsedArguments, spec: CommandSpec) throws(UsageError) {
-    if arguments.has("nonblock") {
+  init(_ arguments: ParsedArguments) {
+    if arguments.has(Help.nonblock) {
       self = .nonBlocking
-    } else if let seconds = try arguments.seconds("wait", in: spec) {
+    } else if let seconds = arguments.seconds(Help.wait) {
       self = seconds == .zero ? .nonBlocking : .timeout(seconds)
     } else {
       self = .forever

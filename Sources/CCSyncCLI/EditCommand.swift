@@ -4,7 +4,12 @@ import CCSyncProcesses
 /// `ccsync edit [-n] [-w SECS] FILE`: edit a copy in `$VISUAL`, `$EDITOR` or `vi`, then apply
 /// the fields the edit changed to the file as it is now, under the lock: a three-way merge
 /// with the version the copy was made from as the base.
-enum EditCommand {
+enum EditCommand: Command {
+  static let spec = CommandSpec(
+    name: "edit", overview: "Edit a JSON file in $VISUAL, $EDITOR or vi, merging with changes made meanwhile.",
+    operands: [Help.fileOperand], options: Help.lockOptions,
+    discussion: "Opens a copy. Unchanged: status 0, nothing written. Invalid JSON: status 65, the file untouched, the copy kept. Otherwise the fields the edit changed are applied to the current file under the lock, so changes another process made meanwhile survive; a field both changed: status 75, both values shown, nothing written.\n" + Help.etcdWriteNote)
+
   /// Fields changed both in the edit and in the file meanwhile, to differing values.
   struct Conflict: Error {
     var paths: [JSONPath]
@@ -12,9 +17,9 @@ enum EditCommand {
   }
 
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
-    let address = try arguments.address(in: Help.edit)
+    let address = try arguments.address()
     let file = address.name
-    let wait = try LockWait(arguments, spec: Help.edit)
+    let wait = LockWait(arguments)
     let (bytes, copyName) = try readForEditing(address)
     let original = try DocumentReader.parse(bytes, path: file)
     let copy: EditCopy

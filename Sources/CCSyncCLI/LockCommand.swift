@@ -7,26 +7,36 @@ import CCSyncProcesses
 /// The lock descriptor is close-on-exec and the command is started with `posix_spawn` while
 /// this process holds the lock and waits, so the lock is released when the command exits,
 /// even if it left children behind (like `flock -o`).
-enum LockCommand {
+enum LockCommand: Command {
+  static let shared = OptionSpec("s", "shared", help: "Take the shared lock (readers that must see one consistent version; files only).")
+  static let exclusive = OptionSpec("x", "exclusive", help: "Take the exclusive lock (the default; what every writer takes).")
+  static let conflictExitCode = OptionSpec("E", "conflict-exit-code", value: "code", .integer(0...255), help: "Exit with <code> instead of 1 when the lock is not taken.")
+  static let ttl = OptionSpec(nil, "ttl", value: "secs", .integer(1...Int(Int32.max)), help: "etcd:// only: the time to live of the lock's lease (default 10).")
+
+  static let spec = CommandSpec(
+    name: "lock", overview: "Run a command while holding a JSON file's lock.",
+    operands: [OperandSpec("file", kind: .document, help: "The JSON file, or etcd://[HOST:PORT[,HOST:PORT...]]/NAME for etcd's lock NAME.")],
+    options: [shared, exclusive] + Help.lockOptions + [conflictExitCode, ttl],
+    exclusive: [[shared, exclusive]],
+    discussion: """
+      The lock is flock(2) on '<file>.lock' beside the resolved file, the lock every ccsync writer and the library take, so 'flock <file>.lock ...' interoperates. It is not inherited: it is released when <command> exits, even if <command> left children running. Exits with <command>'s status (128+N when killed by signal N), 126 or 127 when it cannot be run. SIGTERM and SIGHUP are passed on to it; SIGINT from the terminal reaches it directly.
+      With etcd://.../NAME it is etcd's lock NAME (the one 'etcdctl lock NAME' takes), held with a lease renewed every third of --ttl while <command> runs. <command> gets CCSYNC_LOCK_REVISION, a fencing token that grows with every grant. If the lease is lost (revoked, or expired while the cluster could not be reached), <command> is stopped (SIGTERM, SIGKILL after 5 s) and the status is 75.
+      """,
+    takesCommand: true, requiresCommand: true, commandStartsAfterOperands: 1)
+
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
-    let spec = Help.lock
-    if arguments.has("shared") && arguments.has("exclusive") {
-      throw UsageError(message: "The options '--shared' and '--exclusive' cannot be combined", command: spec)
-    }
-    guard let command = arguments.command, !command.isEmpty else {
-      throw UsageError(message: "Missing expected argument '<command>' (give it after '--')", command: spec)
-    }
-    let conflictCode = try arguments.integer("conflict-exit-code", in: spec, range: 0...255).map(Int32.init) ?? ExitCode.failure
-    let wait = try LockWait(arguments, spec: spec)
-    let ttl = try arguments.integer("ttl", in: spec, range: 1...Int(Int32.max))
-    switch try arguments.address(in: spec) {
+    let command = arguments.command ?? []
+    let conflictCode = arguments.integer(conflictExitCode).map(Int32.init) ?? ExitCode.failure
+    let wait = LockWait(arguments)
+    let ttl = arguments.integer(Self.ttl)
+    switch try arguments.address() {
     case .file:
       if ttl != nil {
-        throw UsageError(message: "The option '--ttl' is for etcd:// locks, which are kept by a lease; a file's lock lasts as long as the command", command: spec)
+        throw arguments.usageError("The option '--ttl' is for etcd:// locks, which are kept by a lease; a file's lock lasts as long as the command")
       }
     case .etcd(let location):
-      if arguments.has("shared") {
-        throw UsageError(message: "The option '--shared' is for files: etcd's lock (the v3lock service) is exclusive only", command: spec)
+      if arguments.has(shared) {
+        throw arguments.usageError("The option '--shared' is for files: etcd's lock (the v3lock service) is exclusive only")
       }
       return try EtcdLockCommand.run(
         location: location, command: command, wait: wait, ttl: ttl.map(Int64.init) ?? EtcdLockCommand.defaultTTL,
@@ -38,11 +48,11 @@ enum LockCommand {
     guard FileTree.isDirectory(directory) else { throw StoreError.missingDirectory(path: directory) }
 
     do {
-      return try file.withLock(exclusive: !arguments.has("shared"), wait: wait) {
+      return try file.withLock(exclusive: !arguments.has(shared), wait: wait) {
         try runWhileHolding(command)
       }
     } catch StoreError.lockUnavailable(let lockPath) {
-      throw CommandFailure(conflictCode, "'\(path)' is locked by another process (lock file '\(lockPath)')")
+      throw wait.failure(file: path, lockPath: lockPath, code: conflictCode)
     }
   }
 

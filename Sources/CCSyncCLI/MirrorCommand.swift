@@ -4,38 +4,44 @@ import CCSyncProcesses
 /// `ccsync mirror [--prefer key|file] FILE etcd://[HOSTS]/KEY [FILE etcd://... ...]`: keeps
 /// each local file and its key one document, both ways, until SIGTERM, SIGINT or SIGHUP
 /// (exit 0). See ``DocumentMirror`` for what a sync does, docs/CLI.md for the command.
-enum MirrorCommand {
+enum MirrorCommand: Command {
+  static let prefer = OptionSpec(nil, "prefer", value: "side", .choice(["key", "file"]), help: "Which side wins at a first run when both exist and differ: key (the default) or file.")
+
+  static let spec = CommandSpec(
+    name: "mirror", overview: "Keep local JSON files and etcd keys one document each, both ways, until stopped.",
+    operands: [
+      OperandSpec("file", kind: .file, help: "A local JSON file (its directory must exist)."),
+      OperandSpec("key", kind: .etcdURL, help: "etcd://[HOST:PORT[,HOST:PORT...]]/KEY; no hosts: $ETCDCTL_ENDPOINTS, else 127.0.0.1:2379."),
+    ],
+    options: [prefer],
+    discussion: "Every change to a file (any writer: ccsync, the library, an editor, a rename) goes into its key by compare-and-swap, and every change to the key (another host's mirror, etcdctl, the library) into the file under its lock, field by field: a field both sides changed takes the key's value, and a line on stderr names it. The last version both sides agreed on is kept in '.<name>.ccsync-mirror' beside the file, so a restart merges instead of overwriting. At a first run the preferred side wins and the other's differing version is kept (<file>.conflict-TIMESTAMP, <key>.conflict-TIMESTAMP). Deletions are not mirrored: a missing side is recreated. An invalid side is reported and not mirrored until it is valid. While the cluster cannot be reached the mirror says so once and keeps the local edits for when it answers. Under systemd (Type=notify) readiness is signalled after the first sync. Runs until SIGTERM, SIGINT or SIGHUP (exit 0); 1 when another mirror runs for a file.",
+    repeatsOperands: true)
+
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
-    let spec = Help.mirror
     let operands = arguments.operands
     guard operands.count % 2 == 0 else {
-      throw UsageError(message: "Missing expected argument '<key>' after '\(operands[operands.count - 1])': give FILE etcd://... pairs", command: spec)
+      throw arguments.usageError("Missing expected argument '<key>' after '\(operands[operands.count - 1])': give FILE etcd://... pairs")
     }
-    let preference: DocumentMirror.Preference
-    switch arguments.value("prefer") ?? "key" {
-    case "key": preference = .key
-    case "file": preference = .file
-    case let other: throw UsageError(message: "The value '\(other)' is invalid for '--prefer <side>': expected key or file", command: spec)
-    }
+    let preference: DocumentMirror.Preference = arguments.text(prefer) == "file" ? .file : .key
     var mirrors: [DocumentMirror] = []
     var files: Set<String> = []
     for index in stride(from: 0, to: operands.count, by: 2) {
       let file = operands[index]
       let url = operands[index + 1]
       if file.hasPrefix("etcd://") {
-        throw UsageError(message: "'\(file)' is not a local file: give FILE etcd://... pairs", command: spec)
+        throw arguments.usageError("'\(file)' is not a local file: give FILE etcd://... pairs")
       }
       guard url.hasPrefix("etcd://") else {
-        throw UsageError(message: "'\(url)' is not an etcd://[HOST:PORT,...]/KEY URL", command: spec)
+        throw arguments.usageError("'\(url)' is not an etcd://[HOST:PORT,...]/KEY URL")
       }
       guard files.insert(file).inserted else {
-        throw UsageError(message: "'\(file)' is named twice: a file is mirrored to one key", command: spec)
+        throw arguments.usageError("'\(file)' is named twice: a file is mirrored to one key")
       }
       let location: EtcdLocation
       do {
         location = try EtcdLocation(url: url)
       } catch {
-        throw UsageError(message: error.description, command: spec)
+        throw arguments.usageError(error.description)
       }
       mirrors.append(DocumentMirror(filePath: file, location: location, preference: preference))
     }

@@ -3,11 +3,19 @@ import CCSyncProcesses
 
 /// `ccsync save [--merge] [-n] [-w SECS] FILE`: replace the file with standard input, or
 /// apply standard input to it as an RFC 7396 merge patch.
-enum SaveCommand {
+enum SaveCommand: Command {
+  static let merge = OptionSpec(nil, "merge", help: "Apply standard input as an RFC 7396 merge patch instead.")
+
+  static let spec = CommandSpec(
+    name: "save", overview: "Replace a JSON file with the document read from standard input.",
+    operands: [Help.fileOperand],
+    options: [merge] + Help.lockOptions,
+    discussion: "Exits 65 and leaves the file untouched when standard input is not valid JSON. Creates <file> when it does not exist (its directory must exist).\n" + Help.etcdWriteNote)
+
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
-    let address = try arguments.address(in: Help.save)
+    let address = try arguments.address()
     let file = address.name
-    let wait = try LockWait(arguments, spec: Help.save)
+    let wait = LockWait(arguments)
     let input = try StandardStreams.readStandardInput()
     let value: JSONValue
     do {
@@ -16,7 +24,7 @@ enum SaveCommand {
       throw CommandFailure(ExitCode.dataError, "standard input is not valid JSON: \(error); '\(file)' left untouched")
     }
     let writer = DocumentWriter(address: address, wait: wait)
-    if arguments.has("merge") {
+    if arguments.has(merge) {
       try writer.modify(createIfMissing: true) { document in
         document = document.mergePatched(with: value)
       }

@@ -2,21 +2,31 @@ import CCSync
 import CCSyncProcesses
 
 /// `ccsync set [-s | -j] [-n] [-w SECS] FILE PATH VALUE`.
-enum SetCommand {
+enum SetCommand: Command {
+  static let string = OptionSpec("s", "string", help: "Always store <value> as a string.")
+  static let json = OptionSpec("j", "json", help: "Require <value> to be JSON (status 65 otherwise).")
+
+  static let spec = CommandSpec(
+    name: "set", overview: "Set the value at <path> in a JSON file.",
+    operands: [
+      Help.fileOperand,
+      OperandSpec("path", help: "Dotted path or JSON Pointer; missing objects on the way are created."),
+      OperandSpec("value", help: "JSON when it parses as JSON (42, true, \"x\", {\"a\":1}), a string otherwise."),
+    ],
+    options: [string, json] + Help.lockOptions,
+    exclusive: [[string, json]],
+    discussion: "Creates <file> as {} first when it does not exist (its directory must exist). The write takes the file's lock, re-reads the file under it, and replaces it atomically; an invalid file is left untouched (status 65).\n" + Help.etcdWriteNote)
+
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
-    let spec = Help.set
-    if arguments.has("string") && arguments.has("json") {
-      throw UsageError(message: "The options '--string' and '--json' cannot be combined", command: spec)
-    }
-    let address = try arguments.address(in: spec)
+    let address = try arguments.address()
     let file = address.name
     // An empty PATH is most often an unset shell variable (`set f "$KEY" v`); replacing the
     // whole document must be asked for by name.
     if arguments.operands[1].isEmpty {
-      throw UsageError(message: "The path is empty; to replace the whole document, give '.' as <path> (or use 'ccsync save')", command: spec)
+      throw arguments.usageError("The path is empty; to replace the whole document, give '.' as <path> (or use 'ccsync save')")
     }
-    let path = try arguments.path(at: 1, in: spec)
-    let wait = try LockWait(arguments, spec: spec)
+    let path = try arguments.path(at: 1)
+    let wait = LockWait(arguments)
     let text = arguments.operands[2]
     // The document must stay within the nesting limit its readers apply: each step of PATH
     // is one level, and VALUE may nest as deep as the rest. Text that breaks the limit is
@@ -28,7 +38,7 @@ enum SetCommand {
       "the value at '\(arguments.operands[1])' would nest '\(file)' deeper than \(limit) levels of arrays and objects, the limit; nothing written")
     guard depthLeft >= 0 else { throw tooDeep }
     let value: JSONValue
-    if arguments.has("string") {
+    if arguments.has(string) {
       value = .string(text)
     } else {
       do {
@@ -36,7 +46,7 @@ enum SetCommand {
       } catch where error.kind == .nestingTooDeep {
         throw tooDeep
       } catch {
-        guard !arguments.has("json") else {
+        guard !arguments.has(json) else {
           throw CommandFailure(ExitCode.dataError, "the value '\(text)' is not valid JSON: \(error)")
         }
         value = .string(text)

@@ -5,7 +5,17 @@ import CCSyncProcesses
 /// executable (`ccsync stress-worker FILE PATH M`) each make M exact read-modify-write
 /// increments through the library (`SharedDocument.update`); then the integer must have grown
 /// by exactly N x M.
-enum StressCommand {
+enum StressCommand: Command {
+  static let processes = OptionSpec(nil, "processes", value: "n", .integer(1...1024), help: "Number of processes (default 4).")
+  static let iterations = OptionSpec(nil, "iterations", value: "m", .integer(0...100_000_000), help: "Increments per process (default 250).")
+  static let path = OptionSpec(nil, "path", value: "path", help: "The integer to increment (default counter).")
+
+  static let spec = CommandSpec(
+    name: "stress", overview: "Lock-contention test: processes incrementing one integer, then a check that no update was lost.",
+    operands: [Help.fileOperand],
+    options: [processes, iterations, path],
+    discussion: "Each process does <m> exact read-modify-write increments through the library. Exits 0 when the integer grew by exactly <n> x <m>, 1 otherwise.")
+
   /// What one run measured.
   struct Report {
     var processes: Int
@@ -30,12 +40,11 @@ enum StressCommand {
   }
 
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
-    let spec = Help.stress
-    let processes = try arguments.integer("processes", in: spec, range: 1...1024) ?? 4
-    let iterations = try arguments.integer("iterations", in: spec, range: 0...100_000_000) ?? 250
-    let pathText = arguments.value("path") ?? "counter"
+    let processes = arguments.integer(processes) ?? 4
+    let iterations = arguments.integer(iterations) ?? 250
+    let pathText = arguments.text(path) ?? "counter"
     let path = try parsePath(pathText, in: spec)
-    let address = try arguments.address(in: spec)
+    let address = try arguments.address()
     let file = address.name
     let report = try stress(operand: arguments.operands[0], address: address, pathText: pathText, path: path, processes: processes, iterations: iterations)
     StandardStreams.write(report.lines.map { $0 + "\n" }.joined())
@@ -88,15 +97,23 @@ enum StressCommand {
     return number
   }
 
-  /// `ccsync stress-worker FILE PATH M`: M increments, each one `SharedDocument.update`.
-  static func runWorker(_ arguments: ParsedArguments) throws -> Int32 {
-    let spec = Help.stressWorker
-    let address = try arguments.address(in: spec)
+}
+
+/// `ccsync stress-worker FILE PATH M`: M increments, each one `SharedDocument.update`; one
+/// process of `ccsync stress`, and a tool scripts use on their own.
+enum StressWorkerCommand: Command {
+  static let spec = CommandSpec(
+    name: "stress-worker", overview: "One process of 'ccsync stress' (internal).",
+    operands: [Help.fileOperand, OperandSpec("path", help: "The integer."), OperandSpec("m", help: "Increments.")],
+    options: [], isHidden: true)
+
+  static func run(_ arguments: ParsedArguments) throws -> Int32 {
+    let address = try arguments.address()
     let file = address.name
     let pathText = arguments.operands[1]
     let path = try parsePath(pathText, in: spec)
     guard let iterations = Int(arguments.operands[2]), iterations >= 0 else {
-      throw UsageError(message: "The value '\(arguments.operands[2])' is invalid for '<m>'", command: spec)
+      throw arguments.usageError("The value '\(arguments.operands[2])' is invalid for '<m>'")
     }
     let document = address.document()
     for _ in 0..<iterations {
@@ -123,4 +140,12 @@ func decimal(_ value: Double, places: Int) -> String {
   let fraction = String(scaled % Int64(scale))
   guard places > 0 else { return String(whole) }
   return "\(whole)." + String(repeating: "0", count: places - fraction.count) + fraction
+}
+
+/// `duration` in seconds as a person writes it: `0.3`, `5`, `1.25` (to the millisecond).
+func secondsText(_ duration: Duration) -> String {
+  var text = decimal(seconds(duration), places: 3)
+  while text.hasSuffix("0") { text.removeLast() }
+  if text.hasSuffix(".") { text.removeLast() }
+  return text
 }

@@ -10,53 +10,79 @@ import CCSyncProcesses
 /// SIGKILL, the end of a debounce period). Every way the watch ends goes through
 /// ``WatchSession/finish(_:)``, which stops the command's process group; none calls `exit` or
 /// dies of a signal before it.
-enum WatchCommand {
+enum WatchCommand: Command {
+  static let compact = OptionSpec("c", "compact", help: "Accepted for symmetry with 'get': lines are always compact.")
+  static let count = OptionSpec(nil, "count", value: "n", .integer(1...Int.max), help: "Exit 0 once <n> lines are printed.")
+  static let timeout = OptionSpec(nil, "timeout", value: "secs", .seconds(positive: false), help: "Stop after <secs> seconds: status 0, or 2 when --count was not reached.")
+  static let poll = OptionSpec(nil, "poll", value: "secs", .seconds(positive: true), help: "Poll every <secs> seconds instead of using inotify (files only).")
+  static let exec = OptionSpec(nil, "exec", help: "Run <command> after each printed value (value on stdin and in CCSYNC_VALUE).")
+  static let restart = OptionSpec(nil, "restart", help: "Run <command> now and restart it on each new value; exit with its status when it exits.")
+  static let signal = OptionSpec(nil, "signal", value: "sig", .signal, help: "Run <command> now and send it <sig> (HUP, USR1, 10) on each new value; exit with its status when it exits.")
+  static let debounce = OptionSpec(nil, "debounce", value: "secs", .seconds(positive: false), help: "Act on a new value once it has been unchanged for <secs> (at the latest after 4 x <secs>); default 0.")
+
+  static let spec = CommandSpec(
+    name: "watch", overview: "Print the value at <path> now and each time it changes, one compact JSON line each.",
+    operands: [Help.fileOperand, Help.pathOperand],
+    options: [compact, count, timeout, poll, exec, restart, signal, debounce],
+    exclusive: [[exec, restart, signal]],
+    discussion: """
+      Runs until SIGINT, SIGTERM or SIGHUP (status 0). A missing file or <path>, or an invalid file, \
+      prints nothing on standard output and a note on standard error; the next valid value is printed.
+      With --exec, runs that arrive while <command> runs coalesce into one more run. With --restart, \
+      <command> is stopped with SIGTERM (SIGKILL after 5 s) and started again. With --signal, \
+      <command> is started once and sent <sig> (to its process, not its group, as 'systemctl reload' \
+      does) on each new value; it is never restarted. <command> gets CCSYNC_VALUE (the compact value, \
+      unset while there is none; under --restart and --signal the value it started with) and CCSYNC_FILE.
+      With --debounce, lines are still printed at once, but <command> is run, restarted or signalled \
+      once the value has been unchanged for <secs>, and at the latest 4 x <secs> after the first \
+      change not acted on (consul-template's wait); the value found at start is acted on at once.
+      A command given without --exec, --restart or --signal is run as with --exec; if that command \
+      holds one of those options (written after '--' by mistake), the watch refuses to start (64): \
+      put them before '--', or give --exec to pass them on to the command.
+      """,
+    takesCommand: true)
+
+  /// Watch's own options that, found in a command given with no mode, were most likely meant
+  /// for the watch: `watch FILE -- ./reload.sh --restart`.
+  static let modeOptionsInCommand = ["--exec", "--restart", "--signal", "--debounce"]
+
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
-    let spec = Help.watch
-    let modeOptions = ["exec", "restart", "signal"].filter { arguments.has($0) }
-    if modeOptions.count > 1 {
-      throw UsageError(message: "The options '--\(modeOptions[0])' and '--\(modeOptions[1])' cannot be combined", command: spec)
-    }
     let command = arguments.command ?? []
     var mode: WatchChildren.Mode?
-    if arguments.has("restart") {
+    if arguments.has(restart) {
       mode = .restart
-    } else if let name = arguments.value("signal") {
-      guard let signal = Signal.named(name) else {
-        throw UsageError(
-          message: "The value '\(name)' is invalid for '--signal <sig>': expected a signal name such as HUP or USR1, or a number from 1 to \(Signal.highestNumber)",
-          command: spec)
-      }
-      mode = .signal(signal)
-    } else if arguments.has("exec") || !command.isEmpty {
+    } else if let chosen = arguments.signal(signal) {
+      mode = .signal(chosen)
+    } else if arguments.has(exec) || !command.isEmpty {
       mode = .exec
     }
+    if !arguments.has(exec), !arguments.has(restart), !arguments.has(signal),
+       let misplaced = command.dropFirst().first(where: { token in modeOptionsInCommand.contains { token == $0 || token.hasPrefix($0 + "=") } }) {
+      throw arguments.usageError(
+        "The option '\(misplaced)' is after '--', so it would go to '\(command[0])' and the watch would run the command on every change; put it before '--' (or give --exec to pass it on)")
+    }
     if mode != nil && command.isEmpty {
-      let option = "--" + (modeOptions.first ?? "exec")
-      throw UsageError(message: "Missing expected argument '<command>' after '--' for '\(option)'", command: spec)
+      let option = "--" + (arguments.givenOptions.first { [exec, restart, signal].contains($0) }?.long ?? "exec")
+      throw arguments.usageError("Missing expected argument '<command>' after '--' for '\(option)'")
     }
-    let debounce = try arguments.seconds("debounce", in: spec) ?? .zero
-    if arguments.has("debounce") && mode == nil {
-      throw UsageError(message: "The option '--debounce' needs a command to run ('--exec', '--restart' or '--signal' and '-- <command>')", command: spec)
+    let debounceTime = arguments.seconds(debounce) ?? .zero
+    if arguments.has(debounce) && mode == nil {
+      throw arguments.usageError("The option '--debounce' needs a command to run ('--exec', '--restart' or '--signal' and '-- <command>')")
     }
-    let count = try arguments.integer("count", in: spec, range: 1...Int.max)
-    let timeout = try arguments.seconds("timeout", in: spec)
-    let pollInterval = try arguments.seconds("poll", in: spec)
-    if let pollInterval, pollInterval <= .zero {
-      throw UsageError(message: "The value '\(arguments.value("poll")!)' is invalid for '--poll <secs>': expected a number of seconds above 0", command: spec)
-    }
+    let lines = arguments.integer(count)
+    let stopAfter = arguments.seconds(timeout)
+    let pollInterval = arguments.seconds(poll)
     let file = arguments.operands[0]
-    let address = try arguments.address(in: spec)
+    let address = try arguments.address()
     if pollInterval != nil, !address.isFile {
-      throw UsageError(
-        message: "The option '--poll' is for files on file systems without inotify; '\(file)' is an etcd key, whose changes etcd's watch stream reports",
-        command: spec)
+      throw arguments.usageError(
+        "The option '--poll' is for files on file systems without inotify; '\(file)' is an etcd key, whose changes etcd's watch stream reports")
     }
-    let path = try arguments.path(at: 1, in: spec)
+    let path = try arguments.path(at: 1)
     let session = WatchSession(
       address: address, path: path, pathText: arguments.operands.count > 1 ? arguments.operands[1] : ".",
-      count: count, timeout: timeout,
-      children: mode.map { WatchChildren(mode: $0, command: command, file: file, debounce: debounce) })
+      count: lines, timeout: stopAfter,
+      children: mode.map { WatchChildren(mode: $0, command: command, file: file, debounce: debounceTime) })
     let watcher = pollInterval.map { FileWatcher(mode: .polling(interval: $0)) } ?? FileWatcher.shared
     return try session.run(watcher: watcher)
   }

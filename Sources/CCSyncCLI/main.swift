@@ -1,25 +1,10 @@
 import CCSync
 import CCSyncProcesses
 
-// `ccsync`: a small dispatcher. Each command lives in its own file as `run(_:)`, taking the
-// parsed arguments and returning the exit status; errors are mapped in ExitCode.swift.
-// No Foundation: start-up time matters (`ccsync get` is compared with jq).
-
-/// The commands by name, with their descriptions and bodies.
-let commandTable: [String: (spec: CommandSpec, run: (ParsedArguments) throws -> Int32)] = [
-  "get": (Help.get, GetCommand.run),
-  "load": (Help.load, GetCommand.runLoad),
-  "set": (Help.set, SetCommand.run),
-  "delete": (Help.delete, DeleteCommand.run),
-  "save": (Help.save, SaveCommand.run),
-  "watch": (Help.watch, WatchCommand.run),
-  "lock": (Help.lock, LockCommand.run),
-  "edit": (Help.edit, EditCommand.run),
-  "stress": (Help.stress, StressCommand.run),
-  "stress-worker": (Help.stressWorker, StressCommand.runWorker),
-  "demo": (Help.demo, DemoCommand.run),
-  "mirror": (Help.mirror, MirrorCommand.run),
-]
+// `ccsync`: a small dispatcher over the commands of CommandRegistry. Each command lives in its
+// own file as a type declaring its options and `run(_:)`, which returns the exit status;
+// errors are mapped in ExitCode.swift. No Foundation: start-up time matters (`ccsync get` is
+// compared with jq).
 
 /// Runs the command line `arguments` (without the program name) and returns the exit status.
 @MainActor
@@ -29,22 +14,27 @@ func runMain(_ arguments: [String]) -> Int32 {
     return ExitCode.success
   }
   switch name {
-  case "--version":
-    StandardStreams.writeLine("ccsync \(Help.version)")
-    return ExitCode.success
+  case "-V", "--version":
+    return run(VersionCommand.self, Array(arguments.dropFirst()))
   case "-h", "--help":
     StandardStreams.write(Help.text(for: Help.top))
     return ExitCode.success
-  case "help":
-    return runHelp(Array(arguments.dropFirst()))
   default:
     break
   }
-  guard let command = commandTable[name] else {
-    let message = name.hasPrefix("-") ? "Unknown option '\(name)'" : "Unknown subcommand '\(name)'"
+  guard let command = CommandRegistry.command(named: name) else {
+    let message = name.hasPrefix("-")
+      ? "Unknown option '\(name)'" + Suggestion.nearest(to: name, among: ["--help", "--version"])
+      : "Unknown subcommand '\(name)'" + Suggestion.nearest(to: name, among: CommandRegistry.visibleSpecs.map(\.name))
     Help.report(UsageError(message: message, command: Help.top))
     return ExitCode.usage
   }
+  return run(command, Array(arguments.dropFirst()))
+}
+
+/// Parses `arguments` for `command` and runs it.
+@MainActor
+func run(_ command: any Command.Type, _ arguments: [String]) -> Int32 {
   if let index = firstArgumentNotUTF8() {
     Help.report(UsageError(
       message: "Argument \(index) is not valid UTF-8: ccsync takes paths and values as UTF-8 text", command: command.spec))
@@ -52,7 +42,7 @@ func runMain(_ arguments: [String]) -> Int32 {
   }
   let parsed: ParsedArguments
   do {
-    switch try ArgumentParser.parse(Array(arguments.dropFirst()), for: command.spec) {
+    switch try ArgumentParser.parse(arguments, for: command.spec) {
     case .help:
       StandardStreams.write(Help.text(for: command.spec))
       return ExitCode.success
@@ -84,22 +74,6 @@ func firstArgumentNotUTF8() -> Int? {
     if String(validatingCString: argument) == nil { return index }
   }
   return nil
-}
-
-/// `ccsync help [SUBCOMMAND]`.
-@MainActor
-func runHelp(_ arguments: [String]) -> Int32 {
-  guard let name = arguments.first, name != "-h", name != "--help" else {
-    StandardStreams.write(Help.text(for: arguments.isEmpty ? Help.top : Help.helpCommand))
-    return ExitCode.success
-  }
-  guard arguments.count == 1, let command = commandTable[name] ?? (name == "help" ? (Help.helpCommand, { _ in 0 }) : nil) else {
-    let message = arguments.count > 1 ? "Unexpected argument '\(arguments[1])'" : "Unknown subcommand '\(name)'"
-    Help.report(UsageError(message: message, command: Help.helpCommand))
-    return ExitCode.usage
-  }
-  StandardStreams.write(Help.text(for: command.spec))
-  return ExitCode.success
 }
 
 StandardStreams.exitOnOutputFailure(status: ExitCode.ioError)

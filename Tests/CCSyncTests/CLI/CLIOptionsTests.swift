@@ -1,9 +1,11 @@
 import Foundation
 import Testing
 
+@testable import CCSyncCLI
+
 /// Help, version and the command-line conventions every `ccsync` command shares.
 @Suite struct CLIOptionsTests {
-  static let commands = ["get", "load", "set", "delete", "save", "watch", "lock", "edit", "stress", "demo"]
+  static let commands = CommandRegistry.visibleSpecs.map(\.name)
 
   @Test(arguments: commands)
   func everyCommandHasHelp(_ command: String) throws {
