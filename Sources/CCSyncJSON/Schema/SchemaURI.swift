@@ -141,7 +141,7 @@ enum SchemaURI {
     if pointer.isEmpty { return [] }
     guard pointer.hasPrefix("/") else { return nil }
     return pointer.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map {
-      $0.replacing("~1", with: "/").replacing("~0", with: "~")
+      String($0).replacing("~1", with: "/").replacing("~0", with: "~")
     }
   }
 
