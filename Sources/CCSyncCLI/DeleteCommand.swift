@@ -6,7 +6,7 @@ enum DeleteCommand: Command {
   static let spec = CommandSpec(
     name: "delete", overview: "Remove the value at <path> from a JSON file.",
     operands: [Help.fileOperand, OperandSpec("path", help: "Dotted path or JSON Pointer.")],
-    options: Help.lockOptions,
+    options: Help.lockOptions + GateOptions.all,
     discussion: "Exits 1, leaving the file unchanged, when there is no value at <path>.\n" + Help.etcdWriteNote)
 
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
@@ -20,8 +20,7 @@ enum DeleteCommand: Command {
         : "The path '\(arguments.operands[1])' is the whole document, which cannot be deleted; give the path of a value in it"
       throw arguments.usageError(message)
     }
-    let wait = LockWait(arguments)
-    let removed = try DocumentWriter(address: address, wait: wait).modify(createIfMissing: false) { document in
+    let removed = try DocumentWriter(address: address, arguments: arguments).modify(createIfMissing: false) { document in
       try document.removeValue(at: path)
     }
     guard removed != nil else {

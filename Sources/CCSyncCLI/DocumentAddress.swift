@@ -44,10 +44,10 @@ enum DocumentAddress {
   }
 
   /// A document over the file or the key; nothing is read until asked.
-  func document() -> SharedDocument {
+  func document(gate: DocumentGate = .standard) -> SharedDocument {
     switch self {
-    case .file(let path): return SharedDocument(path: path)
-    case .etcd(let location): return SharedDocument(etcd: location)
+    case .file(let path): return SharedDocument(path: path, gate: gate)
+    case .etcd(let location): return SharedDocument(etcd: location, gate: gate)
     }
   }
 

@@ -16,10 +16,15 @@ struct DocumentWriter {
   /// A writer of a file or an etcd key. On a key a write is a compare-and-swap, not a lock:
   /// `wait` only extends the cluster's deadline (past the client's 5 s) and `change` may run
   /// more than once, each time on the version the key holds then.
-  init(address: DocumentAddress, wait: LockWait) {
+  init(address: DocumentAddress, wait: LockWait, gate: DocumentGate = .standard) {
     self.address = address
-    document = address.document()
+    document = address.document(gate: gate)
     self.wait = wait
+  }
+
+  /// A writer with the wait and the gate `arguments` ask for.
+  init(address: DocumentAddress, arguments: ParsedArguments) throws(UsageError) {
+    self.init(address: address, wait: LockWait(arguments), gate: try GateOptions.gate(arguments, documentName: address.name))
   }
 
   /// Runs `change` on the current document under the lock and writes the result.

@@ -7,7 +7,7 @@ import CCSyncProcesses
 enum EditCommand: Command {
   static let spec = CommandSpec(
     name: "edit", overview: "Edit a JSON file in $VISUAL, $EDITOR or vi, merging with changes made meanwhile.",
-    operands: [Help.fileOperand], options: Help.lockOptions,
+    operands: [Help.fileOperand], options: Help.lockOptions + GateOptions.all,
     discussion: "Opens a copy. Unchanged: status 0, nothing written. Invalid JSON: status 65, the file untouched, the copy kept. Otherwise the fields the edit changed are applied to the current file under the lock, so changes another process made meanwhile survive; a field both changed: status 75, both values shown, nothing written.\n" + Help.etcdWriteNote)
 
   /// Fields changed both in the edit and in the file meanwhile, to differing values.
@@ -19,7 +19,6 @@ enum EditCommand: Command {
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
     let address = try arguments.address()
     let file = address.name
-    let wait = LockWait(arguments)
     let (bytes, copyName) = try readForEditing(address)
     let original = try DocumentReader.parse(bytes, path: file)
     let copy: EditCopy
@@ -74,7 +73,7 @@ enum EditCommand: Command {
     do {
       // On an etcd key the write is a compare-and-swap: when another write comes between its
       // read and its swap, this runs again on the newer version, with the same three-way merge.
-      try DocumentWriter(address: address, wait: wait).modify(createIfMissing: false) { current in
+      try DocumentWriter(address: address, arguments: arguments).modify(createIfMissing: false) { current in
         let theirs = JSONChangeSet(from: original, to: current)
         let conflicts = ours.conflicts(with: theirs)
         guard conflicts.isEmpty else { throw Conflict(paths: conflicts, current: current) }

@@ -74,8 +74,10 @@ struct CommandFailure: Error {
     switch error {
     case .store(let store):
       self.init(store: store, file: file)
-    case .invalidJSON, .decodingFailed, .encodingFailed:
+    case .invalidJSON, .decodingFailed, .encodingFailed, .rejected, .invalidSchema:
       self.init(ExitCode.dataError, error.description)
+    case .schemaUnavailable:
+      self.init(ExitCode.noInput, error.description)
     case .missingFile:
       self.init(ExitCode.noInput, error.description)
     }

@@ -13,7 +13,7 @@ enum MirrorCommand: Command {
       OperandSpec("file", kind: .file, help: "A local JSON file (its directory must exist)."),
       OperandSpec("key", kind: .etcdURL, help: "etcd://[HOST:PORT[,HOST:PORT...]]/KEY; no hosts: $ETCDCTL_ENDPOINTS, else 127.0.0.1:2379."),
     ],
-    options: [prefer],
+    options: [prefer] + GateOptions.all,
     discussion: "Every change to a file (any writer: ccsync, the library, an editor, a rename) goes into its key by compare-and-swap, and every change to the key (another host's mirror, etcdctl, the library) into the file under its lock, field by field: a field both sides changed takes the key's value, and a line on stderr names it. The last version both sides agreed on is kept in '.<name>.ccsync-mirror' beside the file, so a restart merges instead of overwriting. At a first run the preferred side wins and the other's differing version is kept (<file>.conflict-TIMESTAMP, <key>.conflict-TIMESTAMP). Deletions are not mirrored: a missing side is recreated. An invalid side is reported and not mirrored until it is valid. While the cluster cannot be reached the mirror says so once and keeps the local edits for when it answers. Under systemd (Type=notify) readiness is signalled after the first sync. Runs until SIGTERM, SIGINT or SIGHUP (exit 0); 1 when another mirror runs for a file.",
     repeatsOperands: true)
 
@@ -43,7 +43,10 @@ enum MirrorCommand: Command {
       } catch {
         throw arguments.usageError(error.description)
       }
-      mirrors.append(DocumentMirror(filePath: file, location: location, preference: preference))
+      let gate = try GateOptions.gate(arguments, documentName: file)
+      mirrors.append(DocumentMirror(
+        filePath: file, location: location, preference: preference,
+        schema: arguments.has(GateOptions.schema) ? gate.schema : nil, assertFormats: gate.assertFormats, check: gate.check))
     }
     return try mirror(mirrors)
   }

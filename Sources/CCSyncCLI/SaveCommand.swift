@@ -9,13 +9,12 @@ enum SaveCommand: Command {
   static let spec = CommandSpec(
     name: "save", overview: "Replace a JSON file with the document read from standard input.",
     operands: [Help.fileOperand],
-    options: [merge] + Help.lockOptions,
+    options: [merge] + Help.lockOptions + GateOptions.all,
     discussion: "Exits 65 and leaves the file untouched when standard input is not valid JSON. Creates <file> when it does not exist (its directory must exist).\n" + Help.etcdWriteNote)
 
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
     let address = try arguments.address()
     let file = address.name
-    let wait = LockWait(arguments)
     let input = try StandardStreams.readStandardInput()
     let value: JSONValue
     do {
@@ -23,14 +22,14 @@ enum SaveCommand: Command {
     } catch {
       throw CommandFailure(ExitCode.dataError, "standard input is not valid JSON: \(error); '\(file)' left untouched")
     }
-    let writer = DocumentWriter(address: address, wait: wait)
+    let writer = try DocumentWriter(address: address, arguments: arguments)
     if arguments.has(merge) {
       try writer.modify(createIfMissing: true) { document in
         document = document.mergePatched(with: value)
       }
     } else {
       try writer.modify(createIfMissing: true, policy: .whenTextDiffers) { document in
-        document = value
+        document = DocumentGate.keepingSchemaMember(of: document, in: value)
       }
     }
     return ExitCode.success

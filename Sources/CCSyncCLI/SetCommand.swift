@@ -11,9 +11,9 @@ enum SetCommand: Command {
     operands: [
       Help.fileOperand,
       OperandSpec("path", help: "Dotted path or JSON Pointer; missing objects on the way are created."),
-      OperandSpec("value", help: "JSON when it parses as JSON (42, true, \"x\", {\"a\":1}), a string otherwise."),
+      OperandSpec("value", help: "JSON when it parses as JSON (42, true, \"x\", {\"a\":1}), a string otherwise; text starting with {, [ or \" must be valid JSON."),
     ],
-    options: [string, json] + Help.lockOptions,
+    options: [string, json] + Help.lockOptions + GateOptions.all,
     exclusive: [[string, json]],
     discussion: "Creates <file> as {} first when it does not exist (its directory must exist). The write takes the file's lock, re-reads the file under it, and replaces it atomically; an invalid file is left untouched (status 65).\n" + Help.etcdWriteNote)
 
@@ -26,7 +26,6 @@ enum SetCommand: Command {
       throw arguments.usageError("The path is empty; to replace the whole document, give '.' as <path> (or use 'ccsync save')")
     }
     let path = try arguments.path(at: 1)
-    let wait = LockWait(arguments)
     let text = arguments.operands[2]
     // The document must stay within the nesting limit its readers apply: each step of PATH
     // is one level, and VALUE may nest as deep as the rest. Text that breaks the limit is
@@ -46,15 +45,23 @@ enum SetCommand: Command {
       } catch where error.kind == .nestingTooDeep {
         throw tooDeep
       } catch {
-        guard !arguments.has(json) else {
-          throw CommandFailure(ExitCode.dataError, "the value '\(text)' is not valid JSON: \(error)")
+        // Text that starts like a JSON object, array or string was meant as JSON: a typo in
+        // it must not be stored as a string ('{oops'). `-s` stores any text as a string.
+        guard !arguments.has(json), !Self.looksLikeJSON(text) else {
+          throw CommandFailure(ExitCode.dataError, "the value '\(text)' is not valid JSON: \(error); nothing written (give -s to store it as a string)")
         }
         value = .string(text)
       }
     }
-    try DocumentWriter(address: address, wait: wait).modify(createIfMissing: true) { document in
+    try DocumentWriter(address: address, arguments: arguments).modify(createIfMissing: true) { document in
       try document.setValue(value, at: path)
     }
     return ExitCode.success
+  }
+
+  /// Whether `text` starts (after blanks) as a JSON object, array or string does.
+  static func looksLikeJSON(_ text: String) -> Bool {
+    guard let first = text.first(where: { $0 != " " && $0 != "\t" && $0 != "\n" && $0 != "\r" }) else { return false }
+    return first == "{" || first == "[" || first == "\""
   }
 }

@@ -23,7 +23,7 @@ enum WatchCommand: Command {
   static let spec = CommandSpec(
     name: "watch", overview: "Print the value at <path> now and each time it changes, one compact JSON line each.",
     operands: [Help.fileOperand, Help.pathOperand],
-    options: [compact, count, timeout, poll, exec, restart, signal, debounce],
+    options: [compact, count, timeout, poll, exec, restart, signal, debounce] + GateOptions.all,
     exclusive: [[exec, restart, signal]],
     discussion: """
       Runs until SIGINT, SIGTERM or SIGHUP (status 0). A missing file or <path>, or an invalid file, \
@@ -36,6 +36,8 @@ enum WatchCommand: Command {
       With --debounce, lines are still printed at once, but <command> is run, restarted or signalled \
       once the value has been unchanged for <secs>, and at the latest 4 x <secs> after the first \
       change not acted on (consul-template's wait); the value found at start is acted on at once.
+      A version that fails the schema ('$schema', or --schema) or --check is not printed or acted \
+      on: one line on standard error says why, and the next good version is printed and acted on.
       A command given without --exec, --restart or --signal is run as with --exec; if that command \
       holds one of those options (written after '--' by mistake), the watch refuses to start (64): \
       put them before '--', or give --exec to pass them on to the command.
@@ -82,7 +84,8 @@ enum WatchCommand: Command {
     let session = WatchSession(
       address: address, path: path, pathText: arguments.operands.count > 1 ? arguments.operands[1] : ".",
       count: lines, timeout: stopAfter,
-      children: mode.map { WatchChildren(mode: $0, command: command, file: file, debounce: debounceTime) })
+      children: mode.map { WatchChildren(mode: $0, command: command, file: file, debounce: debounceTime) },
+      gate: try GateOptions.gate(arguments, documentName: address.name))
     let watcher = pollInterval.map { FileWatcher(mode: .polling(interval: $0)) } ?? FileWatcher.shared
     return try session.run(watcher: watcher)
   }
@@ -122,7 +125,10 @@ final class WatchSession {
   /// carried: every version is looked at, not only the latest.
   private let news = Protected<[ChangeHint]>([])
 
-  init(address: DocumentAddress, path: JSONPath, pathText: String, count: Int?, timeout: Duration?, children: WatchChildren?) {
+  init(
+    address: DocumentAddress, path: JSONPath, pathText: String, count: Int?, timeout: Duration?, children: WatchChildren?,
+    gate: DocumentGate = .standard
+  ) {
     self.address = address
     self.file = address.name
     self.path = path
@@ -131,7 +137,7 @@ final class WatchSession {
     self.timeout = timeout
     self.deadline = timeout.map { ContinuousClock.now + $0 }
     self.children = children
-    document = address.document()
+    document = address.document(gate: gate)
   }
 
   private var countReached: Bool { count.map { printed >= $0 } ?? false }
@@ -245,7 +251,13 @@ final class WatchSession {
   private func checkInitial() throws {
     let observation: SharedDocument.Observation
     do {
-      observation = try document.read().map { .changed($0) } ?? .missing
+      if let value = try document.read() {
+        // The first version is judged as every later one is: a refused one is not acted on.
+        if document.gateApplies(to: value) { try document.judge(value) }
+        observation = .changed(value)
+      } else {
+        observation = .missing
+      }
     } catch {
       if case .store = error, !address.isFile { throw error }
       observation = .invalid(error)

@@ -72,6 +72,32 @@ package final class FileDescriptor: InputSource {
     }
   }
 
+  /// What one read of a non-blocking descriptor found.
+  package enum ReadResult: Equatable {
+    /// Some bytes.
+    case bytes([UInt8])
+    /// Nothing yet (`EAGAIN`).
+    case nothingYet
+    /// The end: every writer of a pipe closed it.
+    case endOfFile
+  }
+
+  /// One read of at most `maximum` bytes from a non-blocking descriptor.
+  /// - Throws: `SystemError` (`EIO`, `EBADF`).
+  /// The corresponding C function is `read`.
+  package func readOnce(maximum: Int = 65536) throws(SystemError) -> ReadResult {
+    var buffer = [UInt8](repeating: 0, count: maximum)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { Glibc.read(rawValue, $0.baseAddress, $0.count) }
+      if count > 0 { return .bytes(Array(buffer[..<count])) }
+      if count == 0 { return .endOfFile }
+      let code = errno
+      if code == EINTR { continue }
+      if code == EAGAIN || code == EWOULDBLOCK { return .nothingYet }
+      throw SystemError(code: code, operation: "read", path: path)
+    }
+  }
+
   /// The whole file from its first byte to its end, read without moving the descriptor's
   /// offset (so a child process writing through the same open file is not disturbed).
   /// - Throws: `SystemError` (`ESPIPE` for a pipe, `EIO`).
@@ -116,6 +142,14 @@ extension FileDescriptor {
   /// The corresponding C function is `open`.
   package static func openForReading(_ path: String) throws(SystemError) -> FileDescriptor {
     let descriptor = try systemCall("open", path: path) { open(path, O_RDONLY | O_CLOEXEC) }
+    return FileDescriptor(owning: descriptor, path: path)
+  }
+
+  /// Opens an existing file for writing, close-on-exec (`/dev/null` as a child's output).
+  /// - Throws: `SystemError` (`ENOENT`, `EACCES`...).
+  /// The corresponding C function is `open`.
+  package static func openForWriting(_ path: String) throws(SystemError) -> FileDescriptor {
+    let descriptor = try systemCall("open", path: path) { open(path, O_WRONLY | O_CLOEXEC) }
     return FileDescriptor(owning: descriptor, path: path)
   }
 

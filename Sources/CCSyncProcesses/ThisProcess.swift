@@ -14,6 +14,10 @@ package enum ThisProcess {
     Environment.value(name)
   }
 
+  /// This process's id.
+  /// The corresponding C function is `getpid`.
+  package static var identifier: Int32 { getpid() }
+
   /// `$TMPDIR`, or `/tmp` when it is unset or empty.
   package static var temporaryDirectory: String {
     environmentValue("TMPDIR") ?? "/tmp"

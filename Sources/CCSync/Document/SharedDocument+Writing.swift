@@ -79,6 +79,7 @@ extension SharedDocument {
     let writer = DocumentCommit(document: self, generationBeforeRead: tracking.withLock(\.generation)) { _ in
       let text = JSONDocumentLayout.printMeasuringNesting(value)
       try SharedDocument.checkNesting(text.nesting, name: self.name)
+      if self.gate.mayApply(to: value) { try self.gate.judge(value, bytes: text.bytes, in: self.store) }
       return .replacement(value, text)
     }
     try runInStore(writer, wait: wait)
@@ -101,7 +102,18 @@ extension SharedDocument {
         if current.isMissing && request.missingFile == .fail {
           request.fail(StorageError.missingFile(path: self.name))
         } else {
+          // Each request's result is judged on its own (see ``DocumentGate``), so a refused
+          // one is undone alone and the others of the batch still commit. Keeping `before`
+          // costs a reference; the copy is made only if the request changes the document.
+          let before = document
           request.run(on: &document, fileHeldDocument: current.document != nil)
+          guard request.succeeded, self.gate.mayApply(to: document), document != before else { continue }
+          do {
+            try self.gate.judge(document, bytes: SharedDocument.documentBytes(document), in: self.store)
+          } catch {
+            document = before
+            request.fail(error)
+          }
         }
       }
       let committed = batch.filter(\.succeeded)

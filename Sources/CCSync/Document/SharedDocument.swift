@@ -51,6 +51,8 @@ public final class SharedDocument: Sendable {
 
   /// The store underneath (a file today).
   package let store: any DocumentStore
+  /// What a version must pass to be written or adopted (see ``DocumentGate``).
+  public let gate: DocumentGate
   let tracking = Protected(VersionTracking())
   let groupCommit = GroupCommit()
 
@@ -61,19 +63,23 @@ public final class SharedDocument: Sendable {
   /// - Parameters:
   ///   - durable: `fsync` file and directory on every write (default).
   ///   - logger: where warnings about the file go (see ``SharedFile``).
-  public convenience init(path: String, durable: Bool = true, logger: DiagnosticLog = .standardError) {
-    self.init(file: SharedFile(path: path, durable: durable, logger: logger))
+  ///   - gate: what a version must pass to be written or adopted; by default the schema its
+  ///     `$schema` names, if any.
+  public convenience init(path: String, durable: Bool = true, logger: DiagnosticLog = .standardError, gate: DocumentGate = .standard) {
+    self.init(store: FileStore(file: SharedFile(path: path, durable: durable, logger: logger)), gate: gate)
   }
 
   /// Creates a document over an existing ``SharedFile``.
-  public convenience init(file: SharedFile) {
-    self.init(store: FileStore(file: file))
+  public convenience init(file: SharedFile, gate: DocumentGate = .standard) {
+    self.init(store: FileStore(file: file), gate: gate)
   }
 
   /// Creates a document over a key of an etcd cluster; nothing is read until asked.
-  /// - Parameter logger: where the watch's warnings go (the cluster unreachable, then back).
-  public convenience init(etcd location: EtcdLocation, logger: DiagnosticLog = .standardError) {
-    self.init(store: EtcdStore(location: location, logger: logger))
+  /// - Parameters:
+  ///   - logger: where the watch's warnings go (the cluster unreachable, then back).
+  ///   - gate: what a version must pass to be written or adopted.
+  public convenience init(etcd location: EtcdLocation, logger: DiagnosticLog = .standardError, gate: DocumentGate = .standard) {
+    self.init(store: EtcdStore(location: location, logger: logger), gate: gate)
   }
 
   /// Creates a document whose file identities may recur for `identityRecurrenceWindow`
@@ -83,8 +89,21 @@ public final class SharedDocument: Sendable {
   }
 
   /// Creates a document over `store`.
-  init(store: any DocumentStore) {
+  init(store: any DocumentStore, gate: DocumentGate = .standard) {
     self.store = store
+    self.gate = gate
+  }
+
+  /// Judges a version another process wrote: a valid parse that the gate refuses becomes
+  /// the refusal, so the version is recorded as a problem and never reported as changed.
+  func judged(_ parsed: Result<VersionTracking.ParsedVersion, StorageError>?, bytes: [UInt8]) -> Result<VersionTracking.ParsedVersion, StorageError>? {
+    guard case .success(let version)? = parsed else { return parsed }
+    do {
+      try gate.judge(version.document, bytes: bytes, in: store)
+      return parsed
+    } catch {
+      return .failure(error)
+    }
   }
 
   /// Reads and parses the document; `nil` when it does not exist. Records the version as seen.
@@ -180,7 +199,7 @@ public final class SharedDocument: Sendable {
       }
       let sameBytes = start.seen.map { $0.bytes.hasSameBytes(as: version.bytes) } ?? false
       let parsed: Result<VersionTracking.ParsedVersion, StorageError>? =
-        sameBytes ? nil : Result { () throws(StorageError) in try parse(version.bytes, after: start.seen) }
+        sameBytes ? nil : judged(Result { () throws(StorageError) in try parse(version.bytes, after: start.seen) }, bytes: version.bytes)
       let now = FileSystem.currentTime()
       return tracking.withLock {
         $0.observe(version, sameBytes: sameBytes, parsed: parsed, since: start, isLastAttempt: isLastAttempt, now: now)

@@ -18,6 +18,15 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
   /// The value could not be encoded as JSON (a non-finite float, a throwing `encode(to:)`),
   /// or the document would be too deep for readers to accept.
   case encodingFailed(path: String, message: String)
+  /// The version failed the document's gate (its schema, or a check): nothing was written,
+  /// or a reader kept its last good version. Each reason names the JSON pointer, the keyword
+  /// and what it expected (`/server/port: 8080.5 is not an integer (type)`), or is a check's
+  /// own words.
+  case rejected(path: String, reasons: [String])
+  /// The schema the gate must apply cannot be read (a `$schema` naming a missing file or key).
+  case schemaUnavailable(path: String, schema: String, message: String)
+  /// The schema the gate must apply is not valid JSON or not a valid JSON Schema.
+  case invalidSchema(path: String, schema: String, message: String)
 
   public var description: String {
     switch self {
@@ -26,6 +35,10 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
     case .invalidJSON(let path, let error): return "'\(path)' is not valid JSON: \(error)"
     case .decodingFailed(let path, let message): return "'\(path)' does not decode: \(message)"
     case .encodingFailed(let path, let message): return "cannot encode the value for '\(path)': \(message)"
+    case .rejected(let path, let reasons):
+      return reasons.count == 1 ? "'\(path)': \(reasons[0])" : "'\(path)' was refused:\n  " + reasons.joined(separator: "\n  ")
+    case .schemaUnavailable(let path, let schema, let message): return "'\(path)': schema '\(schema)': \(message)"
+    case .invalidSchema(let path, let schema, let message): return "'\(path)': schema '\(schema)' is not a valid schema: \(message)"
     }
   }
 

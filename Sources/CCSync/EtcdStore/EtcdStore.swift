@@ -49,6 +49,18 @@ final class EtcdStore: DocumentStore {
 
   var name: String { location.description }
 
+  /// The key `relativePath` names beside this one, on the same cluster and client: `cfg/app`
+  /// with `./app.schema.json` is `cfg/app.schema.json`; an absolute path names the key
+  /// without its leading slash.
+  func sibling(at relativePath: String) -> (any DocumentStore)? {
+    var resolved = FilePath.resolve(relativePath, against: "/" + FilePath.directory(of: location.key))
+    if resolved.hasPrefix("/") { resolved.removeFirst() }
+    var siblingLocation = location
+    siblingLocation.key = resolved
+    guard case .success(let client) = self.client else { return EtcdStore(location: siblingLocation, logger: .silent) }
+    return EtcdStore(location: siblingLocation, client: client, logger: .silent)
+  }
+
   func read() throws(StoreError) -> StoredVersion? {
     try readWithRevision().version
   }

@@ -37,6 +37,12 @@ final class FileStore: DocumentStore {
 
   var name: String { file.path }
 
+  /// A file beside this one's resolved path (through a symbolic link, beside its target).
+  func sibling(at relativePath: String) -> (any DocumentStore)? {
+    let directory = FilePath.directory(of: (try? file.resolvedPath()) ?? file.path)
+    return FileStore(file: SharedFile(path: FilePath.resolve(relativePath, against: directory), durable: false, logger: .silent), watcher: watcher)
+  }
+
   func read() throws(StoreError) -> StoredVersion? {
     try file.read().map(StoredVersion.init)
   }

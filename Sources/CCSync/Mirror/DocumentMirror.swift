@@ -79,14 +79,23 @@ package final class DocumentMirror: Sendable {
   static let missingFileGrace: Duration = .milliseconds(500)
 
   /// A mirror of `filePath` and `location`; nothing happens until ``start(firstSync:)``.
-  package init(filePath: String, location: EtcdLocation, preference: Preference = .key, logger: DiagnosticLog = .standardError) {
+  /// - Parameters:
+  ///   - check: a check every version must pass before it is written to either side (the
+  ///     key's schema, named by `$schema` beside the key, applies on both sides too).
+  ///   - schema: a schema to apply instead of the one `$schema` names.
+  package init(
+    filePath: String, location: EtcdLocation, preference: Preference = .key, logger: DiagnosticLog = .standardError,
+    schema: DocumentGate.SchemaSource? = nil, assertFormats: Bool = false, check: DocumentGate.Check? = nil
+  ) {
     self.filePath = filePath
     self.location = location
     sharedFile = SharedFile(path: filePath, logger: logger)
-    file = SharedDocument(file: sharedFile)
+    file = SharedDocument(file: sharedFile, gate: DocumentGate(schema: schema ?? .fromDocumentBeside(location), assertFormats: assertFormats, check: check))
     // The mirror says itself when the cluster cannot be reached, and when it answers again:
     // the key's watch keeps its warnings about the same outage to itself.
-    key = SharedDocument(etcd: location, logger: DiagnosticLog(minimumLevel: .error) { level, message in logger.log(level, message) })
+    key = SharedDocument(
+      etcd: location, logger: DiagnosticLog(minimumLevel: .error) { level, message in logger.log(level, message) },
+      gate: DocumentGate(schema: schema ?? .fromDocument, assertFormats: assertFormats, check: check))
     // Beside the file a symlink leads to, as its lock file is: a second mirror of the same
     // file is refused however it is named. A link that leads nowhere fails every sync anyway.
     history = MirrorHistory(filePath: (try? sharedFile.resolvedPath()) ?? filePath, key: location.key)
@@ -218,8 +227,17 @@ package final class DocumentMirror: Sendable {
     let before = history ?? MirrorHistory.Record()
     try self.history.save(MirrorHistory.Record(
       agreed: before.agreed, pending: MirrorHistory.Pending(merged: merged, file: fileValue, key: keyValue)))
-    let keyWrite = try write(key, read: keyValue, to: merged)
-    let fileWrite: SideWrite = keyWrite == .raced ? .raced : try write(file, read: fileValue, to: merged)
+    let keyWrite: SideWrite
+    let fileWrite: SideWrite
+    do {
+      keyWrite = try write(key, read: keyValue, to: merged)
+      fileWrite = keyWrite == .raced ? .raced : try write(file, read: fileValue, to: merged)
+    } catch {
+      // A version the gate refused is not a crash to finish later: the record goes back to
+      // the agreed version, and the refusal is reported (once) and retried.
+      if case .rejected = error { try self.history.save(before) }
+      throw error
+    }
     guard fileWrite != .raced else {
       // Nothing written: the record goes back to what it was, so the next sync merges from
       // the agreed version, not from this sync's plan.

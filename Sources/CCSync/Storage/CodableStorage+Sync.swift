@@ -172,6 +172,8 @@ extension CodableStorage {
         state.withLock { $0.fileState = .missing }
         return
       }
+      // A version the gate refuses is not adopted, at the start as later: the value stays.
+      if document.gateApplies(to: json) { try document.judge(json) }
       let (delivery, failure) = adopt(json, origin: .external, saved: nil, rank: rank, notify: notify)
       if let failure { throw failure }
       if let delivery { observers.deliver(delivery) }

@@ -175,12 +175,13 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
   public var path: String { document.name }
 
   private static func makeDocument(_ location: StorageLocation, options: StorageOptions) -> (SharedDocument, StorageError?) {
-    if let etcd = location.etcdLocation { return (SharedDocument(etcd: etcd, logger: options.logger), nil) }
+    let gate = options.gate
+    if let etcd = location.etcdLocation { return (SharedDocument(etcd: etcd, logger: options.logger, gate: gate), nil) }
     do {
-      return (SharedDocument(path: try location.resolvePath(), durable: options.durable, logger: options.logger), nil)
+      return (SharedDocument(path: try location.resolvePath(), durable: options.durable, logger: options.logger, gate: gate), nil)
     } catch {
       let fallback = (try? location.resolvePath(creatingDirectories: false)) ?? location.description
-      return (SharedDocument(path: fallback, durable: options.durable, logger: options.logger), error)
+      return (SharedDocument(path: fallback, durable: options.durable, logger: options.logger, gate: gate), error)
     }
   }
 

@@ -23,8 +23,9 @@ public enum FileState: Sendable, Equatable {
   case valid
   /// The file does not exist; the value in memory is kept.
   case missing
-  /// The file is not valid JSON or does not decode; the value in memory is kept. The message
-  /// names the file and the problem (line and column, or the coding path).
+  /// The file is not valid JSON, does not decode, or was refused by the document's gate (its
+  /// schema or check): the value in memory, the last good one, is kept. The message names the
+  /// file and the problem (line and column, the coding path, or the JSON pointer and keyword).
   case invalid(String)
 }
 

@@ -24,12 +24,35 @@ public struct StorageOptions: Sendable {
   /// `key:` initialisers (as WLStorage does), off for the others (as NCCCodableStorage does).
   /// An invalid file is never overwritten by it, and `initialValue:` writes its value anyway.
   public var writesDefaultWhenMissing: Bool?
+  /// The JSON Schema every version must pass, written or adopted: `.fromDocument` (the
+  /// default) uses the one the document's `$schema` member names, resolved beside it; a
+  /// file, key or value given here is used instead (see ``DocumentGate``).
+  public var schema: DocumentGate.SchemaSource
+  /// Whether the schema's `format` keywords are assertions, not only annotations.
+  public var assertFormats: Bool
+  /// A check of your own every version must pass, after the schema: throw (a
+  /// ``DocumentGate/Refusal`` with the reason, or any error) to refuse it. A save or update
+  /// whose result it refuses throws ``StorageError/rejected(path:reasons:)`` and writes
+  /// nothing (the local value stays pending); a version another process wrote that it
+  /// refuses is not adopted: the storage keeps its last good value and reports it.
+  public var validate: (@Sendable (JSONValue) throws -> Void)?
+
+  /// The gate these options describe.
+  var gate: DocumentGate {
+    let check = validate.map { validate in { @Sendable (document: JSONValue, _: [UInt8]) throws in try validate(document) } }
+    return DocumentGate(schema: schema, assertFormats: assertFormats, check: check)
+  }
 
   public init(
     durable: Bool = true, watchesForChanges: Bool = true, flushesAtExit: Bool = true,
     encoder: JSONValueEncoder = JSONValueEncoder(), decoder: JSONValueDecoder = JSONValueDecoder(),
-    logger: DiagnosticLog = .standardError, writesDefaultWhenMissing: Bool? = nil
+    logger: DiagnosticLog = .standardError, writesDefaultWhenMissing: Bool? = nil,
+    schema: DocumentGate.SchemaSource = .fromDocument, assertFormats: Bool = false,
+    validate: (@Sendable (JSONValue) throws -> Void)? = nil
   ) {
+    self.schema = schema
+    self.assertFormats = assertFormats
+    self.validate = validate
     self.durable = durable
     self.watchesForChanges = watchesForChanges
     self.flushesAtExit = flushesAtExit

@@ -28,6 +28,12 @@ struct ValueCoding<Value: Codable>: Sendable {
 
   /// The JSON a value is decoded from: the document's `json` laid over the default's.
   func decodingSource(_ json: JSONValue) -> JSONValue {
+    // `$schema` is the document's metadata, not the value's: a dictionary must not get it
+    // as a key.
+    if case .object(var object) = json, object["$schema"] != nil {
+      object["$schema"] = nil
+      return decodingSource(.object(object))
+    }
     if case .object = json, case .object = encodedDefault, ValueCoding.lacksMembers(json, of: encodedDefault) {
       return ValueCoding.overlay(json, on: encodedDefault)
     }

@@ -42,6 +42,11 @@ package protocol DocumentStore: Sendable {
   /// update nested in an update's closure), which would wait for itself for ever.
   func nestedWriteError() -> StoreError
 
+  /// The store of the document named `relativePath` beside this one (a schema its `$schema`
+  /// names): a file in the same directory for a file, the key of that name beside the key
+  /// for a key. `nil` when this store cannot name neighbours.
+  func sibling(at relativePath: String) -> (any DocumentStore)?
+
   /// Whether an invalid version read just now is probably a writer half way through its write
   /// (an empty file changed within the last second), to be looked at again before reporting.
   func mayBeMidWrite() -> Bool

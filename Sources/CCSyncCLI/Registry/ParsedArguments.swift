@@ -72,6 +72,12 @@ struct ParsedArguments {
     return signal
   }
 
+  /// Whether the command declares `option` (for code shared by commands, such as the gate's
+  /// options, that some of them take).
+  func declares(_ option: OptionSpec) -> Bool {
+    spec.options.contains(option)
+  }
+
   /// The options given, in the order of the command's declarations.
   var givenOptions: [OptionSpec] {
     spec.options.filter { flags.contains($0.long) || values[$0.long] != nil }
