@@ -12,6 +12,8 @@ struct DocumentWriter {
   let address: DocumentAddress
   let document: SharedDocument
   let wait: LockWait
+  /// How many versions the file's history is to keep from this write on (`--keep`).
+  var historyLimit: Int?
 
   /// A writer of a file or an etcd key. On a key a write is a compare-and-swap, not a lock:
   /// `wait` only extends the cluster's deadline (past the client's 5 s) and `change` may run
@@ -25,6 +27,7 @@ struct DocumentWriter {
   /// A writer with the wait and the gate `arguments` ask for.
   init(address: DocumentAddress, arguments: ParsedArguments) throws(UsageError) {
     self.init(address: address, wait: LockWait(arguments), gate: try GateOptions.gate(arguments, documentName: address.name))
+    if arguments.declares(HistoryOptions.keep) { historyLimit = arguments.integer(HistoryOptions.keep) }
   }
 
   /// Runs `change` on the current document under the lock and writes the result.
@@ -48,8 +51,11 @@ struct DocumentWriter {
       }
     }
     do {
-      return try document.update(
+      let result = try document.update(
         wait: wait, invalidFile: .fail, missingFile: createIfMissing ? .create : .fail, writes: policy, change)
+      // Set after the write, so that a failed write makes no history folder.
+      if let historyLimit { try document.setHistoryLimit(historyLimit) }
+      return result
     } catch StorageError.missingFile where !address.isFile {
       throw address.missing
     } catch StorageError.store(.lockUnavailable(let lockPath)) {

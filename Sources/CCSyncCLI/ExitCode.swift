@@ -76,7 +76,7 @@ struct CommandFailure: Error {
       self.init(store: store, file: file)
     case .invalidJSON, .decodingFailed, .encodingFailed, .rejected, .invalidSchema:
       self.init(ExitCode.dataError, error.description)
-    case .schemaUnavailable:
+    case .schemaUnavailable, .versionNotKept:
       self.init(ExitCode.noInput, error.description)
     case .missingFile:
       self.init(ExitCode.noInput, error.description)

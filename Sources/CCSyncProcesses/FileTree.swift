@@ -51,7 +51,7 @@ package enum FileTree {
   /// - Throws: `SystemError` (`ENOTEMPTY` when something is in it, `ENOENT`).
   /// The corresponding C function is `rmdir`.
   package static func removeEmptyDirectory(_ path: String) throws(SystemError) {
-    _ = try systemCall("remove directory", path: path) { rmdir(path) }
+    try FileSystem.removeEmptyDirectory(path)
   }
 
   /// Removes `path` and, when it is a directory, everything in it. Symbolic links are

@@ -9,6 +9,17 @@ package enum FileSystem {
     _ = try systemCall("rename", path: source, secondPath: destination) { Glibc.rename(source, destination) }
   }
 
+  /// Makes `newPath` another name of the file at `existingPath` (no data is copied).
+  /// The corresponding C function is `link`.
+  package static func link(_ existingPath: String, as newPath: String) throws(SystemError) {
+    _ = try systemCall("link", path: existingPath, secondPath: newPath) { Glibc.link(existingPath, newPath) }
+  }
+
+  /// Removes an empty directory. The corresponding C function is `rmdir`.
+  package static func removeEmptyDirectory(_ path: String) throws(SystemError) {
+    _ = try systemCall("remove directory", path: path) { rmdir(path) }
+  }
+
   /// Removes a file. The corresponding C function is `unlink`.
   package static func removeFile(_ path: String) throws(SystemError) {
     _ = try systemCall("remove", path: path) { unlink(path) }
@@ -145,6 +156,20 @@ package enum FileSystem {
 }
 
 extension FileSystem {
+  /// `time` in UTC as ISO 8601 with milliseconds: `2026-11-29T21:05:24.123Z`.
+  package static func isoTimestamp(_ time: FileIdentity.Timestamp) -> String {
+    var seconds = time_t(time.seconds)
+    var parts = tm()
+    gmtime_r(&seconds, &parts)
+    func pad(_ value: Int32, _ width: Int) -> String {
+      let text = String(value)
+      return String(repeating: "0", count: max(0, width - text.count)) + text
+    }
+    return pad(parts.tm_year + 1900, 4) + "-" + pad(parts.tm_mon + 1, 2) + "-" + pad(parts.tm_mday, 2) + "T"
+      + pad(parts.tm_hour, 2) + ":" + pad(parts.tm_min, 2) + ":" + pad(parts.tm_sec, 2) + "."
+      + pad(Int32(time.nanoseconds / 1_000_000), 3) + "Z"
+  }
+
   /// The current UTC time as `20261129T210524.123Z`, for file names.
   package static func utcTimestampForFileName() -> String {
     var now = timespec()

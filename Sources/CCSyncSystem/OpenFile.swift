@@ -34,6 +34,9 @@ package final class OpenFile {
     package static let existingLockFile = Options(flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
     /// An existing file to inspect without following a symlink or blocking on a FIFO.
     package static let inspect = Options(flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+    /// Appending to a file, created when missing (mode 0644 less the umask), never followed
+    /// if it is a symlink: each write lands whole at the end (`O_APPEND`).
+    package static let append = Options(flags: O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, mode: 0o644)
     /// Reading and writing, without waiting (a lock file reopened where a lock needs it).
     package static let readWriteNonBlocking = Options(flags: O_RDWR | O_NONBLOCK)
   }

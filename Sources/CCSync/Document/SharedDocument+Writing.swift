@@ -153,7 +153,7 @@ extension SharedDocument {
   }
 
   /// Runs `writer` in the store, reporting the store's failures as ``StorageError/store(_:)``.
-  private func runInStore(_ writer: DocumentCommit, wait: LockWait) throws {
+  func runInStore(_ writer: DocumentCommit, wait: LockWait) throws {
     // What the write replaces (the version recorded before, the document read) is freed after
     // the store returns: taking a parsed document apart is work no other writer needs to wait
     // for.
@@ -272,10 +272,16 @@ final class DocumentCommit: StoreWriter {
   private var retired: [Any] = []
   /// The generation the write's result ranks under, once known.
   private(set) var resultGeneration: UInt64?
+  /// What the store keeps with the version (a rollback's origin).
+  let note: WriteNote?
 
-  init(document: SharedDocument, generationBeforeRead: UInt64, planner: @escaping (StoredVersion?) throws -> Decision) {
+  init(
+    document: SharedDocument, generationBeforeRead: UInt64, note: WriteNote? = nil,
+    planner: @escaping (StoredVersion?) throws -> Decision
+  ) {
     self.document = document
     self.generationBeforeRead = generationBeforeRead
+    self.note = note
     self.planner = planner
   }
 

@@ -27,6 +27,9 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
   case schemaUnavailable(path: String, schema: String, message: String)
   /// The schema the gate must apply is not valid JSON or not a valid JSON Schema.
   case invalidSchema(path: String, schema: String, message: String)
+  /// The version asked for is not kept (rotated out of a file's history, compacted by the
+  /// cluster) or never was; `oldestKept` names the oldest one still there.
+  case versionNotKept(path: String, id: String, oldestKept: String?)
 
   public var description: String {
     switch self {
@@ -39,6 +42,8 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
       return reasons.count == 1 ? "'\(path)': \(reasons[0])" : "'\(path)' was refused:\n  " + reasons.joined(separator: "\n  ")
     case .schemaUnavailable(let path, let schema, let message): return "'\(path)': schema '\(schema)': \(message)"
     case .invalidSchema(let path, let schema, let message): return "'\(path)': schema '\(schema)' is not a valid schema: \(message)"
+    case .versionNotKept(let path, let id, let oldest):
+      return "'\(path)': no version '\(id)' is kept" + (oldest.map { "; the oldest kept is \($0)" } ?? "; no version is kept")
     }
   }
 

@@ -1,5 +1,6 @@
 import CCSyncEtcd
 import CCSyncSystem
+import CCSyncJSON
 
 /// A document kept under one key of an etcd cluster: the second ``DocumentStore``
 /// (docs/ARCHITECTURE.md, "Beyond one machine: the etcd store").
@@ -25,8 +26,8 @@ import CCSyncSystem
 final class EtcdStore: DocumentStore {
   let location: EtcdLocation
   /// The client, or why none could be made (a malformed endpoint), reported by every call.
-  private let client: Result<EtcdClient, StoreError>
-  private let key: [UInt8]
+  let client: Result<EtcdClient, StoreError>
+  let key: [UInt8]
   private let logger: DiagnosticLog
   /// The highest revision this store has read or written: where a new watch starts.
   private let knownRevision = Protected<Int64>(0)
@@ -96,7 +97,7 @@ final class EtcdStore: DocumentStore {
         }
         let expected: EtcdExpectedKey
         if case .revision(let revision)? = current?.identity { expected = .modifiedAt(revision) } else { expected = .absent }
-        let swap = Swap(bytes: bytes, expected: expected, basis: basis, stamp: EtcdStore.writeStamps.next(), alsoWrite: alsoWrite)
+        let swap = Swap(bytes: bytes, expected: expected, basis: basis, stamp: EtcdStore.writeStamps.next(note: writer.note), alsoWrite: alsoWrite)
         writer.willPublish(bytes)
         let outcome: SwapResult
         do {
@@ -236,7 +237,7 @@ final class EtcdStore: DocumentStore {
 
   /// The key beside the document's that each write stamps in its transaction, so that a
   /// write whose answer was lost can be told from another writer's identical bytes.
-  private var stampKey: [UInt8] { key + Array(".ccsync-write".utf8) }
+  var stampKey: [UInt8] { key + Array(".ccsync-write".utf8) }
 
   /// The stamps of this process's writes.
   static let writeStamps = WriteStamps()
@@ -264,7 +265,7 @@ final class EtcdStore: DocumentStore {
   }
 
   /// Runs a client call, reporting its failure as a ``StoreError`` naming this key.
-  private func call<Result>(_ body: () throws(EtcdError) -> Result) throws(StoreError) -> Result {
+  func call<Result>(_ body: () throws(EtcdError) -> Result) throws(StoreError) -> Result {
     do {
       return try body()
     } catch {
@@ -289,13 +290,19 @@ final class WriteStamps: Sendable {
     prefix = String(UInt64.random(in: .min ... .max), radix: 16)
   }
 
-  /// A new stamp.
-  func next() -> [UInt8] {
+  /// A new stamp: unique to one write, and signed: the author, the time and the write's
+  /// note, so the key's history says who wrote each revision (``EtcdStore/versions(limit:)``).
+  func next(note: WriteNote? = nil) -> [UInt8] {
     let number = counter.withLock { counter -> UInt64 in
       counter += 1
       return counter
     }
-    return Array("\(prefix) \(number)".utf8)
+    var object = JSONObject()
+    object["stamp"] = .string("\(prefix) \(number)")
+    object["time"] = .string(FileSystem.isoTimestamp(FileSystem.currentTime()))
+    object["author"] = VersionAuthor.thisProcess.json
+    if let rollbackOf = note?.rollbackOf { object["rollbackOf"] = .string(rollbackOf) }
+    return JSONValue.object(object).formattedBytes(.compact)
   }
 }
 

@@ -35,6 +35,8 @@ struct AtomicReplace {
   /// Called with the link count when the target has other hard links, which keep the old
   /// content once the new version is renamed over this one.
   var hardLinksNoticed: ((UInt64) -> Void)?
+  /// The links the original is known to have: 1, or 2 while the file's history keeps it.
+  var expectedLinks: UInt64 = 1
   /// Makes the random part of temp file names (tests substitute names that already exist).
   var makeSuffix: () -> String = { FileSystem.randomSuffix(length: AtomicReplace.suffixLength) }
   /// Whether this write first looks for leftover temp files; `nil`: when this process has not
@@ -108,7 +110,7 @@ struct AtomicReplace {
     }
     if original != nil && inheritFrom == nil {
       try checkTargetWritable()
-      if let links = original?.status.linkCount, links > 1 { hardLinksNoticed?(links) }
+      if let links = original?.status.linkCount, links > expectedLinks { hardLinksNoticed?(links - (expectedLinks - 1)) }
     }
     if sweepsLeftovers ?? claimLeftoverSweep(now: .now).isDue {
       removeLeftoverTemporaryFiles(directory: directory, name: names.name)

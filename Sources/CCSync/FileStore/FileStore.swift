@@ -74,18 +74,48 @@ final class FileStore: DocumentStore {
         if keepsInvalidCopy, let current, !current.bytes.isEmpty {
           try locked.preserveCorruptCopy(of: current.bytes)
         }
+        let history = FileHistory(target: locked.target)
+        // A history that cannot be kept does not stop the write; it is reported once the
+        // write has succeeded (a write that fails reports its own failure alone).
+        var historyProblem: SystemError?
+        var pending: FileHistory.Pending?
+        let replaced: FileIdentity? = current.flatMap { if case .file(let identity) = $0.identity { identity } else { nil } }
+        do throws(SystemError) {
+          pending = try history.keepReplaced(replaced)
+        } catch {
+          historyProblem = error
+        }
         writer.willPublish(bytes)
         let identity: FileIdentity
         do {
-          identity = try locked.replaceContents(with: bytes)
+          identity = try locked.replaceContents(with: bytes, keptByHistory: pending?.keptID != nil)
         } catch {
+          if let pending { history.undo(pending) }
           writer.didNotPublish()
           throw error
         }
+        if let pending {
+          do throws(SystemError) {
+            try history.record(written: identity, note: writer.note, after: pending)
+          } catch {
+            historyProblem = error
+          }
+        }
+        if let historyProblem { reportHistoryProblem(historyProblem, history) }
         writer.didPublish(.file(identity))
       }
     }
   }
+
+  /// Reports, once per folder and process, that the history could not be kept.
+  private func reportHistoryProblem(_ error: SystemError, _ history: FileHistory) {
+    if FileStore.historyFailuresReported.withLock({ $0.insert(history.folder).inserted }) {
+      file.logger.log(.warning, "'\(file.path)': its history in '\(history.folder)' cannot be kept: \(error); the write went on without it")
+    }
+  }
+
+  /// The history folders whose failure this process has reported.
+  private static let historyFailuresReported = Protected<Set<String>>([])
 
   func watch(_ handler: @escaping @Sendable (ChangeHint) -> Void) -> any StoreWatch {
     watcher.watch(file.path) { reason in handler(ChangeHint(reason)) }

@@ -281,9 +281,17 @@ public struct LockedFile: Sendable {
   /// throws ``StoreError/notDurable(path:_:)`` when the `fsync` fails.
   @discardableResult
   public func replaceContents(with bytes: [UInt8]) throws(StoreError) -> FileIdentity {
+    try replaceContents(with: bytes, keptByHistory: false)
+  }
+
+  /// ``replaceContents(with:)`` of a version the file's history has just linked (see
+  /// ``FileHistory``): that link is not one of the hard links a save would split off.
+  func replaceContents(with bytes: [UInt8], keptByHistory: Bool) throws(StoreError) -> FileIdentity {
     let original = handoff.take()
     if let original { afterUnlock.close(original.file) }
-    let renamed = try file.atomicReplace(target: target, original: original).writeAndRename(bytes)
+    var replace = file.atomicReplace(target: target, original: original)
+    if keptByHistory { replace.expectedLinks = 2 }
+    let renamed = try replace.writeAndRename(bytes)
     afterUnlock.makeDurable(renamed)
     return renamed.identity
   }

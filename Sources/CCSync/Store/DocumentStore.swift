@@ -47,6 +47,18 @@ package protocol DocumentStore: Sendable {
   /// for a key. `nil` when this store cannot name neighbours.
   func sibling(at relativePath: String) -> (any DocumentStore)?
 
+  /// The versions kept, newest first, the current one first, at most `limit` (all when
+  /// `nil`): a file's kept versions, an etcd key's revisions not yet compacted.
+  func versions(limit: Int?) throws(StoreError) -> [DocumentVersion]
+
+  /// The bytes of the version `id`, or `nil` when it is not kept (rotated out, compacted,
+  /// deleted) or never was.
+  func contents(ofVersion id: String) throws(StoreError) -> [UInt8]?
+
+  /// Sets how many versions the store keeps, where that is the store's own setting (a
+  /// file's history); a cluster keeps revisions until it compacts them, and ignores it.
+  func setHistoryLimit(_ count: Int) throws(StoreError)
+
   /// Whether an invalid version read just now is probably a writer half way through its write
   /// (an empty file changed within the last second), to be looked at again before reporting.
   func mayBeMidWrite() -> Bool
@@ -94,6 +106,8 @@ package protocol StoreWriter {
   func didPublish(_ identity: VersionIdentity)
   /// The new version was not put in place (the write failed, or lost a compare-and-swap).
   func didNotPublish()
+  /// What the store keeps with the version written, beyond its author (a rollback's origin).
+  var note: WriteNote? { get }
   /// The plan left `current` in place (made durable first, in a durable store).
   func didLeave(_ current: StoredVersion?)
 }

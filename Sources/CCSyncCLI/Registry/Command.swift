@@ -15,7 +15,7 @@ protocol Command: Sendable {
 enum CommandRegistry {
   static let commands: [any Command.Type] = [
     GetCommand.self, LoadCommand.self, SetCommand.self, DeleteCommand.self, SaveCommand.self,
-    ValidateCommand.self,
+    ValidateCommand.self, LogCommand.self, DiffCommand.self, RollbackCommand.self,
     EditCommand.self, WatchCommand.self, LockCommand.self, MirrorCommand.self, StressCommand.self,
     DemoCommand.self, CompletionCommand.self, ManualPageCommand.self, VersionCommand.self,
     HelpCommand.self, StressWorkerCommand.self,
