@@ -146,7 +146,8 @@ final class DemoMachine {
   /// Starts the mirror; its diagnostics go to the demo's standard error.
   func startMirror() throws {
     do {
-      mirror = try Subprocess.start([ThisProcess.executablePath, "mirror", file, url])
+      // Three "machines" on one host: each reports its status under its own name.
+      mirror = try Subprocess.start([ThisProcess.executablePath, "mirror", "--host-name", name, file, url])
     } catch {
       throw CommandFailure(error.exitCode, error.description)
     }

@@ -151,7 +151,7 @@ enum RollbackCommand: Command {
   static let spec = CommandSpec(
     name: "rollback", overview: "Write a new version whose content (or value at <path>) is that of an earlier version.",
     operands: [Help.fileOperand, OperandSpec("path", optional: true, help: "Restore only the value at <path> (removed where that version had none).")],
-    options: [to] + Help.lockOptions + GateOptions.all + [HistoryOptions.keep],
+    options: [to] + Help.lockOptions + GateOptions.all + [HistoryOptions.keep] + WaitHosts.all,
     discussion: "Written like any other write: under the lock (or by compare-and-swap), judged by the schema and --check, and kept in the history as a rollback of <id>. A whole rollback restores the version's exact bytes. Exits 66 when the version is not kept (rotated out, compacted) or never was, naming the oldest kept; 65 when the gate refuses it (nothing written); 64 without --to.")
 
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
@@ -165,6 +165,7 @@ enum RollbackCommand: Command {
       throw LockWait(arguments).failure(file: address.name, lockPath: lockPath, code: ExitCode.failure)
     }
     if let keep = arguments.integer(HistoryOptions.keep) { try document.setHistoryLimit(keep) }
+    try WaitHosts.wait(arguments, address: address)
     return ExitCode.success
   }
 }

@@ -5,6 +5,8 @@ import CCSyncProcesses
 /// each local file and its key one document, both ways, until SIGTERM, SIGINT or SIGHUP
 /// (exit 0). See ``DocumentMirror`` for what a sync does, docs/CLI.md for the command.
 enum MirrorCommand: Command {
+  static let hostName = OptionSpec(nil, "host-name", value: "name", help: "Report this host's status under <name> (default: the host's name) at KEY.ccsync-status/<name>.")
+  static let statusTTL = OptionSpec(nil, "status-ttl", value: "secs", .integer(1...3600), help: "The time to live of the status report's lease: a dead mirror's host disappears within it (default 10).")
   static let prefer = OptionSpec(nil, "prefer", value: "side", .choice(["key", "file"]), help: "Which side wins at a first run when both exist and differ: key (the default) or file.")
 
   static let spec = CommandSpec(
@@ -13,7 +15,7 @@ enum MirrorCommand: Command {
       OperandSpec("file", kind: .file, help: "A local JSON file (its directory must exist)."),
       OperandSpec("key", kind: .etcdURL, help: "etcd://[HOST:PORT[,HOST:PORT...]]/KEY; no hosts: $ETCDCTL_ENDPOINTS, else 127.0.0.1:2379."),
     ],
-    options: [prefer] + GateOptions.all,
+    options: [prefer, hostName, statusTTL] + GateOptions.all,
     discussion: "Every change to a file (any writer: ccsync, the library, an editor, a rename) goes into its key by compare-and-swap, and every change to the key (another host's mirror, etcdctl, the library) into the file under its lock, field by field: a field both sides changed takes the key's value, and a line on stderr names it. The last version both sides agreed on is kept in '.<name>.ccsync-mirror' beside the file, so a restart merges instead of overwriting. At a first run the preferred side wins and the other's differing version is kept (<file>.conflict-TIMESTAMP, <key>.conflict-TIMESTAMP). Deletions are not mirrored: a missing side is recreated. An invalid side is reported and not mirrored until it is valid. While the cluster cannot be reached the mirror says so once and keeps the local edits for when it answers. Under systemd (Type=notify) readiness is signalled after the first sync. Runs until SIGTERM, SIGINT or SIGHUP (exit 0); 1 when another mirror runs for a file.",
     repeatsOperands: true)
 
@@ -44,9 +46,18 @@ enum MirrorCommand: Command {
         throw arguments.usageError(error.description)
       }
       let gate = try GateOptions.gate(arguments, documentName: file)
+      let host = arguments.text(hostName) ?? Environment.hostName
+      do {
+        try HostStatus.checkName(host)
+      } catch {
+        throw arguments.usageError("The value '\(host)' is invalid for '--host-name <name>': a host name must be non-empty and hold no '/'")
+      }
+      let status = try FleetStatusReporter(
+        location: location, host: host, ttl: Int64(arguments.integer(statusTTL) ?? 10), logger: .standardError)
       mirrors.append(DocumentMirror(
         filePath: file, location: location, preference: preference,
-        schema: arguments.has(GateOptions.schema) ? gate.schema : nil, assertFormats: gate.assertFormats, check: gate.check))
+        schema: arguments.has(GateOptions.schema) ? gate.schema : nil, assertFormats: gate.assertFormats, check: gate.check,
+        status: status))
     }
     return try mirror(mirrors)
   }
@@ -64,7 +75,10 @@ enum MirrorCommand: Command {
           if waiting.withLock({ $0 -= 1; return $0 }) == 0 { wake.wakeUp() }
         }
       } catch {
-        guard case .lockUnavailable = error else { throw error }
+        guard case .lockUnavailable(let held) = error else { throw error }
+        if held.contains(".ccsync-status/") {
+          throw CommandFailure(ExitCode.failure, "the host name of '\(mirror.filePath)' is held by another live mirror ('\(held)'); give another --host-name")
+        }
         throw CommandFailure(ExitCode.failure, "'\(mirror.filePath)' is already mirrored by another process")
       }
     }

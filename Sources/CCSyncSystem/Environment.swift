@@ -22,6 +22,12 @@ package enum Environment {
     return String(geteuid())
   }
 
+  /// Whether a process `pid` of this machine is running (a zombie counts).
+  /// The corresponding C function is `kill` with signal 0.
+  package static func processIsAlive(_ pid: Int32) -> Bool {
+    pid > 0 && (kill(pid, 0) == 0 || errno == EPERM)
+  }
+
   /// This process's id. The corresponding C function is `getpid`.
   package static var processID: Int32 { getpid() }
 

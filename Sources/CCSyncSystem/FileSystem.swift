@@ -170,6 +170,32 @@ extension FileSystem {
       + pad(Int32(time.nanoseconds / 1_000_000), 3) + "Z"
   }
 
+  /// The seconds since 1970 of a timestamp written by ``isoTimestamp(_:)``, or `nil`.
+  package static func seconds(fromISOTimestamp text: String) -> Double? {
+    let bytes = Array(text.utf8)
+    guard bytes.count >= 20 else { return nil }
+    func number(_ start: Int, _ count: Int) -> Int? {
+      var value = 0
+      for byte in bytes[start..<start + count] {
+        guard byte >= 48 && byte <= 57 else { return nil }
+        value = value * 10 + Int(byte - 48)
+      }
+      return value
+    }
+    guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let hour = number(11, 2),
+      let minute = number(14, 2), let second = number(17, 2)
+    else { return nil }
+    let milliseconds = bytes.count >= 24 ? number(20, 3) ?? 0 : 0
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let shiftedYear = month <= 2 ? year - 1 : year
+    let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
+    let yearOfEra = shiftedYear - era * 400
+    let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+    let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+    let days = era * 146_097 + dayOfEra - 719_468
+    return Double(days * 86_400 + hour * 3600 + minute * 60 + second) + Double(milliseconds) / 1000
+  }
+
   /// The current UTC time as `20261129T210524.123Z`, for file names.
   package static func utcTimestampForFileName() -> String {
     var now = timespec()

@@ -66,6 +66,8 @@ package final class DocumentMirror: Sendable {
   private let history: MirrorHistory
   private let preference: Preference
   private let logger: DiagnosticLog
+  /// The host's reports of its status under the key (`KEY.ccsync-status/HOST`), when on.
+  private let status: FleetStatusReporter?
   private let syncs = ReloadQueue(label: "ccsync.mirror")
   private let state = Protected(State())
   /// How long to wait before trying a cluster that did not answer again.
@@ -83,10 +85,14 @@ package final class DocumentMirror: Sendable {
   ///   - check: a check every version must pass before it is written to either side (the
   ///     key's schema, named by `$schema` beside the key, applies on both sides too).
   ///   - schema: a schema to apply instead of the one `$schema` names.
+  ///   - status: reports which version this host holds under this name (see
+  ///     ``FleetStatusReporter``); `nil` reports nothing.
   package init(
     filePath: String, location: EtcdLocation, preference: Preference = .key, logger: DiagnosticLog = .standardError,
-    schema: DocumentGate.SchemaSource? = nil, assertFormats: Bool = false, check: DocumentGate.Check? = nil
+    schema: DocumentGate.SchemaSource? = nil, assertFormats: Bool = false, check: DocumentGate.Check? = nil,
+    status: FleetStatusReporter? = nil
   ) {
+    self.status = status
     self.filePath = filePath
     self.location = location
     sharedFile = SharedFile(path: filePath, logger: logger)
@@ -110,6 +116,12 @@ package final class DocumentMirror: Sendable {
   /// - Throws: ``StoreError/lockUnavailable(path:)`` when another mirror runs for the file.
   package func start(firstSync: @escaping @Sendable () -> Void) throws(StoreError) {
     let lock = try history.claim()
+    do {
+      try status?.claim()
+    } catch {
+      lock.release()
+      throw error
+    }
     state.withLock { state in
       state.historyLock = lock
       state.firstSync = firstSync
@@ -133,6 +145,7 @@ package final class DocumentMirror: Sendable {
     }
     for watch in watches { watch.cancel() }
     lock?.release()
+    status?.stop()
   }
 
   private func scheduleSync(_ hint: ChangeHint) {
@@ -348,9 +361,24 @@ package final class DocumentMirror: Sendable {
       return (report, recovered, firstSync, state.stopped ? nil : retry)
     }
     if let report { logger.log(.error, "mirror '\(filePath)': \(report)") }
+    reportStatus(outcome)
     if recovered { logger.log(.warning, "mirror '\(filePath)' <-> '\(location)': in sync again") }
     firstSync?()
     if let retry { scheduleSync(after: retry, clearsRetry: retry == DocumentMirror.retryDelay) }
+  }
+
+  /// Tells the fleet which version of the key this host holds, or refused.
+  private func reportStatus(_ outcome: Outcome) {
+    guard let status else { return }
+    switch outcome {
+    case .done:
+      if let revision = status.keyRevision(of: location) { status.report(.applied, revision: revision) }
+    case .failed(let error):
+      guard case .rejected = error, let revision = status.keyRevision(of: location) else { return }
+      status.report(.rejected, revision: revision, reason: error.description)
+    case .raced, .fileMissing:
+      return
+    }
   }
 
   /// Schedules a sync `delay` from now; `clearsRetry`: it is the regular retry after a failure.

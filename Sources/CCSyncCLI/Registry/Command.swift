@@ -16,6 +16,7 @@ enum CommandRegistry {
   static let commands: [any Command.Type] = [
     GetCommand.self, LoadCommand.self, SetCommand.self, DeleteCommand.self, SaveCommand.self,
     ValidateCommand.self, LogCommand.self, DiffCommand.self, RollbackCommand.self,
+    StatusCommand.self,
     EditCommand.self, WatchCommand.self, LockCommand.self, MirrorCommand.self, StressCommand.self,
     DemoCommand.self, CompletionCommand.self, ManualPageCommand.self, VersionCommand.self,
     HelpCommand.self, StressWorkerCommand.self,

@@ -108,8 +108,9 @@ import Testing
       #expect(try candidates("ccsync get etcd://1") == ["//10.0.0.1:2379/"])
       #expect(try candidates("ccsync get etcd://10.0.0.1:2") == ["2379/"])
       #expect(try candidates("ccsync completion ") == ["bash", "fish", "zsh"])
-      #expect(try candidates("ccsync help sta").isEmpty)
-      #expect(try candidates("ccsync help st") == ["stress"])
+      #expect(try candidates("ccsync help st") == ["status", "stress"])
+      #expect(try candidates("ccsync help stre") == ["stress"])
+      #expect(try candidates("ccsync help zz").isEmpty)
     }
   }
 

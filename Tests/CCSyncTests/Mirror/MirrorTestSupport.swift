@@ -135,7 +135,8 @@ final class MirrorRig {
 
   /// Starts machine `index`'s mirror and waits for its first sync.
   func startMirror(_ index: Int, extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws -> MirrorProcess {
-    let mirror = try MirrorProcess(extra + [file(index), url()], in: directory)
+    // The machines share one host: each reports its status under a name of its own.
+    let mirror = try MirrorProcess(extra + ["--host-name", "m\(index)", file(index), url()], in: directory)
     #expect(mirror.waitUntilReady(), "no READY=1 from the mirror of m\(index): \(mirror.standardError)", sourceLocation: sourceLocation)
     return mirror
   }

@@ -1,0 +1,283 @@
+import CCSyncEtcd
+import CCSyncJSON
+import CCSyncSystem
+
+/// What one host's mirror says of the key: which revision its file holds, or which one it
+/// refused and why. Kept at `KEY.ccsync-status/HOST` under a lease of the mirror's, so a
+/// host whose mirror died disappears within the lease's time to live (docs/FLEET.md).
+/// `Sendable`.
+package struct HostStatus: Sendable, Equatable {
+  /// Where a host stands.
+  package enum State: String, Sendable {
+    /// Its file holds the key's version at ``HostStatus/revision``.
+    case applied
+    /// It refused the key's version at ``HostStatus/revision`` (the gate): ``HostStatus/reason``.
+    case rejected
+  }
+
+  /// The name the mirror reports under (`--host-name`, by default the host's name).
+  package var host: String
+  package var revision: Int64
+  package var state: State
+  package var reason: String?
+  /// When it reached this state, ISO 8601 UTC.
+  package var since: String
+  /// The machine and process of the mirror, to tell a restarted mirror of the same host
+  /// from another host under the same name.
+  package var machine: String
+  package var pid: Int32
+
+  /// The key the statuses of `key` are kept under: `KEY.ccsync-status/`.
+  package static func prefix(of key: String) -> String { key + ".ccsync-status/" }
+
+  var json: JSONValue {
+    var object = JSONObject()
+    object["host"] = .string(host)
+    object["revision"] = .number(JSONNumber(revision))
+    object["state"] = .string(state.rawValue)
+    if let reason { object["reason"] = .string(reason) }
+    object["since"] = .string(since)
+    object["machine"] = .string(machine)
+    object["pid"] = .number(JSONNumber(Int64(pid)))
+    return .object(object)
+  }
+
+  /// A status read back; `nil` for a value that is not one (a key written by something else).
+  package init?(bytes: [UInt8]) {
+    guard case .object(let object)? = try? JSONValue(parsing: bytes),
+      case .string(let host)? = object["host"], let revision = object["revision"]?.numberValue?.int64Value,
+      case .string(let stateText)? = object["state"], let state = State(rawValue: stateText),
+      case .string(let since)? = object["since"], case .string(let machine)? = object["machine"],
+      let pid = object["pid"]?.numberValue?.int64Value
+    else { return nil }
+    var reason: String?
+    if case .string(let text)? = object["reason"] { reason = text }
+    self.init(host: host, revision: revision, state: state, reason: reason, since: since, machine: machine, pid: Int32(truncatingIfNeeded: pid))
+  }
+
+  package init(host: String, revision: Int64, state: State, reason: String?, since: String, machine: String, pid: Int32) {
+    self.host = host
+    self.revision = revision
+    self.state = state
+    self.reason = reason
+    self.since = since
+    self.machine = machine
+    self.pid = pid
+  }
+
+  /// Checks a host name: not empty, no slash (it is one key's last component).
+  /// - Throws: ``StoreError/invalidLocation(_:reason:)``.
+  package static func checkName(_ name: String) throws(StoreError) {
+    if name.isEmpty || name.contains("/") {
+      throw .invalidLocation(name, reason: "a host name must be non-empty and hold no '/'")
+    }
+  }
+}
+
+/// A mirror's reports of its host's status, under a lease it keeps alive on a thread of its
+/// own. The first report claims the host's name: a name a live mirror of another process
+/// holds is refused. `Sendable`: its state is behind a `Protected`.
+package final class FleetStatusReporter: Sendable {
+  private struct State {
+    var lease: Int64?
+    var last: HostStatus?
+    var stopped = false
+    /// The claim waits for the cluster to answer (a mirror serves its file meanwhile).
+    var claimed = false
+    /// The name was found taken after the start: nothing more is reported.
+    var refused = false
+  }
+
+  let host: String
+  let ttl: Int64
+  private let key: [UInt8]
+  private let client: EtcdClient
+  private let logger: DiagnosticLog
+  private let state = Protected(State())
+  private let pause = ConditionLock()
+
+  /// A reporter for `location`'s key under `host`, with leases of `ttl` seconds.
+  package init(location: EtcdLocation, host: String, ttl: Int64, logger: DiagnosticLog) throws(StoreError) {
+    try HostStatus.checkName(host)
+    self.host = host
+    self.ttl = ttl
+    self.key = Array((HostStatus.prefix(of: location.key) + host).utf8)
+    self.client = try EtcdClients.shared.client(for: location).get()
+    self.logger = logger
+  }
+
+  /// Claims the name when the cluster answers: refused when another live mirror holds it
+  /// (another machine, or a process of this machine that still runs). A cluster that does
+  /// not answer yet is claimed from at the first report.
+  /// - Throws: ``StoreError/lockUnavailable(path:)`` naming the status key when the name is
+  ///   taken.
+  package func claim() throws(StoreError) {
+    do {
+      try claimNow()
+    } catch {
+      if case .lockUnavailable = error { throw error }
+    }
+  }
+
+  private func claimNow() throws(StoreError) {
+    if state.withLock({ $0.claimed }) { return }
+    let name = String(decoding: key, as: UTF8.self)
+    let held = try call { () throws(EtcdError) in try client.get(key).keyValue }
+    if let held, held.lease != 0, let status = HostStatus(bytes: held.value) {
+      let sameMachineDead = status.machine == Environment.hostName && !Environment.processIsAlive(status.pid)
+      if !sameMachineDead { throw .lockUnavailable(path: name) }
+    }
+    let lease = try call { () throws(EtcdError) in try client.grantLease(ttl: ttl) }
+    state.withLock { state in
+      state.lease = lease.id
+      state.claimed = true
+    }
+    let thread: BackgroundThread
+    do {
+      thread = try BackgroundThread(name: "ccsync-status") { [self] in renew() }
+    } catch {
+      throw .system(error)
+    }
+    thread.detach()
+  }
+
+  /// Reports `state` of `revision`; a report that fails is logged and replaced by the next.
+  package func report(_ status: HostStatus.State, revision: Int64, reason: String? = nil) {
+    if !state.withLock({ $0.claimed || $0.refused }) {
+      do {
+        try claimNow()
+      } catch {
+        if case .lockUnavailable(let key) = error {
+          state.withLock { $0.refused = true }
+          logger.log(.error, "the host name '\(host)' is held by another live mirror ('\(key)'); this host's status is not reported")
+        }
+        return
+      }
+    }
+    let (lease, previous) = state.withLock { ($0.lease, $0.last) }
+    guard let lease else { return }
+    if let previous, previous.state == status, previous.revision == revision, previous.reason == reason { return }
+    let since = previous?.state == status && previous?.reason == reason ? previous?.since : nil
+    let report = HostStatus(
+      host: host, revision: revision, state: status, reason: reason,
+      since: since ?? FileSystem.isoTimestamp(FileSystem.currentTime()), machine: Environment.hostName, pid: Environment.processID)
+    do throws(EtcdError) {
+      try client.put(key, value: report.json.formattedBytes(.compact), lease: lease)
+      state.withLock { $0.last = report }
+    } catch {
+      logger.log(.warning, "cannot report the status of host '\(host)': \(error)")
+    }
+  }
+
+  /// The key's current revision, for a report after a sync.
+  package func keyRevision(of location: EtcdLocation) -> Int64? {
+    (try? client.get(Array(location.key.utf8)).keyValue)?.modRevision
+  }
+
+  /// Stops renewing and revokes the lease, so the host disappears at once.
+  package func stop() {
+    let lease = state.withLock { state -> Int64? in
+      state.stopped = true
+      return state.lease
+    }
+    pause.withLock { pause.broadcast() }
+    if let lease { try? client.revokeLease(lease, deadline: .seconds(1)) }
+  }
+
+  private var isStopped: Bool { state.withLock(\.stopped) }
+
+  /// Renews the lease every third of its time to live; a lease lost (expired during an
+  /// outage) is granted again and the last report put back under it.
+  private func renew() {
+    while !isStopped {
+      let next = ContinuousClock.now + .seconds(ttl) / 3
+      pause.withLock {
+        while !isStopped && ContinuousClock.now < next { pause.wait(until: next) }
+      }
+      guard !isStopped, let lease = state.withLock({ $0.lease }) else { return }
+      do throws(EtcdError) {
+        _ = try client.keepAlive(lease: lease, deadline: .seconds(ttl) / 3)
+      } catch {
+        guard case .leaseNotFound = error else { continue }
+        guard let granted = try? client.grantLease(ttl: ttl) else { continue }
+        let last = state.withLock { state -> HostStatus? in
+          state.lease = granted.id
+          defer { state.last = nil }
+          return state.last
+        }
+        if let last { report(last.state, revision: last.revision, reason: last.reason) }
+      }
+    }
+  }
+
+  private func call<Result>(_ body: () throws(EtcdError) -> Result) throws(StoreError) -> Result {
+    do {
+      return try body()
+    } catch {
+      throw StoreError(error, name: String(decoding: key, as: UTF8.self))
+    }
+  }
+}
+
+/// The fleet's answer to a key's versions: the hosts whose mirrors report under
+/// `KEY.ccsync-status/`, read by `ccsync status` and waited for by `--wait-hosts`.
+package struct FleetView: Sendable {
+  /// One host as the status command shows it.
+  package struct Host: Sendable {
+    package var status: HostStatus
+    /// `applied`, `behind` (applied an older revision) or `rejected`.
+    package var state: String
+    package var age: Double?
+  }
+
+  package var revision: Int64?
+  package var hosts: [Host]
+  /// Status keys whose values are not a host's status (written by something else).
+  package var foreign: [String]
+
+  /// Reads the statuses of `location`'s key.
+  package static func read(_ location: EtcdLocation) throws(StoreError) -> FleetView {
+    let client = try EtcdClients.shared.client(for: location).get()
+    do {
+      let revision = try client.get(Array(location.key.utf8)).keyValue?.modRevision
+      let prefix = HostStatus.prefix(of: location.key)
+      let keys = try client.range(.prefix(Array(prefix.utf8))).keyValues
+      let now = seconds(since1970: FileSystem.currentTime())
+      var hosts: [Host] = []
+      var foreign: [String] = []
+      for keyValue in keys {
+        guard let status = HostStatus(bytes: keyValue.value) else {
+          foreign.append(String(decoding: keyValue.key, as: UTF8.self))
+          continue
+        }
+        let state: String
+        switch status.state {
+        case .rejected: state = "rejected"
+        case .applied: state = revision.map { status.revision >= $0 } ?? true ? "applied" : "behind"
+        }
+        hosts.append(Host(status: status, state: state, age: FileSystem.seconds(fromISOTimestamp: status.since).map { now - $0 }))
+      }
+      return FleetView(revision: revision, hosts: hosts.sorted { $0.status.host < $1.status.host }, foreign: foreign)
+    } catch {
+      throw StoreError(error, name: location.description)
+    }
+  }
+
+  private static func seconds(since1970 time: FileIdentity.Timestamp) -> Double {
+    Double(time.seconds) + Double(time.nanoseconds) / 1e9
+  }
+
+  /// `3 of 4 hosts at revision 812; host-c rejected it: REASON`.
+  package var summary: String {
+    guard !hosts.isEmpty else { return "no host reports its status" }
+    let at = hosts.filter { $0.state == "applied" }.count
+    var line = "\(at) of \(hosts.count) host\(hosts.count == 1 ? "" : "s") at revision \(revision.map(String.init) ?? "-")"
+    for host in hosts where host.state == "rejected" {
+      line += "; \(host.status.host) rejected \(host.status.revision == revision ? "it" : "revision \(host.status.revision)"): \(host.status.reason ?? "")"
+    }
+    let behind = hosts.filter { $0.state == "behind" }.map(\.status.host)
+    if !behind.isEmpty { line += "; behind: " + behind.joined(separator: ", ") }
+    return line
+  }
+}
+
