@@ -24,11 +24,11 @@ extension SchemaValidator {
       record(node, "type", "\(SchemaMessages.show(instance)) is not \(types.phrase)")
       return false
     case .enumeration(let values):
-      if values.contains(instance) { return true }
+      if values.contains(where: { SchemaEquality.equal($0, instance) }) { return true }
       record(node, "enum", "\(SchemaMessages.show(instance)) is not one of \(SchemaMessages.show(.array(values)))")
       return false
     case .constant(let value):
-      if instance == value { return true }
+      if SchemaEquality.equal(instance, value) { return true }
       record(node, "const", "\(SchemaMessages.show(instance)) is not \(SchemaMessages.show(value))")
       return false
     case .multipleOf(let divisor):
@@ -290,14 +290,14 @@ extension SchemaValidator {
   static func duplicate(in items: [JSONValue]) -> (Int, Int)? {
     if items.count <= 16 {
       for second in items.indices {
-        for first in 0..<second where items[first] == items[second] { return (first, second) }
+        for first in 0..<second where SchemaEquality.equal(items[first], items[second]) { return (first, second) }
       }
       return nil
     }
-    var seen: [JSONValue: Int] = [:]
+    var seen: [SchemaEquality.Key: Int] = [:]
     for (position, item) in items.enumerated() {
-      if let first = seen[item] { return (first, position) }
-      seen[item] = position
+      if let first = seen[SchemaEquality.Key(value: item)] { return (first, position) }
+      seen[SchemaEquality.Key(value: item)] = position
     }
     return nil
   }

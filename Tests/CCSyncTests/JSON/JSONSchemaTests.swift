@@ -1,0 +1,213 @@
+import Testing
+import CCSyncJSON
+
+@Suite struct JSONSchemaTests {
+  func schema(_ text: String, options: JSONSchema.Options = .init()) throws -> JSONSchema {
+    try JSONSchema(JSONValue(parsing: text), options: options)
+  }
+
+  func compileError(_ text: String) throws -> JSONSchemaError? {
+    let value = try JSONValue(parsing: text)
+    return #expect(throws: JSONSchemaError.self) { try JSONSchema(value) }
+  }
+
+  static let serverSchema = #"""
+    {
+      "type": "object",
+      "required": ["server"],
+      "properties": {
+        "server": {
+          "type": "object",
+          "required": ["host", "port"],
+          "additionalProperties": false,
+          "properties": {
+            "host": {"type": "string", "pattern": "^[a-z0-9.-]+$", "minLength": 1},
+            "port": {"type": "integer", "minimum": 1, "maximum": 65535}
+          }
+        },
+        "mode": {"enum": ["fast", "safe"]}
+      }
+    }
+    """#
+
+  // MARK: Failures
+
+  @Test func failureNamesPointerKeywordAndExpectation() throws {
+    let schema = try schema(Self.serverSchema)
+    let failures = schema.validate(try JSONValue(parsing: #"{"server": {"host": "db", "port": 8080.5}}"#))
+    #expect(failures.map(\.description) == ["/server/port: 8080.5 is not an integer (type)"])
+    let failure = try #require(failures.first)
+    #expect(failure.instanceLocation == "/server/port")
+    #expect(failure.keyword == "type")
+    #expect(failure.schemaLocation == "#/properties/server/properties/port/type")
+    #expect(failure.message == "8080.5 is not an integer")
+  }
+
+  @Test func everyFailureIsReportedInDocumentOrder() throws {
+    let schema = try schema(Self.serverSchema)
+    let instance = try JSONValue(parsing: #"{"server": {"host": "DB!", "port": 70000, "tls": true}, "mode": "slow"}"#)
+    #expect(schema.validate(instance).map(\.description) == [
+      #"/server/host: "DB!" does not match the pattern ^[a-z0-9.-]+$ (pattern)"#,
+      "/server/port: 70000 is greater than the maximum 65535 (maximum)",
+      #"/server/tls: property "tls" is not allowed (additionalProperties)"#,
+      #"/mode: "slow" is not one of ["fast","safe"] (enum)"#,
+    ])
+    #expect(!schema.isValid(instance))
+  }
+
+  @Test func missingRequiredMembersAreReportedAtTheObject() throws {
+    let schema = try schema(Self.serverSchema)
+    #expect(schema.validate(try JSONValue(parsing: "{}")).map(\.description) == [
+      #"(root): required property "server" is missing (required)"#
+    ])
+    #expect(schema.validate(try JSONValue(parsing: #"{"server": {}}"#)).map(\.description) == [
+      #"/server: required property "host" is missing (required)"#,
+      #"/server: required property "port" is missing (required)"#,
+    ])
+  }
+
+  @Test func combinatorsReportOneFailureNotTheirBranches() throws {
+    let schema = try schema(#"{"properties": {"a": {"anyOf": [{"type": "string"}, {"type": "integer", "minimum": 10}]}, "b": {"oneOf": [{"type": "number"}, {"type": "integer"}]}}}"#)
+    let failures = schema.validate(try JSONValue(parsing: #"{"a": 3, "b": 2}"#))
+    #expect(failures.map(\.description) == [
+      "/a: 3 matches none of the 2 schemas in anyOf (anyOf)",
+      "/b: 2 matches schemas 0, 1 of oneOf; exactly one must match (oneOf)",
+    ])
+    #expect(failures.map(\.schemaLocation) == ["#/properties/a/anyOf", "#/properties/b/oneOf"])
+  }
+
+  @Test func pointersEscapeSlashAndTilde() throws {
+    let schema = try schema(#"{"additionalProperties": {"type": "string"}}"#)
+    #expect(schema.validate(try JSONValue(parsing: #"{"a/b~c": 1}"#)).map(\.instanceLocation) == ["/a~1b~0c"])
+  }
+
+  @Test func validAndInvalidAgreeBetweenValidateAndIsValid() throws {
+    let schema = try schema(Self.serverSchema)
+    let good = try JSONValue(parsing: #"{"server": {"host": "db.local", "port": 5432}, "mode": "safe"}"#)
+    #expect(schema.validate(good).isEmpty)
+    #expect(schema.isValid(good))
+  }
+
+  // MARK: Numbers and strings
+
+  @Test func numbersCompareByExactDecimalValue() throws {
+    let multiple = try schema(#"{"multipleOf": 0.0001}"#)
+    #expect(multiple.isValid(try JSONValue(parsing: "0.0075")))
+    #expect(!multiple.isValid(try JSONValue(parsing: "0.00751")))
+    #expect(multiple.isValid(try JSONValue(parsing: "12345678901234567890.1234")))
+    let constant = try schema(#"{"const": 1}"#)
+    #expect(constant.isValid(try JSONValue(parsing: "1.0")))
+    #expect(constant.isValid(try JSONValue(parsing: "1e0")))
+    let maximum = try schema(#"{"maximum": 18446744073709551615}"#)
+    #expect(maximum.isValid(try JSONValue(parsing: "18446744073709551615")))
+    #expect(!maximum.isValid(try JSONValue(parsing: "18446744073709551616")))
+    #expect(!maximum.isValid(try JSONValue(parsing: "1e400")))
+    let integer = try schema(#"{"type": "integer"}"#)
+    #expect(integer.isValid(try JSONValue(parsing: "1.0")))
+    #expect(integer.isValid(try JSONValue(parsing: "1e3")))
+    #expect(!integer.isValid(try JSONValue(parsing: "1.5e0")))
+  }
+
+  @Test func lengthsCountCodePoints() throws {
+    let schema = try schema(#"{"minLength": 2, "maxLength": 2}"#)
+    #expect(!schema.isValid("😀"))
+    #expect(schema.isValid("😀é"))
+    #expect(!schema.isValid("abc"))
+    #expect(schema.validate("abc").map(\.description) == [#"(root): "abc" is longer than 2 characters (maxLength)"#])
+  }
+
+  // MARK: Formats
+
+  @Test func formatIsAnAnnotationUnlessAsserted() throws {
+    let text = #"{"properties": {"day": {"format": "date"}, "id": {"format": "uuid"}, "other": {"format": "no-such-format"}}}"#
+    let instance = try JSONValue(parsing: #"{"day": "2024-02-30", "id": "not-a-uuid", "other": "x"}"#)
+    #expect(try schema(text).isValid(instance))
+    let asserting = try schema(text, options: .init(assertFormats: true))
+    #expect(asserting.validate(instance).map(\.description) == [
+      #"/day: "2024-02-30" is not a valid date (format)"#,
+      #"/id: "not-a-uuid" is not a valid uuid (format)"#,
+    ])
+    #expect(asserting.isValid(try JSONValue(parsing: #"{"day": "2024-02-29", "id": "2eb8aa08-aa98-11ea-b4aa-73b441d16380"}"#)))
+  }
+
+  // MARK: References
+
+  @Test func resolverSuppliesOtherDocuments() throws {
+    let remote = try JSONValue(parsing: #"{"$defs": {"port": {"type": "integer", "maximum": 65535}}}"#)
+    var asked: [String] = []
+    let schema = try JSONSchema(
+      JSONValue(parsing: #"{"properties": {"port": {"$ref": "common.json#/$defs/port"}}}"#),
+      baseURI: "https://example.com/schemas/app.json"
+    ) { uri in
+      asked.append(uri)
+      return uri == "https://example.com/schemas/common.json" ? remote : nil
+    }
+    #expect(asked == ["https://example.com/schemas/common.json"])
+    #expect(schema.validate(try JSONValue(parsing: #"{"port": 70000}"#)).map(\.schemaLocation) == [
+      "https://example.com/schemas/common.json#/$defs/port/maximum"
+    ])
+  }
+
+  @Test func recursiveSchemasThatConsumeInputAreFine() throws {
+    let schema = try schema(##"{"type": "object", "properties": {"child": {"$ref": "#"}, "name": {"type": "string"}}}"##)
+    #expect(schema.isValid(try JSONValue(parsing: #"{"child": {"child": {"name": "x"}}}"#)))
+    #expect(schema.validate(try JSONValue(parsing: #"{"child": {"child": {"name": 1}}}"#)).map(\.description) == [
+      "/child/child/name: 1 is not a string (type)"
+    ])
+  }
+
+  // MARK: Invalid schemas
+
+  @Test func schemaMustBeAnObjectOrBoolean() throws {
+    let error = try compileError("5")
+    #expect(error?.description == "#: a schema must be an object or a boolean, not number 5")
+    let nested = try compileError(#"{"properties": {"a": "string"}}"#)
+    #expect(nested?.description == #"#/properties/a: properties values must be schemas, not string"#)
+  }
+
+  @Test func badTypeNameIsNamedWithItsLocation() throws {
+    let error = try compileError(#"{"properties": {"port": {"type": "int"}}}"#)
+    #expect(error?.schemaLocation == "#/properties/port/type")
+    #expect(error?.message == #""int" is not a JSON type name (null, boolean, object, array, number, string, integer)"#)
+  }
+
+  @Test func keywordsOfTheWrongTypeAreRejected() throws {
+    #expect(try compileError(#"{"minLength": -1}"#)?.description == "#/minLength: minLength must be a non-negative integer, not -1")
+    #expect(try compileError(#"{"required": "a"}"#)?.description == "#/required: required must be an array of strings, not string")
+    #expect(try compileError(#"{"multipleOf": 0}"#)?.description == "#/multipleOf: multipleOf must be greater than 0, not 0")
+    #expect(try compileError(#"{"items": [{}]}"#)?.schemaLocation == "#/items")
+  }
+
+  @Test func invalidRegularExpressionIsRejected() throws {
+    let error = try compileError(#"{"properties": {"a": {"pattern": "^(abc"}}}"#)
+    #expect(error?.schemaLocation == "#/properties/a/pattern")
+    #expect(error?.message.hasPrefix(#""^(abc" is not a valid regular expression"#) == true)
+    let key = try compileError(#"{"patternProperties": {"[a-": {}}}"#)
+    #expect(key?.schemaLocation == "#/patternProperties/[a-")
+  }
+
+  @Test func missingReferenceTargetIsRejected() throws {
+    let pointer = try compileError(##"{"properties": {"a": {"$ref": "#/$defs/missing"}}}"##)
+    #expect(pointer?.description == ##"#/properties/a/$ref: $ref "#/$defs/missing" points to nothing: https://ccsync.invalid/schema.json has no /$defs/missing"##)
+    let anchor = try compileError(##"{"$ref": "#nowhere"}"##)
+    #expect(anchor?.description == ##"#/$ref: $ref "#nowhere" names the anchor "nowhere", which https://ccsync.invalid/schema.json does not define"##)
+    let remote = try compileError(##"{"$ref": "https://example.com/other.json"}"##)
+    #expect(remote?.description == ##"#/$ref: $ref "https://example.com/other.json" names https://example.com/other.json, which is not a known schema"##)
+  }
+
+  @Test func referenceCyclesAreRejectedNotLooped() throws {
+    let root = try compileError(##"{"$ref": "#"}"##)
+    #expect(root?.description == "#: $ref cycle that never reaches into the instance: # -> #")
+    let pair = try compileError(##"{"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"}"##)
+    #expect(pair?.message.contains("$ref cycle") == true)
+    #expect(pair?.message.contains("#/$defs/a") == true)
+    #expect(pair?.message.contains("#/$defs/b") == true)
+  }
+
+  @Test func resolverErrorsFailTheCompilation() throws {
+    struct Offline: Error, CustomStringConvertible { var description: String { "offline" } }
+    let value = try JSONValue(parsing: #"{"$ref": "https://example.com/x.json"}"#)
+    let error = #expect(throws: JSONSchemaError.self) { try JSONSchema(value) { _ in throw Offline() } }
+    #expect(error?.description == "#/$ref: loading https://example.com/x.json failed: offline")
+  }
+}
