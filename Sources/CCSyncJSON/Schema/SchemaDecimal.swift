@@ -2,8 +2,9 @@ import CCSyncSystem
 
 /// A schema's number limit (`minimum`, `multipleOf`, ...) taken apart once at compile time,
 /// so that instance numbers compare with it exactly, whatever their spelling or size:
-/// `1e400 > 1`, `0.0075` is a multiple of `0.0001`, `1.0 == 1`.
-struct SchemaDecimal: Sendable {
+/// `1e400 > 1`, `0.0075` is a multiple of `0.0001`, `1.0 == 1`. A class, so that copying
+/// the keyword that holds it is one reference count; `Sendable`: all `let`.
+final class SchemaDecimal: Sendable {
   let number: JSONNumber
   let parts: DecimalParts
   /// The value when it is a plain integer, for the usual fast comparison.

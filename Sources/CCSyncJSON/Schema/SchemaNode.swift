@@ -17,6 +17,9 @@ final class SchemaNode: Sendable {
   let resource: Int
   /// Where this schema is: `#/properties/a`, or `uri#/pointer` outside the root document.
   let location: String
+  /// The types when `type` is the only keyword (`{"type": "string"}`, the commonest leaf),
+  /// which the validator checks without entering the node.
+  let onlyTypes: SchemaTypes?
 
   init(constant: Bool?, keywords: [SchemaKeyword], resource: Int, location: String) {
     self.constant = constant
@@ -29,6 +32,7 @@ final class SchemaNode: Sendable {
     }
     self.resource = resource
     self.location = location
+    if keywords.count == 1, case .type(let types) = keywords[0] { onlyTypes = types } else { onlyTypes = nil }
   }
 }
 
@@ -74,22 +78,6 @@ struct SchemaTypes: OptionSet, Sendable {
     }
     if words.count <= 1 { return words.first ?? "nothing" }
     return words.dropLast().joined(separator: ", ") + " or " + words.last!
-  }
-}
-
-/// The subschemas of `properties`, `patternProperties` and `additionalProperties`, applied in
-/// one pass over an object's members.
-struct SchemaMembers: Sendable {
-  var properties: [(key: String, node: Int)]
-  /// Key to node when there are many properties; otherwise `properties` is scanned.
-  var lookup: [ExactKey: Int]?
-  var patterns: [(pattern: SchemaPattern, node: Int)]
-  var additional: Int?
-
-  func propertyNode(_ key: String) -> Int? {
-    if let lookup { return lookup[ExactKey(key)] }
-    for property in properties where property.key.hasSameBytes(as: key) { return property.node }
-    return nil
   }
 }
 

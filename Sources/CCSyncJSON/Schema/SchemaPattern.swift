@@ -10,17 +10,30 @@ final class SchemaPattern: @unchecked Sendable {
   /// The pattern's source text, for messages.
   let source: String
   private let regex: Regex<AnyRegexOutput>
+  /// The fast path for the simple patterns most schemas use, when `source` is one.
+  private let simple: SchemaSimplePattern?
 
   /// Compiles `source`, or throws when Swift's regex syntax rejects it.
   init(_ source: String) throws {
     self.source = source
     self.regex = try Regex(SchemaPattern.translated(source)).matchingSemantics(.unicodeScalar)
+    self.simple = SchemaSimplePattern(source)
   }
 
   /// Whether the pattern matches anywhere in `string`.
   func matches(_ string: String) -> Bool {
+    if let simple { return simple.matches(string) }
+    return (try? regex.firstMatch(in: string)) != nil
+  }
+
+  /// Whether Swift's `Regex` finds the pattern in `string`, bypassing the fast path (for
+  /// tests that compare the two).
+  func regexMatches(_ string: String) -> Bool {
     (try? regex.firstMatch(in: string)) != nil
   }
+
+  /// Whether the fast path handles this pattern.
+  var isSimple: Bool { simple != nil }
 
   /// ECMA-262 spellings Swift's syntax reads differently: `\d` and `\w` are ASCII-only in
   /// ECMA-262 (Swift's are Unicode-aware); `\p{Letter}` is accepted by both.

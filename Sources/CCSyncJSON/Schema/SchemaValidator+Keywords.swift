@@ -212,13 +212,19 @@ extension SchemaValidator {
     case .members(let members):
       guard case .object(let object) = instance else { return true }
       var valid = true
+      var hint = 0
+      var requiredFound = 0
       for member in object {
         var matched = false
-        if let target = members.propertyNode(member.key) {
-          matched = true
-          if !evaluateChild(target, member.value, .key(member.key), node, "properties") {
-            valid = false
-            if !recording { return false }
+        if let position = members.entry(for: member.key, hint: &hint) {
+          let entry = members.entries[position]
+          if entry.isRequired { requiredFound += 1 }
+          if let target = entry.node {
+            matched = true
+            if !evaluateChild(target, member.value, .key(member.key), node, "properties") {
+              valid = false
+              if !recording { return false }
+            }
           }
         }
         for (pattern, target) in members.patterns where pattern.matches(member.key) {
@@ -236,6 +242,12 @@ extension SchemaValidator {
           }
         }
         if matched && collect { local.properties.insert(ExactKey(member.key)) }
+      }
+      if requiredFound < members.required.count {
+        valid = false
+        for key in members.required where object.position(of: key) == nil {
+          record(node, "required", "required property \(SchemaMessages.show(key)) is missing")
+        }
       }
       return valid
     case .propertyNames(let target):
