@@ -1,5 +1,5 @@
 import Testing
-import CCSyncJSON
+@testable import CCSyncJSON
 
 @Suite struct JSONSchemaTests {
   func schema(_ text: String, options: JSONSchema.Options = .init()) throws -> JSONSchema {
@@ -209,5 +209,38 @@ import CCSyncJSON
     let value = try JSONValue(parsing: #"{"$ref": "https://example.com/x.json"}"#)
     let error = #expect(throws: JSONSchemaError.self) { try JSONSchema(value) { _ in throw Offline() } }
     #expect(error?.description == "#/$ref: loading https://example.com/x.json failed: offline")
+  }
+
+  // MARK: Patterns
+
+  /// The byte-level fast path agrees with Swift's `Regex` on the patterns it takes.
+  @Test(arguments: [
+    "^[a-z0-9.-]+$", "^a*$", "a+", "^[^/]+/[^/]+$", "x{2,3}", "^\\d{3}-\\d{4}$", "^\\w+$", "^[A-Z_][A-Z0-9_]*$",
+    "^.$", "^.{2}$", "b?c", "^[a\\-z]+$", "^\\.\\*$", "^v[0-9]+\\.[0-9]+(?:x)?$", "^$", "", "[-a]", "^\\D\\W$",
+    "f.*o", "^a{0,}b{1,2}?$",
+  ])
+  func simplePatternsAgreeWithRegex(source: String) throws {
+    let pattern = try SchemaPattern(source)
+    for text in ["", "a", "aa", "abc", "db.local", "DB!", "x/y", "xx", "123-4567", "snake_case", "ENV_VAR", "é", "😀",
+                 "a\nb", "\n", "v1.2", "-", ".*", "foo", "fxo", "aab", "abbb", "\u{2028}", "a-z", "1é"] {
+      #expect(pattern.matches(text) == pattern.regexMatches(text), "\(source) on \(text.debugDescription)")
+    }
+  }
+
+  @Test func simplePatternsTakeTheFastPathAndOthersDoNot() throws {
+    #expect(try SchemaPattern("^[a-z0-9.-]+$").isSimple)
+    #expect(try SchemaPattern("^\\d{3}$").isSimple)
+    #expect(try !SchemaPattern("^(a|b)$").isSimple)
+    #expect(try !SchemaPattern("^\\s$").isSimple)
+    #expect(try !SchemaPattern("^\\p{Letter}+$").isSimple)
+  }
+
+  @Test func patternsFollowECMAScriptClasses() throws {
+    #expect(try SchemaPattern("^\\s$").matches("\u{FEFF}"))
+    #expect(try !SchemaPattern("^\\S$").matches("\u{FEFF}"))
+    #expect(try !SchemaPattern("^\\d$").matches("\u{0660}"))  // ARABIC-INDIC DIGIT ZERO: not ECMA's \d
+    #expect(try !SchemaPattern("^\\w$").matches("é"))
+    #expect(try SchemaPattern("^\\cC$").matches("\u{3}"))
+    #expect(try SchemaPattern("^\\p{Letter}+$").matches("héllo"))
   }
 }
