@@ -156,6 +156,32 @@ import Testing
     ])
   }
 
+  /// As deep as the parser allows, through a recursive `$ref` at every level.
+  @Test func deeplyNestedInstancesValidate() throws {
+    let schema = try schema(##"{"type": ["array", "integer"], "items": {"$ref": "#"}}"##)
+    let depth = JSONParser.Options.defaultMaximumDepth
+    let good = try JSONValue(parsing: String(repeating: "[", count: depth) + "1" + String(repeating: "]", count: depth))
+    #expect(schema.isValid(good))
+    let bad = try JSONValue(parsing: String(repeating: "[", count: depth) + "true" + String(repeating: "]", count: depth))
+    let failures = schema.validate(bad)
+    #expect(failures.count == 1)
+    #expect(failures.first?.instanceLocation == String(repeating: "/0", count: depth))
+    #expect(failures.first?.message == "true is not an array or an integer")
+  }
+
+  /// Deeper than the validator's nesting limit (the parser's limit raised): a failure that
+  /// says so, not a stack overflow.
+  @Test func nestingBeyondTheLimitFailsInsteadOfCrashing() throws {
+    let schema = try schema(##"{"items": {"$ref": "#"}}"##)
+    let depth = 1_000
+    let deep = try JSONValue(
+      parsing: String(repeating: "[", count: depth) + String(repeating: "]", count: depth), options: .init(maximumDepth: depth))
+    #expect(!schema.isValid(deep))
+    let failures = schema.validate(deep)
+    #expect(failures.count == 1)
+    #expect(failures.first?.message == "schemas nest more than 1500 levels deep here; validation stops")
+  }
+
   // MARK: Invalid schemas
 
   @Test func schemaMustBeAnObjectOrBoolean() throws {
