@@ -1,5 +1,7 @@
 import CCSync
 import CCSyncJSON
+import CCSyncProcesses
+import CCSyncSystem
 
 // `ccsync-bench schema`: JSON Schema validation against parsing, on a settings document of
 // about 10 KB and a schema of its shape (types, required members, properties, one pattern).
@@ -134,6 +136,7 @@ enum SchemaBenchmark {
   }
 
   static func fail(_ message: String) -> Never {
-    CodecBenchmark.fail(message)
+    StandardStreams.writeLine("Error: \(message)\n\(usage)", toStandardError: true)
+    ThisProcess.exit(64)
   }
 }
