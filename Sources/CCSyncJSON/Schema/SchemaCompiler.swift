@@ -45,6 +45,9 @@ final class SchemaCompiler {
   var resources: [SchemaResource] = []
   var resourceDynamicLocations: [[String: SchemaLocation]] = []
 
+  /// What the resolver returned for each URI asked, `nil` included, so it is asked once.
+  var fetched: [String: JSONValue?] = [:]
+
   var nodes: [SchemaNode?] = []
   var nodeIndexes: [String: Int] = [:]
   var pending: [(index: Int, location: SchemaLocation)] = []
@@ -59,16 +62,18 @@ final class SchemaCompiler {
   func compile(_ document: JSONValue) throws(JSONSchemaError) -> SchemaProgram {
     try addDocument(document, uri: rootDocument)
     let root = node(at: SchemaLocation(document: rootDocument, tokens: []))
-    while let (index, location) = pending.popLast() {
-      nodes[index] = try compileNode(at: location)
-    }
-    // Every dynamic anchor of every resource, by node index, for `$dynamicRef`.
-    for (resource, locations) in resourceDynamicLocations.enumerated() {
-      for (name, location) in locations { resources[resource].dynamicAnchors[name] = node(at: location) }
-    }
-    while let (index, location) = pending.popLast() {
-      nodes[index] = try compileNode(at: location)
-    }
+    repeat {
+      while let (index, location) = pending.popLast() {
+        nodes[index] = try compileNode(at: location)
+      }
+      // Every dynamic anchor of every resource, by node index, for `$dynamicRef`; compiling
+      // them can load more documents, with more anchors, hence the loop.
+      for (resource, locations) in resourceDynamicLocations.enumerated() {
+        for (name, location) in locations where resources[resource].dynamicAnchors[name] == nil {
+          resources[resource].dynamicAnchors[name] = node(at: location)
+        }
+      }
+    } while !pending.isEmpty
     let program = SchemaProgram(nodes: nodes.map { $0! }, resources: resources, root: root)
     try SchemaCycleCheck(program: program).run()
     return program
@@ -164,7 +169,7 @@ final class SchemaCompiler {
     let metaschema = SchemaURI.splitFragment(uri).resource
     if metaschema == "https://json-schema.org/draft/2020-12/schema" { return .all }
     let loaded: JSONValue?
-    do { loaded = try resolver?(metaschema) } catch { loaded = nil }
+    do { loaded = try fetch(metaschema) } catch { loaded = nil }
     guard case .object(let meta)? = loaded, case .object(let vocabulary)? = meta["$vocabulary"] else { return .all }
     var result = SchemaVocabularies(validation: false, applicator: false, unevaluated: false, formatAssertion: false)
     let prefix = "https://json-schema.org/draft/2020-12/vocab/"
@@ -188,16 +193,24 @@ final class SchemaCompiler {
   /// first time; `nil` when no document has that URI.
   func resourceLocation(_ uri: String, from location: SchemaLocation) throws(JSONSchemaError) -> SchemaLocation? {
     if let found = identified[uri] { return found }
-    guard documents[uri] == nil, let resolver else { return nil }
+    guard documents[uri] == nil else { return nil }
     let document: JSONValue?
     do {
-      document = try resolver(uri)
+      document = try fetch(uri)
     } catch {
       throw self.error(location, "loading \(uri) failed: \(error)")
     }
     guard let document else { return nil }
     try addDocument(document, uri: uri)
     return identified[uri]
+  }
+
+  /// The resolver's document for `uri`, asking it at most once per URI.
+  func fetch(_ uri: String) throws -> JSONValue? {
+    if let known = fetched[uri] { return known }
+    let document = try resolver?(uri)
+    fetched[uri] = .some(document)
+    return document
   }
 
   /// The value at `location`, or `nil` when the pointer leads nowhere.

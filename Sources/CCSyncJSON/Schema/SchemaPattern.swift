@@ -4,8 +4,9 @@ import CCSyncSystem
 /// matching by Unicode scalars as ECMA-262 with the `u` flag does, unanchored.
 ///
 /// `@unchecked Sendable`: `Regex` is not declared `Sendable`, but it is an immutable value
-/// whose lazily built program is published with an atomic compare-and-swap; nothing here
-/// mutates it after ``init(_:)``.
+/// whose lazily built program is published with an atomic compare-and-swap, and
+/// ``init(_:)`` builds that program before the pattern can be shared; nothing mutates it
+/// afterwards.
 final class SchemaPattern: @unchecked Sendable {
   /// The pattern's source text, for messages.
   let source: String
@@ -18,6 +19,8 @@ final class SchemaPattern: @unchecked Sendable {
     self.source = source
     self.regex = try Regex(SchemaPattern.translated(source)).matchingSemantics(.unicodeScalar)
     self.simple = SchemaSimplePattern(source)
+    // Builds the matching program now, before the pattern is shared between threads.
+    _ = try? regex.firstMatch(in: "")
   }
 
   /// Whether the pattern matches anywhere in `string`.

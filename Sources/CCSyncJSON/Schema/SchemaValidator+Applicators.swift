@@ -19,7 +19,7 @@ extension SchemaValidator {
       if collect { local.items.insert(position) } else if maximum == nil, matches >= minimum { return true }
     }
     if matches < minimum {
-      record(node, "contains", minimum == 1
+      record(node, minimum == 1 ? "contains" : "minContains", minimum == 1
         ? "no item matches the contains schema"
         : "\(SchemaMessages.count(matches, "item")) match the contains schema, fewer than minContains \(minimum)")
       return false

@@ -136,7 +136,7 @@ import Testing
     let remote = try JSONValue(parsing: #"{"$defs": {"port": {"type": "integer", "maximum": 65535}}}"#)
     var asked: [String] = []
     let schema = try JSONSchema(
-      JSONValue(parsing: #"{"properties": {"port": {"$ref": "common.json#/$defs/port"}}}"#),
+      JSONValue(parsing: #"{"properties": {"port": {"$ref": "common.json#/$defs/port"}, "backup": {"$ref": "./common.json#/$defs/port"}}}"#),
       baseURI: "https://example.com/schemas/app.json"
     ) { uri in
       asked.append(uri)
