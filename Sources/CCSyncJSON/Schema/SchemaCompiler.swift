@@ -1,27 +1,5 @@
 import CCSyncSystem
 
-/// A place in a schema document: the document's URI and a JSON Pointer's tokens.
-struct SchemaLocation: Hashable {
-  var document: String
-  var tokens: [String]
-
-  func appending(_ token: String) -> SchemaLocation {
-    SchemaLocation(document: document, tokens: tokens + [token])
-  }
-
-  var key: String { document + "#" + SchemaURI.pointer(tokens) }
-}
-
-/// Which vocabularies a document's `$schema` turns on.
-struct SchemaVocabularies {
-  var validation = true
-  var applicator = true
-  var unevaluated = true
-  var formatAssertion = false
-
-  static let all = SchemaVocabularies()
-}
-
 /// Turns schema documents into a ``SchemaProgram``: finds every `$id`, `$anchor` and
 /// `$dynamicAnchor`, compiles each schema reachable from the root once, links `$ref`s by
 /// node index, and rejects `$ref` cycles that never reach into the instance.
@@ -159,34 +137,6 @@ final class SchemaCompiler {
     return name.unicodeScalars.allSatisfy {
       $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.:".unicodeScalars.contains($0))
     }
-  }
-
-  /// The vocabularies a document's `$schema` names: all of them for the 2020-12 metaschema or
-  /// none named; otherwise the metaschema's `$vocabulary`, when the resolver has it.
-  func vocabularies(of document: JSONValue, location: SchemaLocation) throws(JSONSchemaError) -> SchemaVocabularies {
-    guard case .object(let object) = document, let schema = object["$schema"] else { return .all }
-    guard case .string(let uri) = schema else { throw error(location.appending("$schema"), "$schema must be a string, not \(schema.kindName)") }
-    let metaschema = SchemaURI.splitFragment(uri).resource
-    if metaschema == "https://json-schema.org/draft/2020-12/schema" { return .all }
-    let loaded: JSONValue?
-    do { loaded = try fetch(metaschema) } catch { loaded = nil }
-    guard case .object(let meta)? = loaded, case .object(let vocabulary)? = meta["$vocabulary"] else { return .all }
-    var result = SchemaVocabularies(validation: false, applicator: false, unevaluated: false, formatAssertion: false)
-    let prefix = "https://json-schema.org/draft/2020-12/vocab/"
-    for entry in vocabulary {
-      switch entry.key {
-      case prefix + "validation": result.validation = true
-      case prefix + "applicator": result.applicator = true
-      case prefix + "unevaluated": result.unevaluated = true
-      case prefix + "format-assertion": result.formatAssertion = true
-      case prefix + "core", prefix + "format-annotation", prefix + "content", prefix + "meta-data": break
-      default:
-        if entry.value == .bool(true) {
-          throw error(location.appending("$schema"), "the metaschema requires the unknown vocabulary \(entry.key)")
-        }
-      }
-    }
-    return result
   }
 
   /// The location of the resource `uri` names, loading its document through the resolver the
