@@ -56,6 +56,8 @@ final class SchemaDecimal: Sendable {
     if let integer, integer > 0, let value = number.plainInt64Value { return value % integer == 0 }
     let dividend = DecimalParts(number.text)
     if dividend.digits.isEmpty { return true }
+    // A non-zero number smaller in magnitude than the divisor is no multiple of it.
+    if SchemaDecimal.compareMagnitude(dividend, parts) < 0 { return false }
     let common = min(dividend.exponent, parts.exponent)
     let divisorScale = parts.exponent - common
     guard parts.digits.count + divisorScale <= 19 else { return doubleDivides(number) }
@@ -79,7 +81,7 @@ final class SchemaDecimal: Sendable {
 
   private func doubleDivides(_ number: JSONNumber) -> Bool {
     let quotient = number.doubleValue / self.number.doubleValue
-    guard quotient.isFinite else { return false }
+    guard quotient.isFinite, quotient != 0 else { return false }
     return abs(quotient - quotient.rounded()) < 1e-9 * max(1, abs(quotient))
   }
 
