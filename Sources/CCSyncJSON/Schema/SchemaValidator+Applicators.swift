@@ -5,7 +5,8 @@ import CCSyncSystem
 // one of these, `evaluateChild`) uses small stack frames: a 512-deep document must fit
 // in a secondary thread's stack.
 extension SchemaValidator {
-  /// `contains` with `minContains` and `maxContains`: counts the items that match (all of them when annotations are collected, for `unevaluatedItems`).
+  /// `contains` with `minContains` and `maxContains`: counts the items that match (all of
+  /// them when annotations are collected, for `unevaluatedItems`).
   @inline(never)
   mutating func applyContains(
     _ target: Int, _ minimum: Int, _ maximum: Int?, of node: SchemaNode, to instance: JSONValue, _ local: inout SchemaEvaluated, collect: Bool
@@ -44,7 +45,8 @@ extension SchemaValidator {
     return valid
   }
 
-  /// `anyOf`: stops at the first match unless annotations are collected; one failure when none matches.
+  /// `anyOf`: stops at the first match unless annotations are collected; one failure when
+  /// none matches.
   @inline(never)
   mutating func applyAnyOf(
     _ targets: [Int], of node: SchemaNode, to instance: JSONValue, _ local: inout SchemaEvaluated, collect: Bool
@@ -63,22 +65,26 @@ extension SchemaValidator {
   mutating func applyOneOf(
     _ targets: [Int], of node: SchemaNode, to instance: JSONValue, _ local: inout SchemaEvaluated, collect: Bool
   ) -> Bool {
-    var matched: [Int] = []
+    // Counts, not a list of the matches: no allocation per oneOf.
+    var matches = 0
+    var firstMatch = 0
+    var secondMatch = 0
     var branch = SchemaEvaluated()
     for (position, target) in targets.enumerated() {
       var candidate = SchemaEvaluated()
       guard evaluateSilently(target, instance, &candidate, collect: collect) else { continue }
-      matched.append(position)
+      matches += 1
+      if matches == 1 { firstMatch = position } else if matches == 2 { secondMatch = position }
       branch = candidate
-      if matched.count > 1 && !recording { return false }
+      if matches > 1 && !recording { return false }
     }
-    if matched.count == 1 {
+    if matches == 1 {
       if collect { local.merge(branch) }
       return true
     }
-    record(node, "oneOf", matched.isEmpty
+    record(node, "oneOf", matches == 0
       ? "\(SchemaMessages.show(instance)) matches none of the \(targets.count) schemas in oneOf"
-      : "\(SchemaMessages.show(instance)) matches schemas \(matched.map(String.init).joined(separator: ", ")) of oneOf; exactly one must match")
+      : "\(SchemaMessages.show(instance)) matches \(matches) of the schemas in oneOf (\(firstMatch) and \(secondMatch)\(matches > 2 ? ", ..." : "")); exactly one must")
     return false
   }
 

@@ -71,7 +71,7 @@ import Testing
     let failures = schema.validate(try JSONValue(parsing: #"{"a": 3, "b": 2}"#))
     #expect(failures.map(\.description) == [
       "/a: 3 matches none of the 2 schemas in anyOf (anyOf)",
-      "/b: 2 matches schemas 0, 1 of oneOf; exactly one must match (oneOf)",
+      "/b: 2 matches 2 of the schemas in oneOf (0 and 1); exactly one must (oneOf)",
     ])
     #expect(failures.map(\.schemaLocation) == ["#/properties/a/anyOf", "#/properties/b/oneOf"])
   }
