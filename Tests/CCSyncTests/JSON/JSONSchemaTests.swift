@@ -88,6 +88,25 @@ import Testing
     #expect(schema.isValid(good))
   }
 
+  /// One compiled schema, its patterns included, shared by tasks validating at once (run
+  /// under ThreadSanitizer by scripts/tsan).
+  @Test func oneSchemaValidatesOnManyThreadsAtOnce() async throws {
+    let schema = try schema(Self.serverSchema)
+    let good = try JSONValue(parsing: #"{"server": {"host": "db.local", "port": 5432}}"#)
+    let bad = try JSONValue(parsing: #"{"server": {"host": "DB!", "port": 0}}"#)
+    let expected = schema.validate(bad)
+    let agreed = await withTaskGroup(of: Bool.self) { group in
+      for _ in 0..<8 {
+        group.addTask {
+          (0..<200).allSatisfy { _ in schema.isValid(good) && schema.validate(bad) == expected }
+        }
+      }
+      return await group.reduce(true) { $0 && $1 }
+    }
+    #expect(agreed)
+    #expect(expected.count == 2)
+  }
+
   // MARK: Numbers and strings
 
   @Test func numbersCompareByExactDecimalValue() throws {
