@@ -18,7 +18,7 @@ final class SchemaCompiler {
   var anchors: [String: SchemaLocation] = [:]
   /// Location key to the base URI and resource index in force there, for every schema found.
   var scopes: [String: (base: String, resource: Int)] = [:]
-  /// Location key to the names of its `$dynamicAnchor` (at most one).
+  /// Location key to the name of the `$dynamicAnchor` there.
   var dynamicAnchorAt: [String: String] = [:]
   var resources: [SchemaResource] = []
   var resourceDynamicLocations: [[String: SchemaLocation]] = []
@@ -36,7 +36,7 @@ final class SchemaCompiler {
     self.assertFormats = assertFormats
   }
 
-  /// Compiles `document` (named `uri`) and everything it references.
+  /// Compiles `document`, named ``rootDocument``, and everything it references.
   func compile(_ document: JSONValue) throws(JSONSchemaError) -> SchemaProgram {
     try addDocument(document, uri: rootDocument)
     let root = node(at: SchemaLocation(document: rootDocument, tokens: []))
