@@ -5,6 +5,8 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "codec":
   CodecBenchmark.run(arguments: Array(arguments.dropFirst()))
+case "schema":
+  SchemaBenchmark.run(arguments: Array(arguments.dropFirst()))
 case "bench-worker":
   ContentionBenchmark.run(arguments: Array(arguments.dropFirst()))
 case "propagation-reader":
@@ -18,11 +20,13 @@ default:
   print("")
   print("SUBCOMMANDS:")
   print("  codec                JSON parse, print, decode and encode speed against Foundation and Python")
+  print("  schema               JSON Schema validation of a 10 KB document against parsing it")
   print("  bench-worker         one contender of the locked read-modify-write benchmark (bench/run)")
   print("  propagation-reader   the watching end of the propagation benchmark (bench/run)")
   print("  watch-files          a process watching N files, for memory and CPU (bench/run)")
   print("")
   print(CodecBenchmark.usage)
+  print(SchemaBenchmark.usage)
   print(ContentionBenchmark.usage)
   print(PropagationBenchmark.usage)
   print(WatcherBenchmark.usage)

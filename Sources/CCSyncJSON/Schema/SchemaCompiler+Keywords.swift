@@ -217,14 +217,14 @@ struct KeywordBuilder {
       patterns.append((try pattern(source, location.appending("patternProperties").appending(source)), node))
     }
     let additional = try schema("additionalProperties")
-    if properties != nil || !patterns.isEmpty || additional != nil {
-      let list = properties ?? []
-      var lookup: [ExactKey: Int]?
-      if list.count > 8 {
-        lookup = [:]
-        for property in list { lookup![ExactKey(property.key)] = property.node }
-      }
-      keywords.append(.members(SchemaMembers(properties: list, lookup: lookup, patterns: patterns, additional: additional)))
+    // `required` joins the member pass when there is one (or starts it for a large list).
+    let requiredPosition = keywords.firstIndex { if case .required = $0 { return true } else { return false } }
+    var requiredNames: [String]?
+    if let requiredPosition, case .required(let names) = keywords[requiredPosition] { requiredNames = names }
+    if properties != nil || !patterns.isEmpty || additional != nil || (requiredNames?.count ?? 0) > 4 {
+      if let requiredPosition { keywords.remove(at: requiredPosition) }
+      keywords.append(.members(SchemaMembers(
+        properties: properties ?? [], patterns: patterns, additional: additional, required: requiredNames ?? [])))
     }
     if let node = try schema("propertyNames") { keywords.append(.propertyNames(node)) }
   }

@@ -1,27 +1,5 @@
 import CCSyncSystem
 
-/// A place in a schema document: the document's URI and a JSON Pointer's tokens.
-struct SchemaLocation: Hashable {
-  var document: String
-  var tokens: [String]
-
-  func appending(_ token: String) -> SchemaLocation {
-    SchemaLocation(document: document, tokens: tokens + [token])
-  }
-
-  var key: String { document + "#" + SchemaURI.pointer(tokens) }
-}
-
-/// Which vocabularies a document's `$schema` turns on.
-struct SchemaVocabularies {
-  var validation = true
-  var applicator = true
-  var unevaluated = true
-  var formatAssertion = false
-
-  static let all = SchemaVocabularies()
-}
-
 /// Turns schema documents into a ``SchemaProgram``: finds every `$id`, `$anchor` and
 /// `$dynamicAnchor`, compiles each schema reachable from the root once, links `$ref`s by
 /// node index, and rejects `$ref` cycles that never reach into the instance.
@@ -40,10 +18,13 @@ final class SchemaCompiler {
   var anchors: [String: SchemaLocation] = [:]
   /// Location key to the base URI and resource index in force there, for every schema found.
   var scopes: [String: (base: String, resource: Int)] = [:]
-  /// Location key to the names of its `$dynamicAnchor` (at most one).
+  /// Location key to the name of the `$dynamicAnchor` there.
   var dynamicAnchorAt: [String: String] = [:]
   var resources: [SchemaResource] = []
   var resourceDynamicLocations: [[String: SchemaLocation]] = []
+
+  /// What the resolver returned for each URI asked, `nil` included, so it is asked once.
+  var fetched: [String: JSONValue?] = [:]
 
   var nodes: [SchemaNode?] = []
   var nodeIndexes: [String: Int] = [:]
@@ -55,20 +36,22 @@ final class SchemaCompiler {
     self.assertFormats = assertFormats
   }
 
-  /// Compiles `document` (named `uri`) and everything it references.
+  /// Compiles `document`, named ``rootDocument``, and everything it references.
   func compile(_ document: JSONValue) throws(JSONSchemaError) -> SchemaProgram {
     try addDocument(document, uri: rootDocument)
     let root = node(at: SchemaLocation(document: rootDocument, tokens: []))
-    while let (index, location) = pending.popLast() {
-      nodes[index] = try compileNode(at: location)
-    }
-    // Every dynamic anchor of every resource, by node index, for `$dynamicRef`.
-    for (resource, locations) in resourceDynamicLocations.enumerated() {
-      for (name, location) in locations { resources[resource].dynamicAnchors[name] = node(at: location) }
-    }
-    while let (index, location) = pending.popLast() {
-      nodes[index] = try compileNode(at: location)
-    }
+    repeat {
+      while let (index, location) = pending.popLast() {
+        nodes[index] = try compileNode(at: location)
+      }
+      // Every dynamic anchor of every resource, by node index, for `$dynamicRef`; compiling
+      // them can load more documents, with more anchors, hence the loop.
+      for (resource, locations) in resourceDynamicLocations.enumerated() {
+        for (name, location) in locations where resources[resource].dynamicAnchors[name] == nil {
+          resources[resource].dynamicAnchors[name] = node(at: location)
+        }
+      }
+    } while !pending.isEmpty
     let program = SchemaProgram(nodes: nodes.map { $0! }, resources: resources, root: root)
     try SchemaCycleCheck(program: program).run()
     return program
@@ -156,48 +139,28 @@ final class SchemaCompiler {
     }
   }
 
-  /// The vocabularies a document's `$schema` names: all of them for the 2020-12 metaschema or
-  /// none named; otherwise the metaschema's `$vocabulary`, when the resolver has it.
-  func vocabularies(of document: JSONValue, location: SchemaLocation) throws(JSONSchemaError) -> SchemaVocabularies {
-    guard case .object(let object) = document, let schema = object["$schema"] else { return .all }
-    guard case .string(let uri) = schema else { throw error(location.appending("$schema"), "$schema must be a string, not \(schema.kindName)") }
-    let metaschema = SchemaURI.splitFragment(uri).resource
-    if metaschema == "https://json-schema.org/draft/2020-12/schema" { return .all }
-    let loaded: JSONValue?
-    do { loaded = try resolver?(metaschema) } catch { loaded = nil }
-    guard case .object(let meta)? = loaded, case .object(let vocabulary)? = meta["$vocabulary"] else { return .all }
-    var result = SchemaVocabularies(validation: false, applicator: false, unevaluated: false, formatAssertion: false)
-    let prefix = "https://json-schema.org/draft/2020-12/vocab/"
-    for entry in vocabulary {
-      switch entry.key {
-      case prefix + "validation": result.validation = true
-      case prefix + "applicator": result.applicator = true
-      case prefix + "unevaluated": result.unevaluated = true
-      case prefix + "format-assertion": result.formatAssertion = true
-      case prefix + "core", prefix + "format-annotation", prefix + "content", prefix + "meta-data": break
-      default:
-        if entry.value == .bool(true) {
-          throw error(location.appending("$schema"), "the metaschema requires the unknown vocabulary \(entry.key)")
-        }
-      }
-    }
-    return result
-  }
-
   /// The location of the resource `uri` names, loading its document through the resolver the
   /// first time; `nil` when no document has that URI.
   func resourceLocation(_ uri: String, from location: SchemaLocation) throws(JSONSchemaError) -> SchemaLocation? {
     if let found = identified[uri] { return found }
-    guard documents[uri] == nil, let resolver else { return nil }
+    guard documents[uri] == nil else { return nil }
     let document: JSONValue?
     do {
-      document = try resolver(uri)
+      document = try fetch(uri)
     } catch {
       throw self.error(location, "loading \(uri) failed: \(error)")
     }
     guard let document else { return nil }
     try addDocument(document, uri: uri)
     return identified[uri]
+  }
+
+  /// The resolver's document for `uri`, asking it at most once per URI.
+  func fetch(_ uri: String) throws -> JSONValue? {
+    if let known = fetched[uri] { return known }
+    let document = try resolver?(uri)
+    fetched[uri] = .some(document)
+    return document
   }
 
   /// The value at `location`, or `nil` when the pointer leads nowhere.

@@ -2,8 +2,9 @@ import CCSyncSystem
 
 /// A schema's number limit (`minimum`, `multipleOf`, ...) taken apart once at compile time,
 /// so that instance numbers compare with it exactly, whatever their spelling or size:
-/// `1e400 > 1`, `0.0075` is a multiple of `0.0001`, `1.0 == 1`.
-struct SchemaDecimal: Sendable {
+/// `1e400 > 1`, `0.0075` is a multiple of `0.0001`, `1.0 == 1`. A class, so that copying
+/// the keyword that holds it is one reference count; `Sendable`: all `let`.
+final class SchemaDecimal: Sendable {
   let number: JSONNumber
   let parts: DecimalParts
   /// The value when it is a plain integer, for the usual fast comparison.
@@ -55,6 +56,8 @@ struct SchemaDecimal: Sendable {
     if let integer, integer > 0, let value = number.plainInt64Value { return value % integer == 0 }
     let dividend = DecimalParts(number.text)
     if dividend.digits.isEmpty { return true }
+    // A non-zero number smaller in magnitude than the divisor is no multiple of it.
+    if SchemaDecimal.compareMagnitude(dividend, parts) < 0 { return false }
     let common = min(dividend.exponent, parts.exponent)
     let divisorScale = parts.exponent - common
     guard parts.digits.count + divisorScale <= 19 else { return doubleDivides(number) }
@@ -78,7 +81,7 @@ struct SchemaDecimal: Sendable {
 
   private func doubleDivides(_ number: JSONNumber) -> Bool {
     let quotient = number.doubleValue / self.number.doubleValue
-    guard quotient.isFinite else { return false }
+    guard quotient.isFinite, quotient != 0 else { return false }
     return abs(quotient - quotient.rounded()) < 1e-9 * max(1, abs(quotient))
   }
 

@@ -235,7 +235,11 @@ enum SchemaFormat: String, Sendable, CaseIterable {
     }
     if let authority = parts.authority {
       var host = Substring(authority)
-      if let at = host.lastIndex(of: "@") { host = host[host.index(after: at)...] }
+      if let at = host.firstIndex(of: "@") {
+        // One `@` ends the user information, which cannot hold brackets or another `@`.
+        guard !host[host.index(after: at)...].contains("@"), !host[..<at].contains("["), !host[..<at].contains("]") else { return false }
+        host = host[host.index(after: at)...]
+      }
       if host.hasPrefix("[") {
         guard let close = host.firstIndex(of: "]") else { return false }
         let literal = host[host.index(after: host.startIndex)..<close]

@@ -141,7 +141,7 @@ enum SchemaURI {
     if pointer.isEmpty { return [] }
     guard pointer.hasPrefix("/") else { return nil }
     return pointer.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map {
-      String($0).replacing("~1", with: "/").replacing("~0", with: "~")
+      $0.contains("~") ? String($0).replacing("~1", with: "/").replacing("~0", with: "~") : String($0)
     }
   }
 
@@ -150,8 +150,25 @@ enum SchemaURI {
     var text = ""
     for token in tokens {
       text += "/"
-      text += token.replacing("~", with: "~0").replacing("/", with: "~1")
+      appendEscaped(token, to: &text)
     }
     return text
+  }
+
+  /// Appends `token` to a JSON Pointer, `~` as `~0` and `/` as `~1`. (`replacing(_:with:)`
+  /// was most of the compile time: it searches generically, even when there is nothing to
+  /// replace.)
+  static func appendEscaped(_ token: String, to text: inout String) {
+    guard token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else {
+      text += token
+      return
+    }
+    for scalar in token.unicodeScalars {
+      switch scalar {
+      case "~": text += "~0"
+      case "/": text += "~1"
+      default: text.unicodeScalars.append(scalar)
+      }
+    }
   }
 }

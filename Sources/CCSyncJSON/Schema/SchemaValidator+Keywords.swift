@@ -19,16 +19,49 @@ extension SchemaValidator {
         }
       }
       return evaluate(destination, instance, &local, collect: collect)
+    case .contains(let target, let minimum, let maximum):
+      return applyContains(target, minimum, maximum, of: node, to: instance, &local, collect: collect)
+    case .allOf(let targets):
+      return applyAllOf(targets, of: node, to: instance, &local, collect: collect)
+    case .anyOf(let targets):
+      return applyAnyOf(targets, of: node, to: instance, &local, collect: collect)
+    case .oneOf(let targets):
+      return applyOneOf(targets, of: node, to: instance, &local, collect: collect)
+    case .not(let target):
+      return applyNot(target, of: node, to: instance, &local, collect: collect)
+    case .conditional(let condition, let then, let otherwise):
+      return applyConditional(condition, then, otherwise, of: node, to: instance, &local, collect: collect)
+    case .dependentSchemas(let pairs):
+      return applyDependentSchemas(pairs, of: node, to: instance, &local, collect: collect)
+    case .items(let prefix, let rest):
+      return applyItems(prefix, rest, of: node, to: instance, &local, collect: collect)
+    case .members(let members):
+      return applyMembers(members, of: node, to: instance, &local, collect: collect)
+    case .propertyNames(let target):
+      return applyPropertyNames(target, of: node, to: instance, &local, collect: collect)
+    case .unevaluatedItems(let target):
+      return applyUnevaluatedItems(target, of: node, to: instance, &local, collect: collect)
+    case .unevaluatedProperties(let target):
+      return applyUnevaluatedProperties(target, of: node, to: instance, &local, collect: collect)
+    default:
+      return check(keyword, of: node, instance)
+    }
+  }
+
+  /// Applies one keyword that asserts something of `instance` itself, with no subschema.
+  @inline(never)
+  mutating func check(_ keyword: SchemaKeyword, of node: SchemaNode, _ instance: JSONValue) -> Bool {
+    switch keyword {
     case .type(let types):
       if SchemaValidator.matches(types, instance) { return true }
       record(node, "type", "\(SchemaMessages.show(instance)) is not \(types.phrase)")
       return false
     case .enumeration(let values):
-      if values.contains(instance) { return true }
+      if values.contains(where: { SchemaEquality.equal($0, instance) }) { return true }
       record(node, "enum", "\(SchemaMessages.show(instance)) is not one of \(SchemaMessages.show(.array(values)))")
       return false
     case .constant(let value):
-      if instance == value { return true }
+      if SchemaEquality.equal(instance, value) { return true }
       record(node, "const", "\(SchemaMessages.show(instance)) is not \(SchemaMessages.show(value))")
       return false
     case .multipleOf(let divisor):
@@ -81,26 +114,6 @@ extension SchemaValidator {
       guard case .array(let items) = instance, let (first, second) = SchemaValidator.duplicate(in: items) else { return true }
       record(node, "uniqueItems", "items \(first) and \(second) are equal (\(SchemaMessages.show(items[first])))")
       return false
-    case .contains(let target, let minimum, let maximum):
-      guard case .array(let items) = instance else { return true }
-      var matches = 0
-      for (position, item) in items.enumerated() {
-        var ignored = SchemaEvaluated()
-        guard evaluateSilently(target, item, &ignored, collect: false) else { continue }
-        matches += 1
-        if collect { local.items.insert(position) } else if maximum == nil, matches >= minimum { return true }
-      }
-      if matches < minimum {
-        record(node, "contains", minimum == 1
-          ? "no item matches the contains schema"
-          : "\(SchemaMessages.count(matches, "item")) match the contains schema, fewer than minContains \(minimum)")
-        return false
-      }
-      if let maximum, matches > maximum {
-        record(node, "maxContains", "\(SchemaMessages.count(matches, "item")) match the contains schema, more than maxContains \(maximum)")
-        return false
-      }
-      return true
     case .maxProperties(let limit):
       guard case .object(let object) = instance, object.count > limit else { return true }
       record(node, "maxProperties", "the object has \(SchemaMessages.count(object.count, "property")), more than \(limit)")
@@ -129,148 +142,8 @@ extension SchemaValidator {
         }
       }
       return valid
-    case .allOf(let targets):
-      var valid = true
-      for target in targets where !evaluate(target, instance, &local, collect: collect) {
-        valid = false
-        if !recording { return false }
-      }
-      return valid
-    case .anyOf(let targets):
-      var matched = false
-      for target in targets where evaluateSilently(target, instance, &local, collect: collect) {
-        matched = true
-        if !collect { break }
-      }
-      if !matched { record(node, "anyOf", "\(SchemaMessages.show(instance)) matches none of the \(targets.count) schemas in anyOf") }
-      return matched
-    case .oneOf(let targets):
-      var matched: [Int] = []
-      var branch = SchemaEvaluated()
-      for (position, target) in targets.enumerated() {
-        var candidate = SchemaEvaluated()
-        guard evaluateSilently(target, instance, &candidate, collect: collect) else { continue }
-        matched.append(position)
-        branch = candidate
-        if matched.count > 1 && !recording { return false }
-      }
-      if matched.count == 1 {
-        if collect { local.merge(branch) }
-        return true
-      }
-      record(node, "oneOf", matched.isEmpty
-        ? "\(SchemaMessages.show(instance)) matches none of the \(targets.count) schemas in oneOf"
-        : "\(SchemaMessages.show(instance)) matches schemas \(matched.map(String.init).joined(separator: ", ")) of oneOf; exactly one must match")
-      return false
-    case .not(let target):
-      var ignored = SchemaEvaluated()
-      guard evaluateSilently(target, instance, &ignored, collect: false) else { return true }
-      record(node, "not", "\(SchemaMessages.show(instance)) matches the schema under not")
-      return false
-    case .conditional(let condition, let then, let otherwise):
-      if evaluateSilently(condition, instance, &local, collect: collect) {
-        guard let then else { return true }
-        return evaluate(then, instance, &local, collect: collect)
-      }
-      guard let otherwise else { return true }
-      return evaluate(otherwise, instance, &local, collect: collect)
-    case .dependentSchemas(let pairs):
-      guard case .object(let object) = instance else { return true }
-      var valid = true
-      for (key, target) in pairs where object.position(of: key) != nil {
-        if !evaluate(target, instance, &local, collect: collect) {
-          valid = false
-          if !recording { return false }
-        }
-      }
-      return valid
-    case .items(let prefix, let rest):
-      guard case .array(let items) = instance else { return true }
-      var valid = true
-      for (position, item) in items.enumerated() {
-        let target: Int
-        let name: String
-        if position < prefix.count {
-          target = prefix[position]
-          name = "prefixItems"
-        } else if let rest {
-          target = rest
-          name = "items"
-        } else {
-          break
-        }
-        if !evaluateChild(target, item, .index(position), node, name) {
-          valid = false
-          if !recording { return false }
-        }
-      }
-      if collect {
-        local.itemPrefix = max(local.itemPrefix, min(prefix.count, items.count))
-        if rest != nil { local.allItems = true }
-      }
-      return valid
-    case .members(let members):
-      guard case .object(let object) = instance else { return true }
-      var valid = true
-      for member in object {
-        var matched = false
-        if let target = members.propertyNode(member.key) {
-          matched = true
-          if !evaluateChild(target, member.value, .key(member.key), node, "properties") {
-            valid = false
-            if !recording { return false }
-          }
-        }
-        for (pattern, target) in members.patterns where pattern.matches(member.key) {
-          matched = true
-          if !evaluateChild(target, member.value, .key(member.key), node, "patternProperties") {
-            valid = false
-            if !recording { return false }
-          }
-        }
-        if !matched, let additional = members.additional {
-          matched = true
-          if !evaluateChild(additional, member.value, .key(member.key), node, "additionalProperties") {
-            valid = false
-            if !recording { return false }
-          }
-        }
-        if matched && collect { local.properties.insert(ExactKey(member.key)) }
-      }
-      return valid
-    case .propertyNames(let target):
-      guard case .object(let object) = instance else { return true }
-      var valid = true
-      for member in object {
-        var ignored = SchemaEvaluated()
-        guard !evaluateSilently(target, .string(member.key), &ignored, collect: false) else { continue }
-        valid = false
-        guard recording else { return false }
-        record(node, "propertyNames", "property name \(SchemaMessages.show(member.key)) does not match the propertyNames schema")
-      }
-      return valid
-    case .unevaluatedItems(let target):
-      guard case .array(let items) = instance else { return true }
-      var valid = true
-      for (position, item) in items.enumerated() where !local.containsItem(position) {
-        if !evaluateChild(target, item, .index(position), node, "unevaluatedItems") {
-          valid = false
-          if !recording { return false }
-        }
-      }
-      local.allItems = true
-      return valid
-    case .unevaluatedProperties(let target):
-      guard case .object(let object) = instance else { return true }
-      var valid = true
-      for member in object where !local.containsProperty(member.key) {
-        if !evaluateChild(target, member.value, .key(member.key), node, "unevaluatedProperties") {
-          valid = false
-          if !recording { return false }
-        }
-      }
-      local.allProperties = true
-      return valid
+    default:
+      return true
     }
   }
 
@@ -290,14 +163,14 @@ extension SchemaValidator {
   static func duplicate(in items: [JSONValue]) -> (Int, Int)? {
     if items.count <= 16 {
       for second in items.indices {
-        for first in 0..<second where items[first] == items[second] { return (first, second) }
+        for first in 0..<second where SchemaEquality.equal(items[first], items[second]) { return (first, second) }
       }
       return nil
     }
-    var seen: [JSONValue: Int] = [:]
+    var seen: [SchemaEquality.Key: Int] = [:]
     for (position, item) in items.enumerated() {
-      if let first = seen[item] { return (first, position) }
-      seen[item] = position
+      if let first = seen[SchemaEquality.Key(value: item)] { return (first, position) }
+      seen[SchemaEquality.Key(value: item)] = position
     }
     return nil
   }
