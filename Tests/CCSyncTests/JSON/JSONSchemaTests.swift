@@ -76,6 +76,18 @@ import Testing
     #expect(failures.map(\.schemaLocation) == ["#/properties/a/anyOf", "#/properties/b/oneOf"])
   }
 
+  @Test func unevaluatedMembersAndItemsAreNamed() throws {
+    let schema = try schema(##"""
+      {"allOf": [{"properties": {"name": {"type": "string"}}}], "unevaluatedProperties": false,
+       "properties": {"list": {"prefixItems": [{"type": "integer"}], "unevaluatedItems": false}}}
+      """##)
+    #expect(schema.validate(try JSONValue(parsing: #"{"name": "a", "list": [1, 2], "extra": true}"#)).map(\.description) == [
+      "/list/1: item 1 is not allowed (unevaluatedItems)",
+      #"/extra: property "extra" is not allowed (unevaluatedProperties)"#,
+    ])
+    #expect(schema.isValid(try JSONValue(parsing: #"{"name": "a", "list": [1]}"#)))
+  }
+
   @Test func pointersEscapeSlashAndTilde() throws {
     let schema = try schema(#"{"additionalProperties": {"type": "string"}}"#)
     #expect(schema.validate(try JSONValue(parsing: #"{"a/b~c": 1}"#)).map(\.instanceLocation) == ["/a~1b~0c"])
