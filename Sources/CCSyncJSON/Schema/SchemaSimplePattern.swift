@@ -207,16 +207,35 @@ struct SchemaSimplePattern: Sendable {
   }
 
   /// Whether the pattern matches somewhere in `string`.
+  ///
+  /// Plain backtracking first; a pattern that backtracks more than ``stepBudget`` steps
+  /// (`^a*a*a*a*b$` on a long run of `a`s) starts again remembering which (piece, position)
+  /// pairs failed, which bounds the work by pieces × length² instead of growing
+  /// exponentially.
   func matches(_ string: String) -> Bool {
     var string = string
-    return string.withUTF8 { bytes in
-      if anchoredStart { return match(0, at: 0, in: bytes) }
-      var start = 0
-      while true {
-        if match(0, at: start, in: bytes) { return true }
-        guard start < bytes.count else { return false }
-        start += SchemaSimplePattern.scalarLength(bytes[start])
-      }
+    return string.withUTF8 { bytes -> Bool in
+      var budget = SchemaSimplePattern.stepBudget
+      var failed: [Bool] = []
+      if let found = search(bytes, budget: &budget, failed: &failed) { return found }
+      failed = [Bool](repeating: false, count: pieces.count * (bytes.count + 1))
+      budget = .max
+      return search(bytes, budget: &budget, failed: &failed) ?? false
+    }
+  }
+
+  /// Backtracking steps one plain search may take before it starts remembering failures.
+  static let stepBudget = 10_000
+
+  /// Tries each start (only the first when anchored); `nil` when the budget ran out.
+  private func search(_ bytes: UnsafeBufferPointer<UInt8>, budget: inout Int, failed: inout [Bool]) -> Bool? {
+    if anchoredStart { return match(0, at: 0, in: bytes, budget: &budget, failed: &failed) }
+    var start = 0
+    while true {
+      guard let found = match(0, at: start, in: bytes, budget: &budget, failed: &failed) else { return nil }
+      if found { return true }
+      guard start < bytes.count else { return false }
+      start += SchemaSimplePattern.scalarLength(bytes[start])
     }
   }
 
@@ -243,8 +262,17 @@ struct SchemaSimplePattern: Sendable {
     }
   }
 
-  func match(_ pieceIndex: Int, at position: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+  /// Whether pieces from `pieceIndex` on match from `position` to the end of the pattern;
+  /// `nil` when the budget ran out. `failed`, when not empty, remembers the pairs that did
+  /// not match (a pair always gives the same answer: there are no captures).
+  func match(
+    _ pieceIndex: Int, at position: Int, in bytes: UnsafeBufferPointer<UInt8>, budget: inout Int, failed: inout [Bool]
+  ) -> Bool? {
     guard pieceIndex < pieces.count else { return !anchoredEnd || position == bytes.count }
+    let memo = pieceIndex * (bytes.count + 1) + position
+    if !failed.isEmpty, failed[memo] { return false }
+    budget -= 1
+    guard budget > 0 else { return nil }
     let piece = pieces[pieceIndex]
     var count = 0
     var end = position
@@ -252,14 +280,18 @@ struct SchemaSimplePattern: Sendable {
       end = next
       count += 1
     }
-    guard count >= piece.minimum else { return false }
-    while true {
-      if match(pieceIndex + 1, at: end, in: bytes) { return true }
-      if count == piece.minimum { return false }
-      // Back one code point: over its continuation bytes to its lead byte.
-      end -= 1
-      while end > position, bytes[end] & 0xC0 == 0x80 { end -= 1 }
-      count -= 1
+    if count >= piece.minimum {
+      while true {
+        guard let found = match(pieceIndex + 1, at: end, in: bytes, budget: &budget, failed: &failed) else { return nil }
+        if found { return true }
+        if count == piece.minimum { break }
+        // Back one code point: over its continuation bytes to its lead byte.
+        end -= 1
+        while end > position, bytes[end] & 0xC0 == 0x80 { end -= 1 }
+        count -= 1
+      }
     }
+    if !failed.isEmpty { failed[memo] = true }
+    return false
   }
 }
