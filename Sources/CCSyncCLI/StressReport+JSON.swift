@@ -14,11 +14,13 @@ extension StressReport {
     object["iterations"] = iterations.map { .integer($0) } ?? .null
     object["duration"] = duration.map { .seconds($0.nanoseconds) } ?? .null
     object["hold"] = .seconds(workload.hold.nanoseconds)
-    object["shared"] = .number(JSONNumber(workload.shared))
+    object["sharedFraction"] = .number(JSONNumber(workload.shared))
     object["seconds"] = .seconds(elapsed)
     object["operations"] = .integer(operations)
     object["writes"] = .integer(writes)
     object["reads"] = .integer(reads)
+    object["exclusive"] = .integer(operations - sharedOperations)
+    object["shared"] = .integer(sharedOperations)
     object["operationsPerSecond"] = .rate(operationsPerSecond)
     object["updatesPerSecond"] = .rate(updatesPerSecond)
     object["lostUpdates"] = .number(JSONNumber(lostUpdates))

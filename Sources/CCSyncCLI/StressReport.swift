@@ -40,6 +40,8 @@ struct StressReport {
   var operations = 0
   var writes = 0
   var reads = 0
+  /// Operations under the shared lock (reads, and shared holds in lock mode).
+  var sharedOperations = 0
   var wait = StressStatistics.Distribution.empty
   var held = StressStatistics.Distribution.empty
   var retries: Int64 = 0
@@ -107,6 +109,7 @@ struct StressReport {
         } else if sample.kind == .read {
           reads += 1
         }
+        if !sample.kind.isExclusive { sharedOperations += 1 }
         if sample.retries > 0 {
           retries += sample.retries
           operationsRetried += 1
@@ -169,7 +172,9 @@ struct StressReport {
       "threads: \(threads) per process (\(workerCount) workers)",
       "workload: \(workload.mode.rawValue), \(overEtcd ? "etcd" : workload.relaxed ? "file, relaxed (no fsync)" : "file, durable"), hold \(secondsText(workload.hold)) s, shared \(decimal(workload.shared, places: 2))"
         + (duration.map { ", duration \(secondsText($0)) s" } ?? ""),
-      "operations: \(operations) (\(writes) writes, \(reads) reads), \(decimal(operationsPerSecond, places: 1)) per second",
+      "operations: \(operations) ("
+        + (workload.mode == .update ? "\(writes) writes, \(reads) reads" : "\(operations - sharedOperations) exclusive, \(sharedOperations) shared")
+        + "), \(decimal(operationsPerSecond, places: 1)) per second",
     ]
     let waitName = overEtcd && workload.mode == .update ? "time to a successful swap" : "wait for the lock"
     lines.append("\(waitName): " + StressReport.percentilesText(wait))
