@@ -44,8 +44,7 @@ struct StressRun {
         throw CommandFailure(ExitCode.ioError, error.description)
       }
     }
-    let statuses = ThisProcess.standardErrorIsTerminal
-      ? followLive(workers, readers: readers, start: start) : workers.map { $0.waitForStatus() }
+    let statuses = follow(workers, readers: readers, start: start, live: ThisProcess.standardErrorIsTerminal, directory: directory)
     let elapsed = MachineStamp.now() - start
     do {
       for reader in readers { try reader.readNew() }
@@ -64,11 +63,14 @@ struct StressRun {
       minFairness: minFairness)
   }
 
-  /// Waits for the workers while reading their samples as they come, redrawing one status
-  /// line on standard error twice a second: elapsed time, operations, the rate over the last
-  /// half second and the p99 wait so far (the upper bound of its histogram bucket).
+  /// Waits for the workers. With `live`, reads their samples as they come and redraws one
+  /// status line on standard error twice a second: elapsed time, operations, the rate over the
+  /// last half second and the p99 wait so far (the upper bound of its histogram bucket).
+  /// SIGINT, SIGTERM or SIGHUP stop the workers, remove the samples and end this process by
+  /// the signal.
   /// - Returns: each worker's status.
-  private func followLive(_ workers: [Subprocess], readers: [StressSampleReader], start: Int64) -> [Int32] {
+  private func follow(_ workers: [Subprocess], readers: [StressSampleReader], start: Int64, live: Bool, directory: String) -> [Int32] {
+    let signals = try? SignalPipe.install([.interrupt, .terminate, .hangUp])
     var statuses: [Int32?] = workers.map { _ in nil }
     var counts = [Int](repeating: 0, count: StressStatistics.bucketBounds.count + 1)
     var operations = 0
@@ -76,12 +78,23 @@ struct StressRun {
     var lastDraw = MachineStamp.now()
     let overEtcd = !address.isFile
     while statuses.contains(where: { $0 == nil }) {
-      ContinuousClock.sleepThread(for: .milliseconds(100))
+      if let signals {
+        _ = waitForInput([signals], timeout: .milliseconds(100))
+        if let signal = signals.drain().first(where: { $0 != .childStatusChanged }) {
+          if live { StandardStreams.write("\r\u{1B}[K", toStandardError: true) }
+          for (index, worker) in workers.enumerated() where statuses[index] == nil { try? worker.send(.terminate) }
+          for (index, worker) in workers.enumerated() where statuses[index] == nil { _ = worker.waitForStatus() }
+          try? FileTree.removeTree(directory)
+          signal.endProcess()
+        }
+      } else {
+        ContinuousClock.sleepThread(for: .milliseconds(100))
+      }
       for (index, worker) in workers.enumerated() where statuses[index] == nil {
         statuses[index] = worker.statusIfExited()
       }
       let now = MachineStamp.now()
-      guard now - lastDraw >= 500_000_000 else { continue }
+      guard live, now - lastDraw >= 500_000_000 else { continue }
       for reader in readers {
         guard let new = try? reader.readNew() else { continue }
         for sample in new {
@@ -98,7 +111,7 @@ struct StressRun {
       lastDraw = now
       lastOperations = operations
     }
-    StandardStreams.write("\r\u{1B}[K", toStandardError: true)
+    if live { StandardStreams.write("\r\u{1B}[K", toStandardError: true) }
     return statuses.map { $0 ?? ExitCode.ioError }
   }
 }

@@ -293,6 +293,28 @@ import Testing
     }
   }
 
+  /// SIGTERM while the workers run: they are stopped, the samples directory is removed, and
+  /// `ccsync stress` ends by the signal.
+  @Test func aSignalStopsTheWorkersAndLeavesNothingBehind() throws {
+    try withTemporaryDirectory { directory in
+      let samples = directory.file("tmp")
+      try FileManager.default.createDirectory(atPath: samples, withIntermediateDirectories: false)
+      let file = directory.file("c.json")
+      let run = try CLI.start(["stress", "--processes", "2", "--duration", "60", "--relaxed", file], environment: CLI.environment(["TMPDIR": samples]))
+      func sampleFiles() -> [String] {
+        let runs = (try? FileManager.default.contentsOfDirectory(atPath: samples)) ?? []
+        return runs.flatMap { (try? FileManager.default.contentsOfDirectory(atPath: samples + "/" + $0)) ?? [] }
+      }
+      #expect(waitUntil(deadline: .seconds(20)) { sampleFiles().count == 2 }, "the workers did not start")
+      #expect(Self.runners(of: file).count == 2)
+      kill(run.process.processIdentifier, SIGTERM)
+      let outcome = run.wait(deadline: .seconds(20))
+      #expect(outcome.signaled && outcome.status == SIGTERM && !outcome.timedOut, "\(outcome.summary)")
+      #expect(try FileManager.default.contentsOfDirectory(atPath: samples).isEmpty)
+      #expect(Self.runners(of: file).isEmpty, "workers left running")
+    }
+  }
+
   /// The scripts' worker keeps its interface.
   @Test func theOldWorkerStillWorks() throws {
     try withTemporaryDirectory { directory in
@@ -300,6 +322,16 @@ import Testing
       let outcome = try CLI.run(["stress-worker", file, "counter", "5"])
       #expect(outcome.status == 0 && outcome.standardOutput == "", "\(outcome.summary)")
       #expect(try CLI.run(["get", file, "counter"]).standardOutput == "5\n")
+    }
+  }
+
+  /// The processes running `ccsync stress-runner ... FILE` (from /proc/PID/cmdline).
+  private static func runners(of file: String) -> [String] {
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    return entries.filter { Int32($0) != nil }.filter { pid in
+      guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+      let arguments = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+      return arguments.contains("stress-runner") && arguments.contains(file)
     }
   }
 
