@@ -62,7 +62,7 @@ enum StressPlot {
     let plotWidth = width - margin.left - margin.right
     let plotHeight = panelHeight - 30
     let seconds = report.timeline
-    let highestRate = Double(max(seconds.map(\.operations).max() ?? 1, 1))
+    let highestRate = max(seconds.map(\.rate).max() ?? 1, 1)
     let highestWait = Double(max(seconds.map(\.waitP99).max() ?? 1, 1))
     let step = plotWidth / Double(max(seconds.count, 1))
     var out = "<text x=\"\(number(margin.left))\" y=\"\(number(top - 12))\" font-size=\"13\">Rate over time (operations per second, blue; p99 wait of the second, orange)</text>\n"
@@ -74,7 +74,7 @@ enum StressPlot {
         return "\(number(x)),\(number(y))"
       }.joined(separator: " ")
     }
-    out += "<g id=\"rate\"><polyline class=\"rate\" fill=\"none\" stroke=\"#4878a8\" stroke-width=\"2\" points=\"\(points({ Double($0.operations) }, scale: highestRate))\"/></g>\n"
+    out += "<g id=\"rate\"><polyline class=\"rate\" fill=\"none\" stroke=\"#4878a8\" stroke-width=\"2\" points=\"\(points({ $0.rate }, scale: highestRate))\"/></g>\n"
     out += "<g id=\"wait-p99\"><polyline class=\"wait-p99\" fill=\"none\" stroke=\"#d08000\" stroke-width=\"1.5\" points=\"\(points({ Double($0.waitP99) }, scale: highestWait))\"/></g>\n"
     out += "<text x=\"\(number(margin.left - 6))\" y=\"\(number(top + 4))\" text-anchor=\"end\" fill=\"#4878a8\">\(Int(highestRate))/s</text>\n"
     out += "<text x=\"\(number(margin.left + plotWidth + 6))\" y=\"\(number(top + 4))\" fill=\"#d08000\">\(escape(StressStatistics.timeText(Int64(highestWait))))</text>\n"

@@ -82,6 +82,7 @@ extension StressReport {
       var entry = JSONObject()
       entry["second"] = .integer(second.index)
       entry["operations"] = .integer(second.operations)
+      entry["rate"] = .rate(second.rate)
       entry["waitP99"] = .seconds(second.waitP99)
       entry["waitMax"] = .seconds(second.waitMax)
       return .object(entry)

@@ -126,7 +126,7 @@ struct StressReport {
     wait = StressStatistics.distribution(waits)
     held = StressStatistics.distribution(holds)
     histogram = StressStatistics.histogram(waits)
-    timeline = StressStatistics.timeline(completions, start: start)
+    timeline = StressStatistics.timeline(completions, start: start, end: start + elapsed)
     let (counted, window) = StressStatistics.operationsWhileAllRan(fairnessInput)
     fairnessWindow = window
     fairness = StressStatistics.fairness(counted)

@@ -67,6 +67,12 @@ enum StressRunnerCommand: Command {
   ) throws {
     var random = SplitMix64(seed: seed)
     var iteration: Int64 = 0
+    // One client per thread for etcd's lock, kept for all its operations: a connection made
+    // per operation would be measured as waiting.
+    var locker: EtcdLocker?
+    if workload.mode == .lock, case .etcd(let location) = target.address {
+      locker = try EtcdLocker(location: location, ttl: EtcdLockCommand.defaultTTL, wake: try WakeUpChannel())
+    }
     defer { try? sink.flush() }
     while true {
       switch workload.length {
@@ -80,7 +86,7 @@ enum StressRunnerCommand: Command {
       case .update:
         sample = reader ? try target.read(iteration: iteration, hold: workload.hold) : try target.increment(iteration: iteration, hold: workload.hold)
       case .lock:
-        sample = try target.lock(exclusive: !reader, iteration: iteration, hold: workload.hold)
+        sample = try target.lock(exclusive: !reader, iteration: iteration, hold: workload.hold, locker: locker)
       }
       try sink.add(sample)
       iteration += 1
@@ -155,8 +161,9 @@ final class StressTarget: Sendable {
     return StressSample(iteration: iteration, kind: .read, requested: requested, acquired: acquired, released: released)
   }
 
-  /// The lock alone: the file's (exclusive or shared), or etcd's lock named by the key.
-  func lock(exclusive: Bool, iteration: Int64, hold: Duration) throws -> StressSample {
+  /// The lock alone: the file's (exclusive or shared), or etcd's lock named by the key,
+  /// through `locker`.
+  func lock(exclusive: Bool, iteration: Int64, hold: Duration, locker: EtcdLocker?) throws -> StressSample {
     let requested = MachineStamp.now()
     var acquired: Int64 = 0
     var released: Int64 = 0
@@ -168,7 +175,7 @@ final class StressTarget: Sendable {
         released = MachineStamp.now()
       }
     case .etcd(let location):
-      let locker = try EtcdLocker(location: location, ttl: EtcdLockCommand.defaultTTL, wake: try WakeUpChannel())
+      guard let locker else { throw CommandFailure(ExitCode.usage, "no client for etcd's lock '\(location.description)'") }
       guard case .held(let grant) = try locker.acquire(wait: .forever) else {
         throw CommandFailure(ExitCode.failure, "etcd's lock '\(location.description)' was not granted")
       }

@@ -152,14 +152,22 @@ enum StressStatistics {
     var index: Int
     /// Operations completed in it.
     var operations: Int
+    /// The nanoseconds of the run it covers: a whole second but for the last.
+    var covered: Int64 = 1_000_000_000
     /// p99 and maximum of their waits, nanoseconds (0 when none).
     var waitP99: Int64
     var waitMax: Int64
+
+    /// Operations per second over the time it covers.
+    var rate: Double { covered > 0 ? Double(operations) * 1e9 / Double(covered) : 0 }
   }
 
   /// The run second by second, from `start` to the last completion; empty seconds included.
-  /// - Parameter operations: each operation's completion stamp and wait.
-  static func timeline(_ operations: [(completed: Int64, wait: Int64)], start: Int64) -> [Second] {
+  /// - Parameters:
+  ///   - operations: each operation's completion stamp and wait.
+  ///   - end: the end of the run, which the last second covers up to (so that its rate is not
+  ///     shown as a fall).
+  static func timeline(_ operations: [(completed: Int64, wait: Int64)], start: Int64, end: Int64? = nil) -> [Second] {
     var waits: [[Int64]] = []
     for operation in operations {
       let index = Int(max(0, operation.completed - start) / 1_000_000_000)
@@ -168,8 +176,11 @@ enum StressStatistics {
     }
     return waits.enumerated().map { index, values in
       let sorted = values.sorted()
+      let secondStart = start + Int64(index) * 1_000_000_000
+      let covered = index == waits.count - 1 ? min(1_000_000_000, max(1, (end ?? secondStart + 1_000_000_000) - secondStart)) : 1_000_000_000
       return Second(
-        index: index, operations: values.count, waitP99: percentile(perMille: 990, ofSorted: sorted), waitMax: sorted.last ?? 0)
+        index: index, operations: values.count, covered: covered, waitP99: percentile(perMille: 990, ofSorted: sorted),
+        waitMax: sorted.last ?? 0)
     }
   }
 

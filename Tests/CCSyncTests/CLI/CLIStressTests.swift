@@ -92,9 +92,11 @@ import Testing
 
   @Test func timelineCountsEachSecond() {
     let operations: [(completed: Int64, wait: Int64)] = [(100, 5), (999_999_999, 7), (2_500_000_000, 9)]
-    let timeline = StressStatistics.timeline(operations, start: 0)
+    let timeline = StressStatistics.timeline(operations, start: 0, end: 2_250_000_000 + 250_000_000)
     #expect(timeline.map(\.operations) == [2, 0, 1])
     #expect(timeline[0].waitMax == 7 && timeline[2].waitP99 == 9)
+    // The last second covers half a second of the run: its one operation is a rate of 2/s.
+    #expect(timeline.map(\.rate) == [2, 0, 2])
   }
 
   @Test func aBrokenChainOfIncrementsIsFoundAndOverlapsAreFound() {
@@ -178,7 +180,7 @@ import Testing
       let nested = [
         "p50", "p90", "p99", "p999", "max", "mean", "total", "operationsRetried", "lowestShare", "jainIndex", "lowestProcess",
         "lowestThread", "window", "counted", "share", "path", "before", "after", "iteration", "read", "expected", "upTo",
-        "count", "second", "waitP99", "waitMax", "maxP99", "minFairness", "failures",
+        "count", "second", "rate", "waitP99", "waitMax", "maxP99", "minFairness", "failures",
       ]
       for field in fields + nested {
         #expect(reference.contains("`\(field)`"), "docs/CLI.md does not document the JSON field '\(field)'")
