@@ -214,7 +214,7 @@ import Testing
     try withTemporaryDirectory { directory in
       let file = directory.file("c.json")
       try CLI.write("{\"counter\": 100}\n", to: file)
-      let run = try CLI.start(["stress", "--processes", "2", "--duration", "3", "--relaxed", file])
+      let run = try CLI.start(["stress", "--processes", "2", "--duration", "6", "--relaxed", file])
       func counter() -> Int {
         (try? JSONSerialization.jsonObject(with: CLI.bytes(file) ?? Data()) as? [String: Any])?["counter"] as? Int ?? 0
       }
