@@ -48,10 +48,12 @@ enum StressPlot {
     out += "<text x=\"\(number(margin.left - 6))\" y=\"\(number(top + plotHeight))\" text-anchor=\"end\">0</text>\n"
     // Markers: where p50, p99 and max fall, placed within their bucket on a log scale.
     out += "<g id=\"percentiles\" stroke-width=\"1.5\">\n"
-    for (name, value, color) in [("p50", report.wait.p50, "#2a9d3a"), ("p99", report.wait.p99, "#d08000"), ("max", report.wait.max, "#c03030")] where !buckets.isEmpty {
+    let markers = [("p50", report.wait.p50, "#2a9d3a"), ("p99", report.wait.p99, "#d08000"), ("max", report.wait.max, "#c03030")]
+    for (row, (name, value, color)) in markers.enumerated() where !buckets.isEmpty {
       guard let x = position(of: value, in: buckets, left: margin.left, barWidth: barWidth) else { continue }
       out += "<line class=\"\(name)\" x1=\"\(number(x))\" y1=\"\(number(top))\" x2=\"\(number(x))\" y2=\"\(number(top + plotHeight))\" stroke=\"\(color)\" stroke-dasharray=\"4 3\"/>\n"
-      out += "<text x=\"\(number(x + 3))\" y=\"\(number(top + 10))\" fill=\"\(color)\">\(name) \(escape(StressStatistics.timeText(value)))</text>\n"
+      // One row per marker: close percentiles would otherwise print over each other.
+      out += "<text x=\"\(number(x + 3))\" y=\"\(number(top + 10 + 12 * Double(row)))\" fill=\"\(color)\">\(name) \(escape(StressStatistics.timeText(value)))</text>\n"
     }
     out += "</g>\n"
     return out
