@@ -18,6 +18,10 @@ package enum ThisProcess {
   /// The corresponding C function is `getpid`.
   package static var identifier: Int32 { getpid() }
 
+  /// Whether standard error is a terminal (a live status line is drawn only there).
+  /// The corresponding C function is `isatty`.
+  package static var standardErrorIsTerminal: Bool { isatty(2) == 1 }
+
   /// `$TMPDIR`, or `/tmp` when it is unset or empty.
   package static var temporaryDirectory: String {
     environmentValue("TMPDIR") ?? "/tmp"

@@ -19,7 +19,7 @@ enum CommandRegistry {
     StatusCommand.self,
     EditCommand.self, WatchCommand.self, LockCommand.self, MirrorCommand.self, StressCommand.self,
     DemoCommand.self, CompletionCommand.self, ManualPageCommand.self, VersionCommand.self,
-    HelpCommand.self, StressWorkerCommand.self,
+    HelpCommand.self, StressWorkerCommand.self, StressRunnerCommand.self,
   ]
 
   /// The command named `name`.

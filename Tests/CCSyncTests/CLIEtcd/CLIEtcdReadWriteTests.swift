@@ -202,8 +202,12 @@ extension CLIEtcdTests {
         let outcome = try CLI.run(["stress", "--processes", "4", "--iterations", "50", cluster.url("bench")], deadline: .seconds(60))
         #expect(outcome.status == 0, "\(outcome.summary)")
         let lines = CLI.lines(outcome.standardOutput)
-        #expect(lines.first == "processes: 4" && lines.contains("iterations: 50") && lines.last == "lost updates: 0", "\(lines)")
+        #expect(lines.first == "processes: 4" && lines.contains("iterations: 50") && lines[4] == "lost updates: 0", "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("retries: ") } && lines.contains { $0.hasPrefix("time to a successful swap: p50 ") }, "\(lines)")
         #expect(try CLI.run(["get", cluster.url("bench"), "counter"]).standardOutput == "210\n")
+        // --mode lock takes etcd's lock: holders never overlap, the key is not written.
+        let lock = try CLI.run(["stress", "--mode", "lock", "--processes", "2", "--iterations", "5", cluster.url("bench-lock")], deadline: .seconds(60))
+        #expect(lock.status == 0 && CLI.lines(lock.standardOutput).contains("overlapping holders: 0"), "\(lock.summary)")
       }
     }
   }
