@@ -3,7 +3,7 @@ import CCSync
 import CCSyncProcesses
 import Foundation
 
-/// `ccsync-bench bench-worker FILE [--relaxed] [--threads T] [--api document|file|storage] [--instances I]`: one
+/// `ccsync-bench bench-worker FILE [--relaxed] [--threads T] [--api document|file|storage] [--instances I] [--keep N] [--schema FILE]`: one
 /// contender of the locked read-modify-write benchmark, kept running for several trials. It
 /// prints `ready` once set up; then, for each line `N` it reads on standard input, it adds
 /// one to the document's top-level `counter` N times, each an exact locked read-modify-write,
@@ -19,8 +19,10 @@ import Foundation
 ///   in a fixed order (for a repeatable profile of the contended path).
 /// - `--api storage`: a typed `CodableStorage<CounterSettings>` and `update { $0.counter += 1 }`
 ///   instead of `SharedDocument.update` on the JSON tree.
+/// - `--keep N`: the file's history keeps N versions (0 turns it off; default 20).
+/// - `--schema FILE`: every write is checked against that JSON Schema (the gate).
 enum ContentionBenchmark {
-  static let usage = "USAGE: ccsync-bench bench-worker FILE [--relaxed] [--threads T] [--api document|file|storage] [--instances I]"
+  static let usage = "USAGE: ccsync-bench bench-worker FILE [--relaxed] [--threads T] [--api document|file|storage] [--instances I] [--keep N] [--schema FILE]"
 
   /// The typed view of the benchmark document: only the counter; the other settings are
   /// keys this type does not know, which the library keeps.
@@ -34,12 +36,23 @@ enum ContentionBenchmark {
     let threads = BenchmarkProcess.option("--threads", in: arguments).flatMap { Int($0) } ?? 1
     let api = BenchmarkProcess.option("--api", in: arguments) ?? "document"
     let instances = BenchmarkProcess.option("--instances", in: arguments).flatMap { Int($0) } ?? 1
+    // `--keep N`: the file's history keeps N versions (0: off); `--schema FILE`: every write
+    // is checked against that schema.
+    let keep = BenchmarkProcess.option("--keep", in: arguments).flatMap { Int($0) }
+    let gate = BenchmarkProcess.option("--schema", in: arguments).map { DocumentGate(schema: .file(path: $0)) } ?? .standard
+    if let keep {
+      do {
+        try SharedDocument(path: path).setHistoryLimit(keep)
+      } catch {
+        BenchmarkProcess.fail("cannot set the history limit: \(error)", code: 74)
+      }
+    }
     guard threads > 0, instances > 0 else { BenchmarkProcess.fail(usage, code: 64) }
 
     let increment: @Sendable () throws -> Void
     switch api {
     case "document":
-      let documents = (0..<instances).map { _ in SharedDocument(path: path, durable: durable) }
+      let documents = (0..<instances).map { _ in SharedDocument(path: path, durable: durable, gate: gate) }
       let turn = Atomic<Int>(0)
       let counter = JSONPath(tokens: ["counter"])
       increment = {

@@ -1,4 +1,5 @@
 """1. Locked read-modify-write of a 1 KB document: P processes, and T threads of one process."""
+import json
 import os
 import shutil
 import sys
@@ -25,6 +26,10 @@ def contenders(bench):
     rows = [
         Contender("ccsync", "ccsync `SharedDocument.update`", "durable: fsync file + dir", "durable",
                   lambda path: [tool, "bench-worker", path]),
+        Contender("ccsync-no-history", "ccsync `SharedDocument.update`, history off (`--keep 0`)", "durable: fsync file + dir", "durable",
+                  lambda path: [tool, "bench-worker", path, "--keep", "0"]),
+        Contender("ccsync-schema", "ccsync `SharedDocument.update`, checked against a 20-field schema", "durable: fsync file + dir", "durable",
+                  lambda path: [tool, "bench-worker", path, "--schema", write_schema(path)]),
         Contender("ccsync-storage", "ccsync `CodableStorage.update`", "durable: fsync file + dir", "durable",
                   lambda path: [tool, "bench-worker", path, "--api", "storage"]),
         Contender("ccsync-file", "ccsync `SharedFile` alone (digits edited as the floor does, no JSON)", "durable: fsync file + dir", "durable",
@@ -75,6 +80,32 @@ def contenders(bench):
             continue
         available.append(row)
     return available
+
+
+def write_schema(path):
+    """A JSON Schema of the 1 KB settings document's shape beside `path`: 20 properties typed,
+    the top-level ones required, one pattern; returns its path."""
+    schema = {
+        "type": "object",
+        "required": ["name", "version", "theme", "fontSize", "server", "counter"],
+        "properties": {
+            "name": {"type": "string"}, "version": {"type": "integer", "minimum": 1},
+            "theme": {"type": "string", "pattern": "^[a-z]+$"}, "fontSize": {"type": "integer", "minimum": 6},
+            "ratio": {"type": "number"}, "enabled": {"type": "boolean"}, "owner": {"type": ["string", "null"]},
+            "server": {"type": "object", "required": ["host", "port"], "properties": {
+                "host": {"type": "string"}, "port": {"type": "integer", "minimum": 1, "maximum": 65535},
+                "tls": {"type": "object", "properties": {"enabled": {"type": "boolean"}, "certificate": {"type": "string"}}},
+                "timeouts": {"type": "object", "properties": {"connect": {"type": "number"}, "read": {"type": "number"},
+                                                              "idle": {"type": "number"}}}}},
+            "servers": {"type": "array"}, "features": {"type": "object"}, "logging": {"type": "object"},
+            "greeting": {"type": "string"}, "services": {"type": "array"}, "note": {"type": "string"},
+            "counter": {"type": "integer", "minimum": 0},
+        },
+    }
+    schema_path = os.path.join(os.path.dirname(path), "settings.schema.json")
+    with open(schema_path, "w") as file:
+        json.dump(schema, file)
+    return schema_path
 
 
 def prepare(kind, directory, size=1024):
@@ -278,6 +309,8 @@ COMPARISONS = [
     ("ccsync", "sqlite-delete-full", "ccsync durable vs SQLite rollback journal FULL", None, "speed"),
     ("ccsync-relaxed", "shell", "ccsync relaxed vs shell flock+jq+mv", None, "speed"),
     ("ccsync-storage", "ccsync", "`CodableStorage.update` vs `SharedDocument.update`", None, "speed"),
+    ("ccsync", "ccsync-no-history", "history kept (20 versions) time / history off time", 1.05, "time"),
+    ("ccsync-schema", "ccsync", "checked against a 20-field schema time / unchecked time", 1.10, "time"),
     ("ccsync-file", "floor", "ccsync `SharedFile` alone (no JSON) time / C floor time", None, "time"),
     ("ccsync", "floor-bare", "ccsync durable time / C floor bare steps time", None, "time"),
     ("floor", "floor-bare", "C floor time / C floor bare steps time: what the safeguards cost", None, "time"),
