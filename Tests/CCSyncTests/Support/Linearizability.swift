@@ -135,7 +135,7 @@ private struct LinearizationSearch {
   }
 
   let operations: [RegisterOperation]
-  /// Events, then a head sentinel at index `events.count - 1`... kept as `head`.
+  /// The call and return events in time order, then the list's head (index ``head``).
   var events: [Event] = []
   let head: Int
   /// For each operation, the index of its call event and of its return event.
@@ -215,7 +215,7 @@ private struct LinearizationSearch {
         // An operation returned that no order so far can place next: undo the last choice.
         if stack.count >= longest.count {
           longest = stack.map(\.operation)
-          blockedAtLongest = pendingReturnsUpTo(event)
+          blockedAtLongest = unplacedOperations(upTo: event)
         }
         guard let (operation, previousValue) = stack.popLast() else {
           return LinearizabilityResult(
@@ -230,14 +230,16 @@ private struct LinearizationSearch {
     }
   }
 
-  /// The operations whose calls are still in the list before the return event `event`.
-  func pendingReturnsUpTo(_ event: Int) -> [Int] {
+  /// The operations whose calls are still in the list before the return event `event`, and
+  /// the one returning there: none of them could come next.
+  func unplacedOperations(upTo event: Int) -> [Int] {
     var operations: [Int] = []
     var index = events[head].next
     while index >= 0 && index != event {
       if events[index].isCall { operations.append(events[index].operation) }
       index = events[index].next
     }
-    return operations + [events[event].operation]
+    let returning = events[event].operation
+    return operations.contains(returning) ? operations : operations + [returning]
   }
 }
