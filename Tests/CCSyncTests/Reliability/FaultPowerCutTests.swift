@@ -5,10 +5,13 @@ import CCSyncJSON
 import CCSyncProcesses
 import CCSyncSystem
 
-/// Power cuts: writers on a `scripts/powercut-fs` mount are killed at a random moment (power
-/// loss kills every process), then the file system drops what it had not made durable, in
-/// one of the orders a real file system may (``PowerCutFileSystem/Order``), chosen at random
-/// for each cut. After each cut the file holds one complete version; every durable write a
+/// Power cuts: the file system under writers on a `scripts/powercut-fs` mount drops what it
+/// had not made durable, in one of the orders a real file system may
+/// (``PowerCutFileSystem/Order``), chosen at random for each cut, and the writers die (power
+/// loss kills every process). Half the cuts (at random) come just before a random one of the
+/// writers' next file-system changes, after which every operation fails with `EIO` until the
+/// test has killed the writers; the others come after the writers were killed at a random
+/// moment. After each cut the file holds one complete version; every durable write a
 /// process acknowledged (printed after the call returned) is in it; a relaxed write may be
 /// missing, and the file may come back empty or zero-filled (the documented loss of relaxed
 /// writes on a file system that renames before it writes data), but never torn.
@@ -110,20 +113,64 @@ import CCSyncSystem
     #expect(changed > 0, "\(rounds) cuts dropped nothing: the file system keeps everything")
   }
 
-  static func pickOrder(_ random: inout SeededJSONRandom) -> PowerCutFileSystem.Order {
-    random.pick(PowerCutFileSystem.Order.allCases)
+  /// What one round's cut did.
+  struct Cut {
+    var order: PowerCutFileSystem.Order
+    /// The writers' ends.
+    var outcomes: [ChildProcess.Outcome]
+    /// How many names the cut changed.
+    var changed: Int
+    /// The operation the cut came just before, when it was armed at one; `nil` when it came
+    /// after the writers were killed.
+    var beforeOperation: String?
+
+    var label: String { "cut \(order.rawValue) " + (beforeOperation.map { "before a \($0)" } ?? "after the kill") }
+
+    /// Expects a writer to have been killed, or, after a cut at an operation, to have failed
+    /// with the `EIO` every operation got from then on.
+    func expectKilled(_ outcome: ChildProcess.Outcome, _ label: String) {
+      let failedByCut = beforeOperation != nil && outcome.standardOutput.contains("Input/output error")
+      #expect(outcome.signaled || failedByCut, "\(label): \(outcome.summary)")
+    }
   }
 
-  /// Waits for every child's `ready` line, sleeps a random 0 to `maximumDelay` milliseconds,
-  /// then kills them all at once and waits for each: the power goes.
-  static func killAll(_ children: [ChildProcess], after maximumDelay: UInt32, _ random: inout SeededJSONRandom) -> [ChildProcess.Outcome] {
+  /// Starts the writers and cuts the power under them: in half the rounds (at random) armed
+  /// at a random one of their next `operations` changes, the writers killed once it came; in
+  /// the others after killing them at a random 0 to `maximumDelay` milliseconds. The power
+  /// is on again when it returns.
+  static func cut(
+    _ fileSystem: PowerCutFileSystem, operations: Int, maximumDelay: UInt32, _ random: inout SeededJSONRandom,
+    writers start: () throws -> [ChildProcess]
+  ) throws -> Cut {
+    let order = random.pick(PowerCutFileSystem.Order.allCases)
+    let armed = Bool.random(using: &random)
+    if armed { try fileSystem.arm(after: Int.random(in: 1...operations, using: &random), order) }
+    let children = try start()
     for child in children {
       #expect(waitUntil(deadline: .seconds(20)) { child.standardOutput.contains("ready") || !child.isRunning },
               "\(child.command) did not start")
     }
-    usleep(UInt32.random(in: 0...maximumDelay, using: &random) * 1000)
+    if armed {
+      #expect(waitUntil(deadline: .seconds(20)) { fileSystem.armedCutHappened(within: .zero) || children.allSatisfy { !$0.isRunning } })
+    } else {
+      usleep(UInt32.random(in: 0...maximumDelay, using: &random) * 1000)
+    }
     for child in children { kill(child.process.processIdentifier, SIGKILL) }
-    return children.map { $0.wait() }
+    let outcomes = children.map { $0.wait() }
+    if armed, let armedCut = fileSystem.armedCut() {
+      try fileSystem.powerOn()
+      return Cut(order: order, outcomes: outcomes, changed: armedCut.changed, beforeOperation: armedCut.operation)
+    }
+    return Cut(order: order, outcomes: outcomes, changed: try fileSystem.cut(order), beforeOperation: nil)
+  }
+
+  /// Counts of cuts by where they came, for the figures.
+  static func tally(_ cut: Cut, into counts: inout [String: Int]) {
+    counts[cut.beforeOperation.map { "before-\($0)" } ?? "after-kill", default: 0] += 1
+  }
+
+  static func report(_ name: String, placements counts: [String: Int]) {
+    FaultTools.report("power-cuts.\(name).placements", counts.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
   }
 
   static func numbers(after prefix: String, in output: String) -> [Int] {
@@ -141,18 +188,22 @@ import CCSyncSystem
     var changedByCuts = 0
     var lastAcknowledgedWasNewest = 0
     var outcomes: [String: Int] = [:]
+    var placements: [String: Int] = [:]
     let name = durable ? "durable-saves" : "relaxed-saves"
     let done = try Self.rounds(name) { round, random in
       let before = Self.classify(path)
       let from = (round + 1) * 1_000_000
-      let child = try ChildProcess.start(testHelper(), ["powercut-saves", path, String(from)] + (durable ? [] : ["--relaxed"]))
-      let outcome = Self.killAll([child], after: 40, &random)[0]
-      let order = Self.pickOrder(&random)
-      let label = "round \(round), cut \(order.rawValue)"
-      #expect(outcome.signaled, "\(label): the writer was not killed: \(outcome.summary)")
+      let cut = try Self.cut(fileSystem, operations: 120, maximumDelay: 40, &random) {
+        [try ChildProcess.start(testHelper(), ["powercut-saves", path, String(from)] + (durable ? [] : ["--relaxed"]))]
+      }
+      let order = cut.order
+      let label = "round \(round), \(cut.label)"
+      let outcome = cut.outcomes[0]
+      cut.expectKilled(outcome, label)
+      Self.tally(cut, into: &placements)
       let acks = Self.numbers(after: "acked ", in: outcome.standardOutput)
       acknowledged += acks.count
-      changedByCuts += try fileSystem.cut(order)
+      changedByCuts += cut.changed
       let after = Self.classify(path)
       // The versions the file may hold: the last acknowledged one or the one in flight after
       // it; with no acknowledgement, the round's start or its first version. Relaxed writes
@@ -183,6 +234,7 @@ import CCSyncSystem
     FaultTools.report("power-cuts.\(name).names-changed-by-cuts", changedByCuts)
     for (outcome, count) in outcomes.sorted(by: { $0.key < $1.key }) { FaultTools.report("power-cuts.\(name).\(outcome)", count) }
     if durable { FaultTools.report("power-cuts.\(name).last-acknowledged-was-newest", lastAcknowledgedWasNewest) }
+    Self.report(name, placements: placements)
     FaultTools.report("power-cuts.\(name).fs", fileSystem.statistics())
   }
 
@@ -205,17 +257,19 @@ import CCSyncSystem
     var acknowledged = 0
     var changedByCuts = 0
     var base: Int64 = 0
+    var placements: [String: Int] = [:]
     let done = try Self.rounds("updates") { round, random in
-      let children = try (0..<4).map { index in
-        try ChildProcess.start(testHelper(), ["update-loop", path] + (index % 2 == 1 ? ["--storage"] : []))
+      let cut = try Self.cut(fileSystem, operations: 200, maximumDelay: 60, &random) {
+        try (0..<4).map { index in
+          try ChildProcess.start(testHelper(), ["update-loop", path] + (index % 2 == 1 ? ["--storage"] : []))
+        }
       }
-      let outcomes = Self.killAll(children, after: 60, &random)
-      let order = Self.pickOrder(&random)
-      let label = "round \(round), cut \(order.rawValue)"
-      let acks = outcomes.flatMap { Self.numbers(after: "counted ", in: $0.standardOutput) }
-      for outcome in outcomes { #expect(outcome.signaled, "\(label): an updater was not killed: \(outcome.summary)") }
+      let label = "round \(round), \(cut.label)"
+      let acks = cut.outcomes.flatMap { Self.numbers(after: "counted ", in: $0.standardOutput) }
+      for outcome in cut.outcomes { cut.expectKilled(outcome, label) }
+      Self.tally(cut, into: &placements)
       acknowledged += acks.count
-      changedByCuts += try fileSystem.cut(order)
+      changedByCuts += cut.changed
       switch Self.number(at: "counter", in: path) {
       case .success(let counter):
         let highest = Int64(acks.max() ?? 0)
@@ -232,49 +286,79 @@ import CCSyncSystem
     FaultTools.report("power-cuts.updates.final-counter", base)
     FaultTools.report("power-cuts.updates.names-changed-by-cuts", changedByCuts)
     FaultTools.report("power-cuts.updates.fs", fileSystem.statistics())
+    Self.report("updates", placements: placements)
   }
 
-  /// `ccsync set FILE value N` with N counting up, one process after the other, the one
-  /// running killed at a random moment: the value afterwards is the last acknowledged (exit
-  /// status 0) or the one in flight.
+  /// `ccsync set FILE value N` with N counting up, one process after the other; the power is
+  /// cut before a random one of their next 40 changes (the sets after it fail with `EIO`), or
+  /// the set running is killed after a random part of the time a set takes and the cut
+  /// follows. The value afterwards is the last acknowledged (exit status 0) or the one in
+  /// flight at the cut.
   @Test func cliSetsSurvivePowerCuts() throws {
     let fileSystem = try PowerCutFileSystem()
     let path = fileSystem.file("cli.json")
     try Self.place("{\"value\": 0}\n", at: path, on: fileSystem)
     var acknowledged = 0
     var changedByCuts = 0
+    var placements: [String: Int] = [:]
     var next: Int64 = 1
     var current: Int64 = 0
     let clock = ContinuousClock()
     var typical: Duration = .milliseconds(20)
     let done = try Self.rounds("cli-sets") { round, random in
-      // A few sets run to completion, then one is killed after a random part of the time a
-      // set takes (most of which is the process starting, before it opens the file).
-      let completed = Int.random(in: 0...2, using: &random)
+      let order = random.pick(PowerCutFileSystem.Order.allCases)
+      let armed = Bool.random(using: &random)
       var lastAcknowledged: Int64?
       var inFlight: Int64?
-      for index in 0...completed {
-        let started = clock.now
-        let child = try CLI.start(["set", path, "value", String(next)])
-        inFlight = next
-        next += 1
-        let limit = index < completed ? Duration.seconds(30) : typical * Double.random(in: 0...1.5, using: &random)
-        if waitUntil(deadline: limit, { !child.isRunning }) {
-          let outcome = child.wait()
-          #expect(outcome.succeeded, "round \(round): \(outcome.summary)")
+      var cut: Cut
+      if armed {
+        try fileSystem.arm(after: Int.random(in: 1...40, using: &random), order)
+        var outcomes: [ChildProcess.Outcome] = []
+        while !fileSystem.armedCutHappened(within: .zero) && outcomes.count < 20 {
+          let outcome = try CLI.run(["set", path, "value", String(next)])
           if outcome.succeeded {
-            lastAcknowledged = inFlight
+            lastAcknowledged = next
             acknowledged += 1
-            typical = (typical * 7 + (clock.now - started)) / 8
+          } else if inFlight == nil {
+            inFlight = next
           }
-        } else {
-          kill(child.process.processIdentifier, SIGKILL)
-          _ = child.wait()
+          outcomes.append(outcome)
+          next += 1
         }
+        let armedCut = try #require(fileSystem.armedCut(), "20 sets made fewer than 40 changes")
+        try fileSystem.powerOn()
+        cut = Cut(order: order, outcomes: outcomes, changed: armedCut.changed, beforeOperation: armedCut.operation)
+        for outcome in outcomes where !outcome.succeeded {
+          #expect(outcome.standardError.contains("Input/output error"), "round \(round), \(cut.label): \(outcome.summary)")
+        }
+      } else {
+        // A few sets run to completion, then one is killed after a random part of the time
+        // a set takes (most of which is the process starting, before it opens the file).
+        let completed = Int.random(in: 0...2, using: &random)
+        for index in 0...completed {
+          let started = clock.now
+          let child = try CLI.start(["set", path, "value", String(next)])
+          inFlight = next
+          next += 1
+          let limit = index < completed ? Duration.seconds(30) : typical * Double.random(in: 0...1.5, using: &random)
+          if waitUntil(deadline: limit, { !child.isRunning }) {
+            let outcome = child.wait()
+            #expect(outcome.succeeded, "round \(round): \(outcome.summary)")
+            if outcome.succeeded {
+              lastAcknowledged = inFlight
+              acknowledged += 1
+              typical = (typical * 7 + (clock.now - started)) / 8
+            }
+          } else {
+            kill(child.process.processIdentifier, SIGKILL)
+            _ = child.wait()
+          }
+        }
+        cut = Cut(order: order, outcomes: [], changed: try fileSystem.cut(order), beforeOperation: nil)
       }
-      let order = Self.pickOrder(&random)
-      let label = "round \(round), cut \(order.rawValue)"
-      changedByCuts += try fileSystem.cut(order)
+      Self.tally(cut, into: &placements)
+      changedByCuts += cut.changed
+      let label = "round \(round), \(cut.label)"
       switch Self.number(at: "value", in: path) {
       case .success(let value):
         var allowed = Set([lastAcknowledged ?? current])
@@ -290,6 +374,7 @@ import CCSyncSystem
     FaultTools.report("power-cuts.cli-sets.acknowledged", acknowledged)
     FaultTools.report("power-cuts.cli-sets.names-changed-by-cuts", changedByCuts)
     FaultTools.report("power-cuts.cli-sets.fs", fileSystem.statistics())
+    Self.report("cli-sets", placements: placements)
   }
 }
 
