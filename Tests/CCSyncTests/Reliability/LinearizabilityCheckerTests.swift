@@ -79,6 +79,30 @@ import Testing
     #expect(!checkLinearizability(casImpossible).isLinearizable)
   }
 
+  @Test func anOperationCutShortTakesEffectBeforeTheCutOrNever() {
+    // Cut short at 5: it may have taken effect before, or not at all.
+    let before: [Op] = [.write(7, process: 0, 0, 5, .cutShort), .read(7, process: 1, 10, 11)]
+    #expect(checkLinearizability(before).isLinearizable)
+    let never: [Op] = [.write(7, process: 0, 0, 5, .cutShort), .read(0, process: 1, 10, 11)]
+    #expect(checkLinearizability(never).isLinearizable)
+    // Not after: unlike an unknown outcome, it cannot show up once the cut is over.
+    let after: [Op] = [.write(7, process: 0, 0, 5, .cutShort), .read(0, process: 1, 10, 11), .read(7, process: 1, 12, 13)]
+    #expect(!checkLinearizability(after).isLinearizable)
+    var unknown = after
+    unknown[0].outcome = .unknown
+    #expect(checkLinearizability(unknown).isLinearizable)
+    // Seen before the cut and gone after it: a read returned a value the cut undid.
+    let undone: [Op] = [.write(7, process: 0, 0, 5, .cutShort), .read(7, process: 1, 1, 2), .read(0, process: 1, 10, 11)]
+    #expect(!checkLinearizability(undone).isLinearizable)
+    // Several cut short at once, one of which took effect: the search leaves out the others.
+    let several: [Op] = [
+      .write(1, process: 0, 0, 5, .cutShort), .write(2, process: 1, 0, 5, .cutShort),
+      .compareAndSwap(0, 3, process: 2, 0, 5, .cutShort), .read(2, process: 3, 10, 11),
+      .compareAndSwap(2, 4, process: 3, 12, 13, .ok()), .read(4, process: 3, 14, 15),
+    ]
+    #expect(checkLinearizability(several).isLinearizable)
+  }
+
   /// 400 operations from 5 processes with 5 unknown outcomes, made linearizable by
   /// construction, then spoiled two ways: a read of a value a completed write replaced, and
   /// a final read of a value never written (which makes the search exhaust every order).

@@ -9,7 +9,8 @@
 /// register would give: a read returns the last value written, a compare-and-swap succeeds
 /// exactly when the register holds its expected value. An operation whose outcome is unknown
 /// (its process crashed or timed out) may have taken effect at any time after its invocation,
-/// or never.
+/// or never; one cut short (its process died in a power cut) may have taken effect between
+/// its invocation and the cut, or never.
 ///
 /// `Sendable`: plain values.
 struct RegisterOperation: Sendable, CustomStringConvertible {
@@ -27,13 +28,17 @@ struct RegisterOperation: Sendable, CustomStringConvertible {
     case fail
     /// It may or may not have taken effect, at any time after its invocation.
     case unknown
+    /// It may or may not have taken effect, but not after `returned`: the moment its
+    /// process's world ended (a power cut), after which nothing it did can take effect.
+    case cutShort
   }
 
   var process: Int
   var call: Call
   var outcome: Outcome
   /// When the call was made and when it returned, on one clock (any unit). `returned` is
-  /// ignored for an unknown outcome: such an operation never ends.
+  /// ignored for an unknown outcome: such an operation never ends. For one cut short it is
+  /// the latest moment it could have taken effect.
   var invoked: Int64
   var returned: Int64
 
@@ -66,6 +71,7 @@ struct RegisterOperation: Sendable, CustomStringConvertible {
     case .ok(let value): result = value.map { "ok \($0)" } ?? "ok"
     case .fail: result = "fail"
     case .unknown: result = "unknown"
+    case .cutShort: result = "cut short"
     }
     return "p\(process) \(what) \(result) [\(invoked), \(outcome == .unknown ? "∞" : String(returned))]"
   }
@@ -76,7 +82,8 @@ struct RegisterOperation: Sendable, CustomStringConvertible {
     switch (call, outcome) {
     case (.read, .ok(let read)): return read == value ? value : nil
     case (.write(let new), _): return new
-    case (.compareAndSwap(let expected, let new), .ok), (.compareAndSwap(let expected, let new), .unknown):
+    case (.compareAndSwap(let expected, let new), .ok), (.compareAndSwap(let expected, let new), .unknown),
+         (.compareAndSwap(let expected, let new), .cutShort):
       return value == expected ? new : nil
     case (.compareAndSwap(let expected, _), .fail): return value == expected ? nil : value
     case (.read, _): return value
@@ -103,7 +110,7 @@ func checkLinearizability(_ history: [RegisterOperation], initialValue: Int = 0)
   // failed did not happen. Neither constrains the search.
   let operations = history.filter { operation in
     switch (operation.call, operation.outcome) {
-    case (.read, .unknown), (.read, .fail), (.write, .fail): return false
+    case (.read, .unknown), (.read, .cutShort), (.read, .fail), (.write, .fail): return false
     default: return true
     }
   }
@@ -183,7 +190,9 @@ private struct LinearizationSearch {
 
   mutating func run(initialValue: Int) -> LinearizabilityResult {
     var cache: Set<Configuration> = []
-    var stack: [(operation: Int, value: Int)] = []
+    // Each choice made: the operation, the value before it, and whether it was left out
+    // without effect (a cut-short operation whose time was up) rather than put in the order.
+    var stack: [(operation: Int, value: Int, leftOut: Bool)] = []
     var linearized = Linearized(count: operations.count)
     var value = initialValue
     var longest: [Int] = []
@@ -196,13 +205,26 @@ private struct LinearizationSearch {
         return LinearizabilityResult(isLinearizable: true, statesExplored: cache.count)
       }
       let current = events[event]
+      if !current.isCall && operations[current.operation].outcome == .cutShort {
+        // Its time is up and it did not take effect: take it out without an effect. Undoing
+        // this comes back here, where the cache sends the search back further.
+        var candidate = linearized
+        candidate.insert(current.operation)
+        if cache.insert(Configuration(linearized: candidate, value: value)).inserted {
+          stack.append((current.operation, value, true))
+          linearized = candidate
+          lift(current.operation)
+          event = events[head].next
+          continue
+        }
+      }
       if current.isCall {
         let operation = current.operation
         if let next = operations[operation].apply(to: value) {
           var candidate = linearized
           candidate.insert(operation)
           if cache.insert(Configuration(linearized: candidate, value: next)).inserted {
-            stack.append((operation, value))
+            stack.append((operation, value, false))
             linearized = candidate
             value = next
             lift(operation)
@@ -217,7 +239,7 @@ private struct LinearizationSearch {
           longest = stack.map(\.operation)
           blockedAtLongest = unplacedOperations(upTo: event)
         }
-        guard let (operation, previousValue) = stack.popLast() else {
+        guard let (operation, previousValue, leftOut) = stack.popLast() else {
           return LinearizabilityResult(
             isLinearizable: false, statesExplored: cache.count,
             longestPrefix: longest.map { operations[$0] }, blocked: blockedAtLongest.map { operations[$0] })
@@ -225,7 +247,9 @@ private struct LinearizationSearch {
         linearized.remove(operation)
         value = previousValue
         unlift(operation)
-        event = events[callEvent[operation]].next
+        // Undoing a leaving out resumes at that return, which the cache now sends further
+        // back; undoing a choice of call resumes with the next call.
+        event = leftOut ? returnEvent[operation] : events[callEvent[operation]].next
       }
     }
   }
