@@ -12,8 +12,8 @@ import Testing
 /// post-crash state.
 ///
 /// Skips the test (`Test.cancel`) with the reason when it cannot mount: not root, no
-/// `/dev/fuse`, fusepy or libfuse2 missing (`scripts/test` installs `fuse` and
-/// `python3-fusepy`), or a mount the kernel refuses.
+/// `/dev/fuse`, pyfuse3 missing (`scripts/test` installs `python3-pyfuse3`), or a mount the
+/// kernel refuses.
 ///
 /// `@unchecked Sendable`: used from the test's thread only; the child's output is locked.
 final class PowerCutFileSystem: @unchecked Sendable {
@@ -47,17 +47,17 @@ final class PowerCutFileSystem: @unchecked Sendable {
   }
 
   /// The Python that runs the file system, or the test is skipped: root (to mount),
-  /// `/dev/fuse`, and fusepy over libfuse2 for `/usr/bin/python3`.
+  /// `/dev/fuse`, and pyfuse3 (over libfuse3) with trio for `/usr/bin/python3`.
   private static func requirements() throws -> String {
     try FaultTools.requireRoot("mounting a FUSE file system")
     guard FileManager.default.fileExists(atPath: "/dev/fuse") else {
       try Test.cancel("/dev/fuse is missing: FUSE cannot mount here")
     }
     let python = "/usr/bin/python3"
-    let check = "import ctypes.util, sys; import fusepy; sys.exit(ctypes.util.find_library('fuse') is None)"
+    let check = "import pyfuse3, trio"
     guard FileManager.default.isExecutableFile(atPath: python),
           (try? ChildProcess.run(python, ["-c", check]))?.succeeded == true else {
-      try Test.cancel("fusepy over libfuse2 is not installed for /usr/bin/python3 (scripts/test installs fuse and python3-fusepy)")
+      try Test.cancel("pyfuse3 is not installed for /usr/bin/python3 (scripts/test installs python3-pyfuse3)")
     }
     return python
   }
