@@ -58,11 +58,9 @@ import CCSyncJSON
   /// operation acknowledged before a cut survives it, and the register's history across all
   /// rounds, ending with a read after the last cut, is linearizable. Reads are durable
   /// (`--durable-reads`: an `update { }` that changes nothing makes what it read durable
-  /// before it returns, under the lock). A plain `read()` takes no lock: it may return a
-  /// version whose directory `fsync` has not ended, which a cut can undo (docs/SEMANTICS.md);
-  /// and on this file system an unlocked lookup of a name another process is renaming over
-  /// can fail with ENOENT (libfuse's path-based API forgets a replaced file's node), which no
-  /// real file system does, so plain reads are not checked here.
+  /// before it returns, under the lock). A plain `read()` takes no lock and may return a
+  /// version whose directory `fsync` has not ended, which a cut can undo (docs/SEMANTICS.md),
+  /// so a history with plain reads need not be linearizable across cuts.
   @Test func registerHistoryAcrossPowerCutsIsLinearizable() throws {
     let fileSystem = try PowerCutFileSystem()
     let path = fileSystem.file("register.json")
