@@ -67,12 +67,21 @@ enum MirrorCommand: Command {
   private static func mirror(_ mirrors: [DocumentMirror]) throws -> Int32 {
     let signals = try SignalPipe.install([.interrupt, .terminate, .hangUp])
     let waiting = Protected(mirrors.count)
+    let refusal = Protected<CommandFailure?>(nil)
     let wake = try WakeUpChannel()
     defer { for mirror in mirrors { mirror.stop() } }
     for mirror in mirrors {
       do throws(StoreError) {
         try mirror.start {
           if waiting.withLock({ $0 -= 1; return $0 }) == 0 { wake.wakeUp() }
+        } refusedAtStart: { error in
+          // Misconfigured from the start (credentials, permission, TLS): fail now with the
+          // reason, as every other command does, rather than retry for ever.
+          let failure = CommandFailure(
+            ExitCode.permission,
+            "mirror '\(mirror.filePath)' <-> '\(mirror.location)': the cluster refused the mirror's first contact: \(error)")
+          refusal.withLock { if $0 == nil { $0 = failure } }
+          wake.wakeUp()
         }
       } catch {
         guard case .lockUnavailable(let held) = error else { throw error }
@@ -90,6 +99,7 @@ enum MirrorCommand: Command {
         return ExitCode.success
       }
       wake.drain()
+      if let failure = refusal.withLock({ $0 }) { throw failure }
       if !notified && waiting.withLock({ $0 }) == 0 {
         notified = true
         do {
