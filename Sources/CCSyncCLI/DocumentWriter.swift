@@ -16,7 +16,7 @@ struct DocumentWriter {
   var historyLimit: Int?
 
   /// A writer of a file or an etcd key. On a key a write is a compare-and-swap, not a lock:
-  /// `wait` only extends the cluster's deadline (past the client's 5 s) and `change` may run
+  /// `wait` bounds the whole write (its calls and retries) instead, and `change` may run
   /// more than once, each time on the version the key holds then.
   init(address: DocumentAddress, wait: LockWait, gate: DocumentGate = .standard) {
     self.address = address

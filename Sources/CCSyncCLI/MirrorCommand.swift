@@ -16,7 +16,7 @@ enum MirrorCommand: Command {
       OperandSpec("key", kind: .etcdURL, help: "etcd://[HOST:PORT[,HOST:PORT...]]/KEY; no hosts: $ETCDCTL_ENDPOINTS, else 127.0.0.1:2379."),
     ],
     options: [prefer, hostName, statusTTL] + GateOptions.all,
-    discussion: "Every change to a file (any writer: ccsync, the library, an editor, a rename) goes into its key by compare-and-swap, and every change to the key (another host's mirror, etcdctl, the library) into the file under its lock, field by field: a field both sides changed takes the key's value, and a line on stderr names it. The last version both sides agreed on is kept in '.<name>.ccsync-mirror' beside the file, so a restart merges instead of overwriting. At a first run the preferred side wins and the other's differing version is kept (<file>.conflict-TIMESTAMP, <key>.conflict-TIMESTAMP). Deletions are not mirrored: a missing side is recreated. An invalid side is reported and not mirrored until it is valid. While the cluster cannot be reached the mirror says so once and keeps the local edits for when it answers. Under systemd (Type=notify) readiness is signalled after the first sync. Runs until SIGTERM, SIGINT or SIGHUP (exit 0); 1 when another mirror runs for a file.",
+    discussion: "Every change to a file (any writer: ccsync, the library, an editor, a rename) goes into its key by compare-and-swap, and every change to the key (another host's mirror, etcdctl, the library) into the file under its lock, field by field: a field both sides changed takes the key's value, and a line on stderr names it. The last version both sides agreed on is kept in '.<name>.ccsync-mirror' beside the file, so a restart merges instead of overwriting. At a first run the preferred side wins and the other's differing version is kept (<file>.conflict-TIMESTAMP, <key>.conflict-TIMESTAMP). Deletions are not mirrored: a missing side is recreated. An invalid side is reported and not mirrored until it is valid. While the cluster cannot be reached the mirror says so once and keeps the local edits for when it answers; a cluster that refuses it (credentials, permission, TLS) before its first sync is a misconfiguration, and the mirror exits 77 saying why. Under systemd (Type=notify) readiness is signalled after the first sync. Runs until SIGTERM, SIGINT or SIGHUP (exit 0); 1 when another mirror runs for a file; 77 when the cluster refuses its first contact.",
     repeatsOperands: true)
 
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
@@ -67,12 +67,21 @@ enum MirrorCommand: Command {
   private static func mirror(_ mirrors: [DocumentMirror]) throws -> Int32 {
     let signals = try SignalPipe.install([.interrupt, .terminate, .hangUp])
     let waiting = Protected(mirrors.count)
+    let refusal = Protected<CommandFailure?>(nil)
     let wake = try WakeUpChannel()
     defer { for mirror in mirrors { mirror.stop() } }
     for mirror in mirrors {
       do throws(StoreError) {
         try mirror.start {
           if waiting.withLock({ $0 -= 1; return $0 }) == 0 { wake.wakeUp() }
+        } refusedAtStart: { error in
+          // Misconfigured from the start (credentials, permission, TLS): fail now with the
+          // reason, as every other command does, rather than retry for ever.
+          let failure = CommandFailure(
+            ExitCode.permission,
+            "mirror '\(mirror.filePath)' <-> '\(mirror.location)': the cluster refused the mirror's first contact: \(error)")
+          refusal.withLock { if $0 == nil { $0 = failure } }
+          wake.wakeUp()
         }
       } catch {
         guard case .lockUnavailable(let held) = error else { throw error }
@@ -90,6 +99,7 @@ enum MirrorCommand: Command {
         return ExitCode.success
       }
       wake.drain()
+      if let failure = refusal.withLock({ $0 }) { throw failure }
       if !notified && waiting.withLock({ $0 }) == 0 {
         notified = true
         do {

@@ -67,9 +67,9 @@ final class EtcdStore: DocumentStore {
   }
 
   /// ``read()``, with the store revision the read saw the key at.
-  private func readWithRevision() throws(StoreError) -> (version: StoredVersion?, revision: Int64) {
+  private func readWithRevision(deadline: Duration? = nil) throws(StoreError) -> (version: StoredVersion?, revision: Int64) {
     let client = try self.client.get()
-    let (keyValue, revision) = try call { () throws(EtcdError) in try client.get(key) }
+    let (keyValue, revision) = try call { () throws(EtcdError) in try client.get(key, deadline: deadline) }
     note(revision)
     return (keyValue.map(StoredVersion.init), revision)
   }
@@ -79,10 +79,37 @@ final class EtcdStore: DocumentStore {
     false
   }
 
+  /// A write: without a wait (`.forever`, `.nonBlocking`) each call has the client's
+  /// deadline (5 s) and the first call no member answers ends it. With `.timeout(LIMIT)` the
+  /// whole write is bounded by LIMIT: each call gets what is left of it, and a write that
+  /// found no member (nothing was written) is tried again, pausing 100 ms doubling to 1 s,
+  /// until LIMIT has passed.
   func write(wait: LockWait, _ writer: some StoreWriter) throws {
     let client = try self.client.get()
-    let deadline = EtcdStore.deadline(for: wait)
-    var (current, basis) = try readWithRevision()
+    guard let limit = EtcdStore.deadline(for: wait) else { return try write(until: nil, client: client, writer) }
+    let giveUpAt = ContinuousClock.now + limit
+    var pause: Duration = .milliseconds(100)
+    while true {
+      do {
+        return try write(until: giveUpAt, client: client, writer)
+      } catch StoreError.unreachable(let message) {
+        // Unreachable and timed-out calls sent nothing a member could have applied (a write
+        // sent without an answer is `outcomeUnknown`), so the write may start over.
+        let left = giveUpAt - ContinuousClock.now
+        guard left > .milliseconds(50) else {
+          throw StoreError.unreachable("\(message); no member answered in the \(EtcdStore.secondsText(limit)) s the write was given")
+        }
+        ContinuousClock.sleepThread(for: min(pause, left - .milliseconds(20)))
+        pause = min(pause * 2, .seconds(1))
+      }
+    }
+  }
+
+  /// One try at a write: each call's deadline is what is left until `giveUpAt`, or the
+  /// client's when `nil`.
+  private func write(until giveUpAt: ContinuousClock.Instant?, client: EtcdClient, _ writer: some StoreWriter) throws {
+    var deadline: Duration? { giveUpAt.map { max($0 - ContinuousClock.now, .milliseconds(1)) } }
+    var (current, basis) = try readWithRevision(deadline: deadline)
     while true {
       switch try writer.plan(for: current) {
       case .abandon:
@@ -273,10 +300,17 @@ final class EtcdStore: DocumentStore {
     }
   }
 
-  /// A write's deadline: the client's (5 s) unless a longer wait was asked for.
+  /// How long a whole write may take: `nil` (each call has the client's deadline) unless a
+  /// wait was given (`-w SECS`).
   static func deadline(for wait: LockWait) -> Duration? {
-    guard case .timeout(let duration) = wait, duration > .seconds(5) else { return nil }
+    guard case .timeout(let duration) = wait, duration > .zero else { return nil }
     return duration
+  }
+
+  /// `3`, `2.5`: a duration in seconds as messages give it.
+  static func secondsText(_ duration: Duration) -> String {
+    let milliseconds = duration.nanoseconds / 1_000_000
+    return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)" : "\(Double(milliseconds) / 1000)"
   }
 }
 

@@ -26,6 +26,10 @@ import Dispatch
 /// - While the cluster cannot be reached the mirror says so once, keeps running (the file
 ///   never depends on the cluster) and tries again every second; local edits made meanwhile
 ///   are merged and pushed when it answers.
+/// - A cluster that refuses the mirror (credentials, permission, TLS) before it was ever in
+///   sync is a misconfiguration that retrying will not mend: the mirror tells its caller
+///   (`refusedAtStart`) and stops trying. A refusal after it was in sync (a rotated
+///   certificate, a changed password) is reported once and retried, as an outage is.
 /// - Crash-safe: a sync records what it is about to make both sides hold before its first
 ///   write, so a sync killed between its writes is finished by the next run's merge, and no
 ///   value it had written counts as the other side's change (``MirrorMerge/init(interrupted:file:key:)``).
@@ -43,6 +47,11 @@ package final class DocumentMirror: Sendable {
     /// Whether the first sync has been tried (then `firstSync` has been called).
     var triedOnce = false
     var firstSync: (@Sendable () -> Void)?
+    /// Called instead of retrying when the cluster refuses the mirror before it was ever in
+    /// sync; `nil` once called, or when the caller asked to retry refusals too.
+    var refusedAtStart: (@Sendable (StorageError) -> Void)?
+    /// Whether a sync has completed since ``start(firstSync:refusedAtStart:)``.
+    var wasInSync = false
     /// What identifies the problem last reported for the pair (an outage, an invalid side),
     /// so that each is said once.
     var reported: String?
@@ -113,8 +122,15 @@ package final class DocumentMirror: Sendable {
   /// sides and runs the first sync; `firstSync` is called once that sync has been tried
   /// (done, or failed: the cluster found unreachable, a side invalid; the file is served
   /// either way, and the sync is tried again every second).
+  /// - Parameter refusedAtStart: when given, called (once, instead of `firstSync` if that
+  ///   was not called yet) when the cluster refuses the mirror
+  ///   (``StoreError/accessDenied(_:)``: credentials, permission, TLS) before any sync has
+  ///   completed; the mirror then stops retrying. When `nil`, a refusal is retried as any
+  ///   failure is.
   /// - Throws: ``StoreError/lockUnavailable(path:)`` when another mirror runs for the file.
-  package func start(firstSync: @escaping @Sendable () -> Void) throws(StoreError) {
+  package func start(
+    firstSync: @escaping @Sendable () -> Void, refusedAtStart: (@Sendable (StorageError) -> Void)? = nil
+  ) throws(StoreError) {
     let lock = try history.claim()
     do {
       try status?.claim()
@@ -125,6 +141,7 @@ package final class DocumentMirror: Sendable {
     state.withLock { state in
       state.historyLock = lock
       state.firstSync = firstSync
+      state.refusedAtStart = refusedAtStart
     }
     let schedule: @Sendable (ChangeHint) -> Void = { [weak self] hint in self?.scheduleSync(hint) }
     let watches = [file.store.watch(schedule), key.store.watch(schedule)]
@@ -327,6 +344,20 @@ package final class DocumentMirror: Sendable {
   /// invalid ``invalidFileGrace`` later), schedules a retry after a failure, and calls
   /// `firstSync` after the first.
   private func settle(_ outcome: Outcome) {
+    if case .failed(let error) = outcome, case .store(.accessDenied) = error {
+      let refused = state.withLock { state -> (@Sendable (StorageError) -> Void)? in
+        guard !state.wasInSync, let refused = state.refusedAtStart else { return nil }
+        state.refusedAtStart = nil
+        state.firstSync = nil
+        state.stopped = true  // no retry: the caller ends the mirror
+        return refused
+      }
+      if let refused {
+        refused(error)
+        return
+      }
+    }
+    if case .done = outcome { state.withLock { $0.wasInSync = true } }
     let problem: Problem?
     switch outcome {
     case .done, .raced, .fileMissing: problem = nil

@@ -14,7 +14,7 @@ enum Help {
     help: "Dotted path (server.port, servers[0].host) or JSON Pointer (/server/port); the whole document when omitted.")
   static let helpOption = OptionSpec("h", "help", help: "Show help information.")
   /// What a write does on an etcd key, for the writing commands' help.
-  static let etcdWriteNote = "On an etcd key (etcd://...) the write is a compare-and-swap, repeated on the newer value when another write came first; it takes no lock, so -n changes nothing, and -w <secs> extends the deadline of each call to the cluster."
+  static let etcdWriteNote = "On an etcd key (etcd://...) the write is a compare-and-swap, repeated on the newer value when another write came first; it takes no lock, so -n changes nothing, and -w <secs> is how long the write may keep trying the cluster (each call and the retries between them)."
 
   static let nonblock = OptionSpec("n", "nonblock", help: "Fail with status 1 at once if another process holds the lock.")
   static let wait = OptionSpec("w", "wait", value: "secs", .seconds(positive: false), help: "Fail with status 1 if the lock is not free within <secs> seconds.")

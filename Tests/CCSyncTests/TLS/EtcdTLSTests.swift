@@ -191,6 +191,25 @@ struct EtcdTLSTests {
     }
   }
 
+  /// A mirror started with a CA that does not vouch for the member is misconfigured: it
+  /// exits 77 at its first contact, naming the key and the refusal, instead of retrying for
+  /// ever (docs/CLI.md, "ccsync mirror", refused at start).
+  @Test func aMirrorWhoseCADoesNotVouchForTheMemberExits77AtStart() throws {
+    try EtcdTLSTests.withCluster { certificates, cluster in
+      try withTemporaryDirectory { directory in
+        let file = directory.file("app.json")
+        try #"{"port": 1}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let url = "etcd://127.0.0.1:\(cluster.members[0].clientPort)/cfg/mirror"
+        let outcome = try CLI.run(
+          ["mirror", file, url], environment: CLI.environment(["ETCDCTL_CACERT": certificates.otherCAFile]), deadline: .seconds(20))
+        #expect(outcome.status == 77, "\(outcome.summary)")
+        #expect(outcome.standardError.hasPrefix("ccsync: mirror '\(file)' <-> '\(url)': the cluster refused the mirror's first contact"), "\(outcome.summary)")
+        #expect(outcome.standardError.contains("no TLS connection"), "\(outcome.summary)")
+        #expect(try EtcdTLSTests.stored("cfg/mirror", in: cluster).isEmpty, "nothing reached the member")
+      }
+    }
+  }
+
   @Test func etcdctlsVariablesFillTheLocation() throws {
     let variables = [
       "ETCDCTL_CACERT": "/ca.pem", "ETCDCTL_CERT": "/client.pem", "ETCDCTL_KEY": "/client.key",
