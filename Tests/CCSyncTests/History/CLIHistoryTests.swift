@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import CCSync
 
 /// History, diff and rollback on a file, with real processes: every version kept as a link
 /// in `.NAME.history/`, its author known, any one restored byte for byte.
@@ -126,6 +127,26 @@ import Testing
       #expect(try CLI.run(["set", file, "a", "{oops"]).status == 65)
       #expect(try CLI.run(["set", "--check", "false", "--keep", "5", file, "a", "2"]).status == 65)
       #expect(!FileManager.default.fileExists(atPath: directory.file(".c.json.history")))
+    }
+  }
+}
+
+/// The library's side: a storage lists its document's versions and rolls back to one.
+@Suite struct StorageHistoryTests {
+  @Test func aStorageRollsBackToAnEarlierVersionAndTakesIt() throws {
+    try withTemporaryDirectory { directory in
+      let path = directory.file("settings.json")
+      let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: watchingOptions)
+      storage.wrappedValue.theme = "first"
+      try storage.save()
+      storage.wrappedValue.theme = "second"
+      try storage.save()
+      let versions = try storage.versions()
+      #expect(versions.count == 2 && versions[0].isCurrent && versions[0].author?.pid == getpid(), "\(versions)")
+      try storage.rollback(to: versions[1].id)
+      #expect(storage.wrappedValue.theme == "first")
+      #expect(try storage.versions(limit: 1).first?.rollbackOf == versions[1].id)
+      #expect(throws: StorageError.self) { try storage.rollback(to: "999") }
     }
   }
 }
