@@ -1,0 +1,383 @@
+/// Turns the difference between a document's value and a new value into byte edits of the
+/// document's text, and applies them. The engine behind
+/// ``LosslessJSONDocument/bytes(updatedTo:)``.
+///
+/// The walk follows the change: a value that prints identically to the old one (a copy not
+/// changed since is so without a look inside) keeps its bytes and is only skipped over; a
+/// scalar that changed gets new text; an object or array that stays one is edited member by
+/// member (see ``editObject(_:_:at:style:)`` and ``editArray(_:_:at:style:)``); anything else is
+/// written fresh in the style of its neighbours (``LosslessStyle``).
+package struct LosslessRenderer: ~Copyable {
+  /// One replacement of original bytes; `order` keeps insertions at one offset in the order
+  /// they were made.
+  package struct Edit {
+    package var range: Range<Int>
+    package var replacement: [UInt8]
+    package var order: Int
+  }
+
+  package let scanner: LosslessScanner
+  package private(set) var edits: [Edit] = []
+  private var printer = JSONPrinter(style: .compact, initialCapacity: 256)
+
+  package init(scanner: LosslessScanner) {
+    self.scanner = scanner
+  }
+
+  private var text: UnsafeBufferPointer<UInt8> { scanner.text }
+
+  private mutating func replace(_ range: Range<Int>, with replacement: [UInt8]) {
+    edits.append(Edit(range: range, replacement: replacement, order: edits.count))
+  }
+
+  private func bytes(_ range: Range<Int>) -> [UInt8] {
+    scanner.bytes(range)
+  }
+
+  // MARK: Values
+
+  /// Edits the text of `old`, at `range`, into text of `new`.
+  package mutating func edit(_ old: JSONValue, _ new: JSONValue, at range: Range<Int>, style: LosslessStyle) {
+    if old.printsIdentically(to: new) { return }
+    switch (old, new) {
+    case (.object(let oldObject), .object(let newObject)):
+      editObject(oldObject, newObject, at: range.lowerBound, style: style)
+    case (.array(let oldElements), .array(let newElements)):
+      editArray(oldElements, newElements, at: range.lowerBound, style: style)
+    default:
+      var output: [UInt8] = []
+      style.write(new, into: &output, printer: &printer)
+      replace(range, with: output)
+    }
+  }
+
+  /// Edits an object member by member: members whose key stays keep their place and are
+  /// edited in place; members whose key is gone are removed with their comments and comma;
+  /// new keys are appended at the end, in `new`'s order.
+  private mutating func editObject(_ old: JSONObject, _ new: JSONObject, at open: Int, style: LosslessStyle) {
+    let container = scanner.container(at: open)
+    let members = container.members
+    let containerStyle = learnedStyle(of: container, around: style)
+    // Keys as the text has them. Without repeated keys the text's members are `old`'s, in
+    // order; with them (the last value won) the keys are read from the text.
+    let keys: [String] = members.count == old.count ? old.members.map(\.key) : readKeys(of: container)
+    var lastOccurrence: [Bool] = Array(repeating: true, count: members.count)
+    if members.count != old.count {
+      var seen = Set<ExactKey>()
+      for index in members.indices.reversed() where !seen.insert(ExactKey(keys[index])).inserted {
+        lastOccurrence[index] = false
+      }
+    }
+    var removed = Array(repeating: false, count: members.count)
+    var matched = 0
+    for index in members.indices {
+      let key = keys[index]
+      let newPosition = index < new.count && new[index].key.hasSameBytes(as: key) ? index : new.position(of: key)
+      guard let newPosition else {
+        removed[index] = true
+        continue
+      }
+      guard lastOccurrence[index] else { continue }
+      matched += 1
+      let oldValue = members.count == old.count ? old[index].value : old[key]!
+      let member = members[index]
+      edit(oldValue, new[newPosition].value, at: member.valueStart..<member.valueEnd,
+           style: memberStyle(containerStyle, member: member))
+    }
+    var added: [(key: String?, value: JSONValue)] = []
+    if matched < new.count {
+      for member in new where old.position(of: member.key) == nil { added.append((member.key, member.value)) }
+    }
+    restructure(container, removed: removed, items: added, before: nil, style: containerStyle)
+  }
+
+  /// Edits an array: the elements both share at the start and at the end keep their text;
+  /// between them, old and new elements are paired in order and edited in place, and what is
+  /// left over is removed (old) or inserted where the pairs end (new).
+  private mutating func editArray(_ old: [JSONValue], _ new: [JSONValue], at open: Int, style: LosslessStyle) {
+    let container = scanner.container(at: open)
+    let containerStyle = learnedStyle(of: container, around: style)
+    let shorter = min(old.count, new.count)
+    var prefix = 0
+    while prefix < shorter, old[prefix].printsIdentically(to: new[prefix]) { prefix += 1 }
+    var suffix = 0
+    while suffix < shorter - prefix, old[old.count - 1 - suffix].printsIdentically(to: new[new.count - 1 - suffix]) {
+      suffix += 1
+    }
+    let paired = min(old.count, new.count) - prefix - suffix
+    for index in prefix..<(prefix + paired) {
+      let member = container.members[index]
+      edit(old[index], new[index], at: member.valueStart..<member.valueEnd, style: memberStyle(containerStyle, member: member))
+    }
+    var removed = Array(repeating: false, count: old.count)
+    for index in (prefix + paired)..<(old.count - suffix) { removed[index] = true }
+    let items = new[(prefix + paired)..<(new.count - suffix)].map { (key: String?.none, value: $0) }
+    restructure(container, removed: removed, items: items, before: suffix > 0 && !items.isEmpty ? old.count - suffix : nil,
+                style: containerStyle)
+  }
+
+  /// The keys of an object's members in text order, repeated ones included.
+  private func readKeys(of container: LosslessScanner.Container) -> [String] {
+    var reader = JSONReader(input: text, options: JSONParser.Options())
+    return container.members.map { member in
+      reader.position = member.start
+      return (try? reader.readString()) ?? ""
+    }
+  }
+
+  // MARK: Members
+
+  /// Removes the members marked in `removed` and inserts `items`, before member `before` or,
+  /// when that is `nil`, after the last member that stays.
+  private mutating func restructure(
+    _ container: LosslessScanner.Container, removed: [Bool], items: [(key: String?, value: JSONValue)], before: Int?,
+    style: LosslessStyle
+  ) {
+    let members = container.members
+    let survivors = members.indices.filter { !removed[$0] }
+    let removedAny = survivors.count < members.count
+    guard removedAny || !items.isEmpty else { return }
+    let interior = (container.open + 1)..<container.close
+    if survivors.isEmpty {
+      if items.isEmpty {
+        emptyContainer(container)
+      } else {
+        // Nothing of the old members stays: the container is written anew, brackets kept.
+        replace(interior, with: freshInterior(items, style: style, closingIndent: style.indent))
+      }
+      return
+    }
+    var ranges: [Range<Int>] = []
+    for index in members.indices where removed[index] { ranges.append(ownRange(index, in: container)) }
+    let anchor = survivors.last!
+    let lastRemoved = removed[members.count - 1]
+    if lastRemoved, items.isEmpty, members[members.count - 1].commaEnd == nil,
+      let comma = members[anchor].commaEnd
+    {
+      // The member that stays last loses its comma, as the removed last member had none.
+      ranges.append((comma - 1)..<comma)
+    }
+    let inner = style.nested
+    let texts = items.map { inner.item(key: $0.key, value: $0.value, printer: &printer) }
+    if let before {
+      insert(texts, before: before, in: container, style: style)
+    } else if !items.isEmpty {
+      append(texts, after: anchor, in: container, style: style)
+    }
+    for range in merged(ranges) { replace(range, with: []) }
+  }
+
+  /// Removes every member of a container: to `{}` (`[]`) when no comment is left inside,
+  /// otherwise by member, so the comments that belong to no member stay.
+  private mutating func emptyContainer(_ container: LosslessScanner.Container) {
+    let interior = (container.open + 1)..<container.close
+    let ranges = merged(container.members.indices.map { ownRange($0, in: container) })
+    var rest = interior.lowerBound
+    var commentLeft = false
+    for range in ranges {
+      if scanner.hasComment(in: rest..<max(rest, range.lowerBound)) { commentLeft = true }
+      rest = max(rest, range.upperBound)
+    }
+    if scanner.hasComment(in: rest..<max(rest, interior.upperBound)) { commentLeft = true }
+    if commentLeft {
+      for range in ranges { replace(range, with: []) }
+    } else {
+      replace(interior, with: [])
+    }
+  }
+
+  /// The bytes that go with member `index` when it is removed: the comment lines directly
+  /// above it, its line with its comma and any comment after it, and the line break that
+  /// ends it; on one line, the member, its comma and the space before it.
+  private func ownRange(_ index: Int, in container: LosslessScanner.Container) -> Range<Int> {
+    let members = container.members
+    let member = members[index]
+    let before = container.gapBefore(index)
+    let start: Int
+    if let lineBreak = scanner.firstLineBreak(in: before) {
+      start = scanner.leadingCommentsStart(in: before, after: lineBreak)
+    } else if index == 0 {
+      start = scanner.firstNonSpace(in: before)
+    } else {
+      start = members[index - 1].commaEnd ?? member.start
+    }
+    let after = container.gapAfter(index)
+    let end: Int
+    if let lineBreak = scanner.firstLineBreak(in: after) {
+      end = lineBreak + 1
+    } else if index + 1 < members.count {
+      let commaEnd = member.commaEnd ?? member.valueEnd
+      end = index == 0 ? scanner.firstNonSpace(in: commaEnd..<member.gapEnd) : commaEnd
+    } else {
+      end = member.commaEnd ?? member.valueEnd
+    }
+    return start..<max(start, end)
+  }
+
+  /// Appends `texts` (new members) after member `anchor`, the last that stays: on the lines
+  /// after its line, indented as it is, or after it on its line.
+  private mutating func append(_ texts: [[UInt8]], after anchor: Int, in container: LosslessScanner.Container, style: LosslessStyle) {
+    let member = container.members[anchor]
+    let gap = container.gapAfter(anchor)
+    var output: [UInt8] = []
+    let position: Int
+    if let lineBreak = scanner.firstLineBreak(in: gap) {
+      position = lineBreak > gap.lowerBound && text[lineBreak - 1] == 0x0D ? lineBreak - 1 : lineBreak
+      if member.commaEnd == nil { replace(member.valueEnd..<member.valueEnd, with: [UInt8(ascii: ",")]) }
+      let found = scanner.indent(before: member.start)
+      let indent = found == nil ? style.nested.indent : bytes(found!)
+      for (index, item) in texts.enumerated() {
+        output += style.newline
+        output += indent
+        output += item
+        if index + 1 < texts.count || style.trailingCommas { output.append(UInt8(ascii: ",")) }
+      }
+    } else {
+      position = member.commaEnd ?? member.valueEnd
+      if member.commaEnd == nil { output.append(UInt8(ascii: ",")) }
+      for (index, item) in texts.enumerated() {
+        output += style.separator
+        output += item
+        if index + 1 < texts.count || style.trailingCommas { output.append(UInt8(ascii: ",")) }
+      }
+    }
+    replace(position..<position, with: output)
+  }
+
+  /// Inserts `texts` (new elements) before member `index`: on lines of their own above it
+  /// (and above the comments that belong to it), or before it on its line.
+  private mutating func insert(_ texts: [[UInt8]], before index: Int, in container: LosslessScanner.Container, style: LosslessStyle) {
+    let member = container.members[index]
+    let gap = container.gapBefore(index)
+    var output: [UInt8] = []
+    let position: Int
+    if let lineBreak = scanner.firstLineBreak(in: gap) {
+      position = scanner.leadingCommentsStart(in: gap, after: lineBreak)
+      let found = scanner.indent(before: member.start)
+      let indent = found == nil ? style.nested.indent : bytes(found!)
+      for item in texts {
+        output += indent
+        output += item
+        output.append(UInt8(ascii: ","))
+        output += style.newline
+      }
+    } else {
+      position = member.start
+      for item in texts {
+        output += item
+        output.append(UInt8(ascii: ","))
+        output += style.separator
+      }
+    }
+    replace(position..<position, with: output)
+  }
+
+  /// The inside of a container written anew: `items` (already written one level deeper) on
+  /// lines of their own, or on one line.
+  private func freshInterior(_ items: [(key: String?, value: JSONValue)], style: LosslessStyle, closingIndent: [UInt8]) -> [UInt8] {
+    var printer = JSONPrinter(style: .compact, initialCapacity: 256)
+    var inner = style
+    inner.indent = closingIndent
+    inner = inner.nested
+    var output: [UInt8] = []
+    for (index, item) in items.enumerated() {
+      if style.multiline {
+        output += style.newline
+        output += inner.indent
+      } else if index > 0 {
+        output += style.separator
+      }
+      output += inner.item(key: item.key, value: item.value, printer: &printer)
+      if index + 1 < items.count || (style.multiline && style.trailingCommas) { output.append(UInt8(ascii: ",")) }
+    }
+    if style.multiline {
+      output += style.newline
+      output += closingIndent
+    }
+    return output
+  }
+
+  /// Sorted ranges with overlapping or touching ones joined.
+  private func merged(_ ranges: [Range<Int>]) -> [Range<Int>] {
+    var result: [Range<Int>] = []
+    for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) where !range.isEmpty {
+      if let last = result.last, range.lowerBound <= last.upperBound {
+        result[result.count - 1] = last.lowerBound..<max(last.upperBound, range.upperBound)
+      } else {
+        result.append(range)
+      }
+    }
+    return result
+  }
+
+  // MARK: Style
+
+  /// The indentation of the line holding `offset`.
+  private func indentBytes(ofLineAt offset: Int) -> [UInt8] {
+    bytes(scanner.lineIndent(of: offset))
+  }
+
+  /// `outer` (the style around a container) with what the container's own text shows: one
+  /// line or many, its indentation unit, its colon, its separator, its trailing commas. The
+  /// ``LosslessStyle/indent`` is the container's line's: its members go one unit deeper.
+  private func learnedStyle(of container: LosslessScanner.Container, around outer: LosslessStyle) -> LosslessStyle {
+    var style = outer
+    let lineIndent = scanner.lineIndent(of: container.open)
+    style.indent = bytes(lineIndent)
+    let members = container.members
+    guard let last = members.last else {
+      if scanner.firstLineBreak(in: (container.open + 1)..<container.close) != nil { style.multiline = true }
+      return style
+    }
+    style.multiline = scanner.firstLineBreak(in: container.gapBefore(0)) != nil
+      || scanner.firstLineBreak(in: container.gapAfter(members.count - 1)) != nil
+    if style.multiline, let memberIndent = scanner.indent(before: last.start) {
+      let member = bytes(memberIndent)
+      if member.count > style.indent.count, member.starts(with: style.indent) {
+        style.unit = Array(member[style.indent.count...])
+      } else if member.count > 0 {
+        style.indent = []
+        style.unit = member
+      }
+    }
+    if last.valueStart != last.start {
+      // An object: the colon as its last member writes it, when plain.
+      let keyEnd = scanner.stringEnd(from: last.start)
+      let colon = bytes(keyEnd..<last.valueStart)
+      if colon.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == UInt8(ascii: ":") }) { style.colon = colon }
+    }
+    if members.count > 1, let commaEnd = members[members.count - 2].commaEnd {
+      let separator = bytes(commaEnd..<last.start)
+      if separator.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { style.separator = separator }
+    }
+    style.trailingCommas = scanner.allowsComments && style.multiline && last.commaEnd != nil
+    return style
+  }
+
+  /// The style for member `member`'s value: indented as the member's line.
+  private func memberStyle(_ containerStyle: LosslessStyle, member: LosslessScanner.Member) -> LosslessStyle {
+    var style = containerStyle
+    if style.multiline { style.indent = indentBytes(ofLineAt: member.start) } else { style = style.nested }
+    return style
+  }
+
+  // MARK: Output
+
+  /// The original text with every edit applied.
+  package func apply() -> [UInt8] {
+    let sorted = edits.sorted {
+      ($0.range.lowerBound, $0.range.upperBound, $0.order) < ($1.range.lowerBound, $1.range.upperBound, $1.order)
+    }
+    var output: [UInt8] = []
+    output.reserveCapacity(text.count + sorted.reduce(0) { $0 + $1.replacement.count })
+    var copied = 0
+    for edit in sorted {
+      let start = max(copied, edit.range.lowerBound)
+      output.append(contentsOf: UnsafeBufferPointer(rebasing: text[copied..<start]))
+      output += edit.replacement
+      copied = max(start, edit.range.upperBound)
+    }
+    output.append(contentsOf: UnsafeBufferPointer(rebasing: text[copied...]))
+    return output
+  }
+}
