@@ -245,7 +245,8 @@ package struct LosslessRenderer: ~Copyable {
   }
 
   /// Inserts `texts` (new elements) before member `index`: on lines of their own above it
-  /// (and above the comments that belong to it), or before it on its line.
+  /// (and above the comments that belong to it), or on its line just after the comma before
+  /// it. Either way, removing them again takes exactly what was inserted.
   private mutating func insert(_ texts: [[UInt8]], before index: Int, in container: LosslessScanner.Container, style: LosslessStyle) {
     let member = container.members[index]
     let gap = container.gapBefore(index)
@@ -261,8 +262,16 @@ package struct LosslessRenderer: ~Copyable {
         output.append(UInt8(ascii: ","))
         output += style.newline
       }
+    } else if index > 0, let commaEnd = container.members[index - 1].commaEnd {
+      // After the comma before it: a comment before the member stays the member's.
+      position = commaEnd
+      for item in texts {
+        output += style.separator
+        output += item
+        output.append(UInt8(ascii: ","))
+      }
     } else {
-      position = member.start
+      position = scanner.firstNonSpace(in: gap)
       for item in texts {
         output += item
         output.append(UInt8(ascii: ","))
@@ -350,7 +359,7 @@ package struct LosslessRenderer: ~Copyable {
       let separator = bytes(commaEnd..<last.start)
       if separator.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { style.separator = separator }
     }
-    style.trailingCommas = scanner.allowsComments && style.multiline && last.commaEnd != nil
+    style.trailingCommas = scanner.allowsComments && last.commaEnd != nil
     return style
   }
 

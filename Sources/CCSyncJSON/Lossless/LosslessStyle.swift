@@ -18,7 +18,8 @@ package struct LosslessStyle {
   package var colon: [UInt8]
   /// What follows a comma between two members on one line (`" "` or nothing).
   package var separator: [UInt8]
-  /// Whether the last member of a multi-line container gets a comma too (JWCC only).
+  /// Whether a container's last member gets a comma too (JWCC only; fresh containers get one
+  /// only when multi-line).
   package var trailingCommas: Bool
 
   /// The style one level deeper: for the members of a container written in this one.
