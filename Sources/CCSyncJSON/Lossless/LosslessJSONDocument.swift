@@ -115,7 +115,7 @@ public struct LosslessJSONDocument: Sendable {
       let start = scanner.skipTrivia(from: bodyStart)
       var topStyle = style
       topStyle.indent = Array(UnsafeBufferPointer(rebasing: text[scanner.lineIndent(of: start)]))
-      renderer.edit(value, newValue, at: start..<scanner.valueEnd(from: start), style: topStyle)
+      renderer.edit(value, newValue, at: start, style: topStyle)
       return renderer.edits.isEmpty ? bytes : renderer.apply()
     }
   }

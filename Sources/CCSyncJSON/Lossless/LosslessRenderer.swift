@@ -36,67 +36,139 @@ package struct LosslessRenderer: ~Copyable {
 
   // MARK: Values
 
-  /// Edits the text of `old`, at `range`, into text of `new`.
-  package mutating func edit(_ old: JSONValue, _ new: JSONValue, at range: Range<Int>, style: LosslessStyle) {
-    if old.printsIdentically(to: new) { return }
+  /// Edits the text of `old`, which starts at `start`, into text of `new`; returns the offset
+  /// just after `old`'s text. The text is passed once: a container edited in place returns
+  /// its end, so nothing on the path to a change is scanned twice.
+  @discardableResult
+  package mutating func edit(_ old: JSONValue, _ new: JSONValue, at start: Int, style: LosslessStyle) -> Int {
+    if old.printsIdentically(to: new) { return scanner.valueEnd(from: start) }
+    return editChanged(old, new, at: start, style: style)
+  }
+
+  /// ``edit(_:_:at:style:)`` for values known not to print identically.
+  private mutating func editChanged(_ old: JSONValue, _ new: JSONValue, at start: Int, style: LosslessStyle) -> Int {
     switch (old, new) {
     case (.object(let oldObject), .object(let newObject)):
-      editObject(oldObject, newObject, at: range.lowerBound, style: style)
+      let mark = edits.count
+      if let end = editObjectInOrder(oldObject, newObject, at: start, style: style) { return end }
+      // Repeated or escaped keys: undo what the in-order pass did and go by the keys.
+      edits.removeSubrange(mark...)
+      return editObjectByKey(oldObject, newObject, at: start, style: style)
     case (.array(let oldElements), .array(let newElements)):
-      editArray(oldElements, newElements, at: range.lowerBound, style: style)
+      return editArray(oldElements, newElements, at: start, style: style)
     default:
+      let end = scanner.valueEnd(from: start)
       var output: [UInt8] = []
       style.write(new, into: &output, printer: &printer)
-      replace(range, with: output)
+      replace(start..<end, with: output)
+      return end
     }
   }
 
-  /// Edits an object member by member: members whose key stays keep their place and are
-  /// edited in place; members whose key is gone are removed with their comments and comma;
-  /// new keys are appended at the end, in `new`'s order.
-  private mutating func editObject(_ old: JSONObject, _ new: JSONObject, at open: Int, style: LosslessStyle) {
+  /// The style for a member's new value, learned from the members read so far and the
+  /// current one (which starts at `start`, its value at `valueStart`).
+  private func styleForMember(open: Int, _ members: [LosslessScanner.Member], start: Int, valueStart: Int,
+                              around outer: LosslessStyle) -> LosslessStyle {
+    let current = LosslessScanner.Member(start: start, valueStart: valueStart, valueEnd: valueStart, commaEnd: nil, gapEnd: valueStart)
+    let partial = LosslessScanner.Container(open: open, close: valueStart, members: members + [current])
+    return memberStyle(learnedStyle(of: partial, around: outer), member: current)
+  }
+
+  /// Reads the comma after a value that ends at `end` and the trivia after it; returns the
+  /// member and where the next one (or the closing bracket) starts.
+  private func finishMember(start: Int, valueStart: Int, end: Int) -> LosslessScanner.Member {
+    var index = scanner.skipTrivia(from: end)
+    var commaEnd: Int?
+    if index < text.count, text[index] == UInt8(ascii: ",") {
+      commaEnd = index + 1
+      index = scanner.skipTrivia(from: index + 1)
+    }
+    return LosslessScanner.Member(start: start, valueStart: valueStart, valueEnd: end, commaEnd: commaEnd, gapEnd: index)
+  }
+
+  /// Edits an object whose text has `old`'s keys, in `old`'s order, without escapes (the
+  /// usual case), in one pass; `nil` when the text's keys are otherwise. Members whose key
+  /// stays keep their place and are edited in place; members whose key is gone are removed
+  /// with their comments and comma; new keys are appended at the end, in `new`'s order.
+  private mutating func editObjectInOrder(_ old: JSONObject, _ new: JSONObject, at open: Int, style: LosslessStyle) -> Int? {
+    var members: [LosslessScanner.Member] = []
+    members.reserveCapacity(old.count)
+    var removed: [Int] = []
+    var index = scanner.skipTrivia(from: open + 1)
+    while index < text.count, text[index] != UInt8(ascii: "}") {
+      let position = members.count
+      guard position < old.count else { return nil }
+      let key = old[position].key
+      let keyEnd = scanner.stringEnd(from: index)
+      guard scanner.stringContent(from: index, to: keyEnd, equals: key) else { return nil }
+      let valueStart = scanner.skipTrivia(from: scanner.skipTrivia(from: keyEnd) + 1)
+      let newPosition = position < new.count && new[position].key.hasSameBytes(as: key) ? position : new.position(of: key)
+      let end: Int
+      if let newPosition {
+        let oldValue = old[position].value
+        let newValue = new[newPosition].value
+        if oldValue.printsIdentically(to: newValue) {
+          end = scanner.valueEnd(from: valueStart)
+        } else {
+          let memberStyle = styleForMember(open: open, members, start: index, valueStart: valueStart, around: style)
+          end = editChanged(oldValue, newValue, at: valueStart, style: memberStyle)
+        }
+      } else {
+        removed.append(position)
+        end = scanner.valueEnd(from: valueStart)
+      }
+      let member = finishMember(start: index, valueStart: valueStart, end: end)
+      members.append(member)
+      index = member.gapEnd
+    }
+    guard members.count == old.count else { return nil }
+    var added: [(key: String?, value: JSONValue)] = []
+    if old.count - removed.count < new.count {
+      for member in new where old.position(of: member.key) == nil { added.append((member.key, member.value)) }
+    }
+    if !removed.isEmpty || !added.isEmpty {
+      let container = LosslessScanner.Container(open: open, close: index, members: members)
+      var isRemoved = Array(repeating: false, count: members.count)
+      for position in removed { isRemoved[position] = true }
+      restructure(container, removed: isRemoved, items: added, before: nil, style: learnedStyle(of: container, around: style))
+    }
+    return index + 1
+  }
+
+  /// ``editObjectInOrder(_:_:at:style:)`` for an object whose text repeats a key (the last
+  /// value won) or escapes one: the keys are read from the text; a repeated key's earlier
+  /// members stay as they are unless the key goes, and its last member is the one edited.
+  private mutating func editObjectByKey(_ old: JSONObject, _ new: JSONObject, at open: Int, style: LosslessStyle) -> Int {
     let container = scanner.container(at: open)
     let members = container.members
     let containerStyle = learnedStyle(of: container, around: style)
-    // Keys as the text has them. Without repeated keys the text's members are `old`'s, in
-    // order; with them (the last value won) the keys are read from the text.
-    let keys: [String] = members.count == old.count ? old.members.map(\.key) : readKeys(of: container)
+    let keys = readKeys(of: container)
     var lastOccurrence: [Bool] = Array(repeating: true, count: members.count)
-    if members.count != old.count {
-      var seen = Set<ExactKey>()
-      for index in members.indices.reversed() where !seen.insert(ExactKey(keys[index])).inserted {
-        lastOccurrence[index] = false
-      }
+    var seen = Set<ExactKey>()
+    for index in members.indices.reversed() where !seen.insert(ExactKey(keys[index])).inserted {
+      lastOccurrence[index] = false
     }
     var removed = Array(repeating: false, count: members.count)
-    var matched = 0
     for index in members.indices {
       let key = keys[index]
-      let newPosition = index < new.count && new[index].key.hasSameBytes(as: key) ? index : new.position(of: key)
-      guard let newPosition else {
+      guard let newPosition = new.position(of: key) else {
         removed[index] = true
         continue
       }
-      guard lastOccurrence[index] else { continue }
-      matched += 1
-      let oldValue = members.count == old.count ? old[index].value : old[key]!
+      guard lastOccurrence[index], let oldValue = old[key] else { continue }
       let member = members[index]
-      edit(oldValue, new[newPosition].value, at: member.valueStart..<member.valueEnd,
-           style: memberStyle(containerStyle, member: member))
+      edit(oldValue, new[newPosition].value, at: member.valueStart, style: memberStyle(containerStyle, member: member))
     }
     var added: [(key: String?, value: JSONValue)] = []
-    if matched < new.count {
-      for member in new where old.position(of: member.key) == nil { added.append((member.key, member.value)) }
-    }
+    for member in new where old.position(of: member.key) == nil { added.append((member.key, member.value)) }
     restructure(container, removed: removed, items: added, before: nil, style: containerStyle)
+    return container.close + 1
   }
 
-  /// Edits an array: the elements both share at the start and at the end keep their text;
-  /// between them, old and new elements are paired in order and edited in place, and what is
-  /// left over is removed (old) or inserted where the pairs end (new).
-  private mutating func editArray(_ old: [JSONValue], _ new: [JSONValue], at open: Int, style: LosslessStyle) {
-    let container = scanner.container(at: open)
-    let containerStyle = learnedStyle(of: container, around: style)
+  /// Edits an array in one pass: the elements both share at the start and at the end keep
+  /// their text; between them, old and new elements are paired in order and edited in place,
+  /// and what is left over is removed (old) or inserted where the pairs end (new).
+  private mutating func editArray(_ old: [JSONValue], _ new: [JSONValue], at open: Int, style: LosslessStyle) -> Int {
     let shorter = min(old.count, new.count)
     var prefix = 0
     while prefix < shorter, old[prefix].printsIdentically(to: new[prefix]) { prefix += 1 }
@@ -104,16 +176,33 @@ package struct LosslessRenderer: ~Copyable {
     while suffix < shorter - prefix, old[old.count - 1 - suffix].printsIdentically(to: new[new.count - 1 - suffix]) {
       suffix += 1
     }
-    let paired = min(old.count, new.count) - prefix - suffix
-    for index in prefix..<(prefix + paired) {
-      let member = container.members[index]
-      edit(old[index], new[index], at: member.valueStart..<member.valueEnd, style: memberStyle(containerStyle, member: member))
+    let paired = prefix..<(shorter - suffix)
+    var members: [LosslessScanner.Member] = []
+    members.reserveCapacity(old.count)
+    var index = scanner.skipTrivia(from: open + 1)
+    while index < text.count, text[index] != UInt8(ascii: "]") {
+      let position = members.count
+      let end: Int
+      if paired.contains(position), !old[position].printsIdentically(to: new[position]) {
+        let memberStyle = styleForMember(open: open, members, start: index, valueStart: index, around: style)
+        end = editChanged(old[position], new[position], at: index, style: memberStyle)
+      } else {
+        end = scanner.valueEnd(from: index)
+      }
+      let member = finishMember(start: index, valueStart: index, end: end)
+      members.append(member)
+      index = member.gapEnd
     }
-    var removed = Array(repeating: false, count: old.count)
-    for index in (prefix + paired)..<(old.count - suffix) { removed[index] = true }
-    let items = new[(prefix + paired)..<(new.count - suffix)].map { (key: String?.none, value: $0) }
-    restructure(container, removed: removed, items: items, before: suffix > 0 && !items.isEmpty ? old.count - suffix : nil,
-                style: containerStyle)
+    let container = LosslessScanner.Container(open: open, close: index, members: members)
+    let removedRange = paired.upperBound..<(old.count - suffix)
+    let items = new[paired.upperBound..<(new.count - suffix)].map { (key: String?.none, value: $0) }
+    if !removedRange.isEmpty || !items.isEmpty {
+      var removed = Array(repeating: false, count: old.count)
+      for position in removedRange { removed[position] = true }
+      restructure(container, removed: removed, items: items, before: suffix > 0 && !items.isEmpty ? old.count - suffix : nil,
+                  style: learnedStyle(of: container, around: style))
+    }
+    return index + 1
   }
 
   /// The keys of an object's members in text order, repeated ones included.

@@ -170,6 +170,17 @@ package struct LosslessScanner {
     return Container(open: open, close: index, members: members)
   }
 
+  /// Whether the string from `open` (its quote) to `end` (after its closing quote) holds
+  /// exactly the bytes of `key`, written without escapes.
+  package func stringContent(from open: Int, to end: Int, equals key: String) -> Bool {
+    let count = end - open - 2
+    let same: Bool? = key.utf8.withContiguousStorageIfAvailable { bytes in
+      bytes.count == count && (count == 0 || JSONKeyCache.equalBytes(text.baseAddress! + open + 1, bytes.baseAddress!, count))
+    }
+    if let same { return same }
+    return key.utf8.count == count && key.utf8.elementsEqual(UnsafeBufferPointer(rebasing: text[(open + 1)..<(end - 1)]))
+  }
+
   /// A copy of the bytes at `range`.
   package func bytes(_ range: Range<Int>) -> [UInt8] {
     Array(UnsafeBufferPointer(rebasing: text[range]))
