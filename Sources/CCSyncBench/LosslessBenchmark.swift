@@ -3,8 +3,10 @@
 //                         document (4-space indent, comments) against JSONParser +
 //                         JSONPrinter on the same value in the printer's layout; and the
 //                         1 KB read-modify-write both ways
-//   generate MB PATH      writes the hand-formatted document of about MB megabytes
-//   memory PATH MODE      reads PATH and parses it (MODE: parser, lossless, lossless-jwcc),
+//   generate MB PATH [printed]  writes the hand-formatted document of about MB megabytes
+//                         (`printed`: the same value in the printer's layout)
+//   memory PATH MODE      reads PATH and parses it (MODE: parser, lossless, lossless-jwcc;
+//                         parser-print, lossless-jwcc-render also change a value and write),
 //                         for `/usr/bin/time -v` to report the peak resident memory
 import CCSync
 import CCSyncJSON
@@ -12,14 +14,15 @@ import CCSyncProcesses
 import Glibc
 
 enum LosslessBenchmark {
-  static let usage = "USAGE: ccsync-bench lossless speed [MB] | generate MB PATH | memory PATH parser|lossless|lossless-jwcc"
+  static let usage = "USAGE: ccsync-bench lossless speed [MB] | generate MB PATH [printed] | memory PATH parser|lossless|lossless-jwcc|parser-print|lossless-jwcc-render"
 
   static func run(arguments: [String]) {
     switch arguments.first {
     case "speed":
       speed(megabytes: arguments.count > 1 ? Double(arguments[1]) ?? 1 : 1)
-    case "generate" where arguments.count == 3:
-      let text = handFormatted(records: records(forMegabytes: Double(arguments[1]) ?? 1))
+    case "generate" where arguments.count == 3 || arguments.count == 4 && arguments[3] == "printed":
+      var text = handFormatted(records: records(forMegabytes: Double(arguments[1]) ?? 1))
+      if arguments.count == 4 { text = try! LosslessJSONDocument(parsing: text, syntax: .jwcc).value!.formattedBytes() }
       guard let file = fopen(arguments[2], "w") else { BenchmarkProcess.fail("cannot write \(arguments[2])", code: 1) }
       _ = text.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count, file) }
       fclose(file)
@@ -30,9 +33,9 @@ enum LosslessBenchmark {
     }
   }
 
-  /// About how many records make `megabytes` of hand-formatted text (one is about 430 bytes).
+  /// About how many records make `megabytes` of hand-formatted text (one is about 330 bytes).
   static func records(forMegabytes megabytes: Double) -> Int {
-    max(1, Int(megabytes * 1_000_000 / 430))
+    max(1, Int(megabytes * 1_000_000 / 330))
   }
 
   /// A hand-written-looking JWCC document: 4-space indent, comments above and after members,
@@ -107,23 +110,21 @@ enum LosslessBenchmark {
       return changed.formattedBytes()
     }()
     print("1 KB document: \(small.count) bytes")
-    let whole = medianSeconds(rounds: 15) {
+    let (whole, losslessSmall, smallRatio) = pairedMedianSeconds(rounds: 15) {
       var parsed = try! JSONValue(parsing: changedText)
       try! parsed.setValue(5, at: smallPath)
       blackHole(parsed.formattedBytes())
-    }
-    let fast = medianSeconds(rounds: 15) {
-      var parsed = layout!.parse(changedText, over: knownText, parsedAs: smallValue)!.document
-      try! parsed.setValue(5, at: smallPath)
-      blackHole(layout!.print(parsed, over: knownText, printedFrom: smallValue))
-    }
-    let losslessSmall = medianSeconds(rounds: 15) {
+    } _: {
       let document = try! LosslessJSONDocument(parsing: changedText)
       var parsed = document.value!
       try! parsed.setValue(5, at: smallPath)
       blackHole(document.bytes(updatedTo: parsed))
     }
-    let losslessKnown = medianSeconds(rounds: 15) {
+    let (fast, losslessKnown, knownRatio) = pairedMedianSeconds(rounds: 15) {
+      var parsed = layout!.parse(changedText, over: knownText, parsedAs: smallValue)!.document
+      try! parsed.setValue(5, at: smallPath)
+      blackHole(layout!.print(parsed, over: knownText, printedFrom: smallValue))
+    } _: {
       let parsed = layout!.parse(changedText, over: knownText, parsedAs: smallValue)!.document
       let document = LosslessJSONDocument(bytes: changedText, syntax: .strict, value: parsed)
       var edited = parsed
@@ -131,9 +132,9 @@ enum LosslessBenchmark {
       blackHole(document.bytes(updatedTo: edited))
     }
     print("1 KB whole parse + change + print:         \(fixed(whole * 1e6, 2)) us")
+    print("1 KB lossless parse + change + render:     \(fixed(losslessSmall * 1e6, 2)) us   ratio \(fixed(smallRatio, 3))")
     print("1 KB layout fast path (parse + print):     \(fixed(fast * 1e6, 2)) us")
-    print("1 KB lossless parse + change + render:     \(fixed(losslessSmall * 1e6, 2)) us")
-    print("1 KB layout parse + lossless render:       \(fixed(losslessKnown * 1e6, 2)) us")
+    print("1 KB layout parse + lossless render:       \(fixed(losslessKnown * 1e6, 2)) us   ratio \(fixed(knownRatio, 3))")
   }
 
   /// Reads `path` whole and parses it once; the caller measures the peak memory.
@@ -156,6 +157,15 @@ enum LosslessBenchmark {
     case "lossless-jwcc":
       let document = try! LosslessJSONDocument(parsing: bytes, syntax: .jwcc)
       blackHole(document)
+    case "parser-print":
+      var value = try! JSONValue(parsing: bytes)
+      try! value.setValue("Lyon", at: JSONPath(tokens: ["records", "1", "address", "city"]))
+      blackHole(value.formattedBytes())
+    case "lossless-jwcc-render":
+      let document = try! LosslessJSONDocument(parsing: bytes, syntax: .jwcc)
+      var value = document.value!
+      try! value.setValue("Lyon", at: JSONPath(tokens: ["records", "1", "address", "city"]))
+      blackHole(document.bytes(updatedTo: value))
     default:
       BenchmarkProcess.fail(usage, code: 64)
     }

@@ -295,12 +295,14 @@ package struct LosslessRenderer: ~Copyable {
     if let lineBreak = scanner.firstLineBreak(in: after) {
       end = lineBreak + 1
     } else if index + 1 < members.count {
-      let commaEnd = member.commaEnd ?? member.valueEnd
-      end = index == 0 ? scanner.firstNonSpace(in: commaEnd..<member.gapEnd) : commaEnd
+      end = index == 0 ? scanner.firstNonSpace(in: after) : after.lowerBound
     } else {
       end = member.commaEnd ?? member.valueEnd
     }
-    return start..<max(start, end)
+    // A comma written first on the next line (`1\n, 2`) stays with the member it follows.
+    let from = index > 0 ? max(start, members[index - 1].commaEnd ?? start) : start
+    let to = max(end, member.commaEnd ?? end)
+    return from..<max(from, to)
   }
 
   /// Appends `texts` (new members) after member `anchor`, the last that stays: on the lines
@@ -311,12 +313,16 @@ package struct LosslessRenderer: ~Copyable {
     var output: [UInt8] = []
     let position: Int
     if let lineBreak = scanner.firstLineBreak(in: gap) {
-      position = lineBreak > gap.lowerBound && text[lineBreak - 1] == 0x0D ? lineBreak - 1 : lineBreak
+      // The new lines end as the anchor's line does (a file may mix endings): removing them
+      // again then gives back the original bytes.
+      let carriageReturn = lineBreak > gap.lowerBound && text[lineBreak - 1] == 0x0D
+      position = max(carriageReturn ? lineBreak - 1 : lineBreak, member.commaEnd ?? 0)
+      let newline: [UInt8] = carriageReturn ? [0x0D, 0x0A] : [0x0A]
       if member.commaEnd == nil { replace(member.valueEnd..<member.valueEnd, with: [UInt8(ascii: ",")]) }
       let found = scanner.indent(before: member.start)
       let indent = found == nil ? style.nested.indent : bytes(found!)
       for (index, item) in texts.enumerated() {
-        output += style.newline
+        output += newline
         output += indent
         output += item
         if index + 1 < texts.count || style.trailingCommas { output.append(UInt8(ascii: ",")) }
@@ -342,14 +348,15 @@ package struct LosslessRenderer: ~Copyable {
     var output: [UInt8] = []
     let position: Int
     if let lineBreak = scanner.firstLineBreak(in: gap) {
-      position = scanner.leadingCommentsStart(in: gap, after: lineBreak)
+      position = max(scanner.leadingCommentsStart(in: gap, after: lineBreak), index > 0 ? container.members[index - 1].commaEnd ?? 0 : 0)
       let found = scanner.indent(before: member.start)
       let indent = found == nil ? style.nested.indent : bytes(found!)
+      let newline: [UInt8] = lineBreak > gap.lowerBound && text[lineBreak - 1] == 0x0D ? [0x0D, 0x0A] : [0x0A]
       for item in texts {
         output += indent
         output += item
         output.append(UInt8(ascii: ","))
-        output += style.newline
+        output += newline
       }
     } else if index > 0, let commaEnd = container.members[index - 1].commaEnd {
       // After the comma before it: a comment before the member stays the member's.

@@ -30,16 +30,18 @@ package struct LosslessScanner {
     package var close: Int
     package var members: [Member]
 
-    /// The trivia before member `index`: after the opening bracket, or after the value of the
-    /// member before (its comma included).
+    /// The trivia before member `index`: after the opening bracket, or after the comma of the
+    /// member before. (What stands between a value and its comma, as in comma-first text, is
+    /// no member's gap: line breaks there do not count.)
     package func gapBefore(_ index: Int) -> Range<Int> {
-      index == 0 ? (open + 1)..<(members.isEmpty ? close : members[0].start) : members[index - 1].valueEnd..<members[index].start
+      guard index > 0 else { return (open + 1)..<(members.isEmpty ? close : members[0].start) }
+      return (members[index - 1].commaEnd ?? members[index - 1].valueEnd)..<members[index].start
     }
 
-    /// The trivia after member `index`'s value, its comma included, up to the next member or
-    /// the closing bracket.
+    /// The trivia after member `index`'s comma (after its value when it has none), up to the
+    /// next member or the closing bracket.
     package func gapAfter(_ index: Int) -> Range<Int> {
-      members[index].valueEnd..<members[index].gapEnd
+      (members[index].commaEnd ?? members[index].valueEnd)..<members[index].gapEnd
     }
   }
 
