@@ -324,6 +324,25 @@ import CCSyncJSON
     #expect(reread.text(updatedTo: value) == text)
   }
 
+  @Test func repeatedEscapedAndCommaFirstKeys() throws {
+    // A repeated key: the last value won, so that member is the one edited; removing the key
+    // removes every member with it.
+    let repeated = #"{"a": 1, "b": 2, "a": 3}"#
+    let (document, value) = try Self.document(repeated, .strict)
+    #expect(value == ["a": 3, "b": 2])
+    #expect(document.text(updatedTo: ["a": 4, "b": 2]) == #"{"a": 1, "b": 2, "a": 4}"#)
+    #expect(document.text(updatedTo: ["b": 2]) == #"{"b": 2}"#)
+    // An escaped key is read from the text.
+    let escaped = #"{"café": 1, "x": 2}"#
+    let (escapedDocument, escapedValue) = try Self.document(escaped, .strict)
+    #expect(escapedDocument.text(updatedTo: Self.setting(3, at: [.key("x")], in: escapedValue)) == #"{"café": 1, "x": 3}"#)
+    #expect(escapedDocument.text(updatedTo: Self.setting(nil, at: [.key("café")], in: escapedValue)) == #"{"x": 2}"#)
+    // Comma-first text: a member goes with the comma after it.
+    let commaFirst = "{ \"a\": 1\n, \"b\": 2\n, \"c\": 3\n}\n"
+    let (commaDocument, commaValue) = try Self.document(commaFirst, .strict)
+    #expect(commaDocument.text(updatedTo: Self.setting(nil, at: [.key("b")], in: commaValue)) == "{ \"a\": 1\n, \"c\": 3\n}\n")
+  }
+
   // MARK: Comments only, empty text, byte order mark
 
   @Test func commentOnlyChangeIsDetectable() throws {
