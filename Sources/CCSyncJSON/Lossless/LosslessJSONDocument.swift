@@ -130,13 +130,20 @@ public struct LosslessJSONDocument: Sendable {
   /// when none does), one member per line, `": "`.
   private static func documentStyle(_ scanner: LosslessScanner, from start: Int) -> LosslessStyle {
     let text = scanner.text
-    var newline: [UInt8] = [0x0A]
+    var newline = lineFeed
     var index = start
     while index < text.count, text[index] != 0x0A { index += 1 }
-    if index < text.count, index > 0, text[index - 1] == 0x0D { newline = [0x0D, 0x0A] }
+    if index < text.count, index > 0, text[index - 1] == 0x0D { newline = carriageReturnLineFeed }
     return LosslessStyle(newline: newline, unit: indentUnit(scanner, from: start), indent: [], multiline: true,
-                         colon: Array(": ".utf8), separator: [0x20], trailingCommas: false)
+                         colon: colonAndSpace, separator: space, trailingCommas: false)
   }
+
+  // Shared, so that a render allocates none of them.
+  private static let lineFeed: [UInt8] = [0x0A]
+  private static let carriageReturnLineFeed: [UInt8] = [0x0D, 0x0A]
+  private static let colonAndSpace: [UInt8] = [UInt8(ascii: ":"), 0x20]
+  private static let space: [UInt8] = [0x20]
+  private static let commonUnits: [[UInt8]] = [[0x20, 0x20], [0x20, 0x20, 0x20, 0x20], [0x09]]
 
   /// The indentation the first containers of the document add for their first member.
   private static func indentUnit(_ scanner: LosslessScanner, from start: Int) -> [UInt8] {
@@ -148,7 +155,8 @@ public struct LosslessJSONDocument: Sendable {
       guard first < text.count, text[first] != UInt8(ascii: "}"), text[first] != UInt8(ascii: "]") else { break }
       let outer = scanner.lineIndent(of: open)
       if let inner = scanner.indent(before: first), inner.count > outer.count {
-        return Array(UnsafeBufferPointer(rebasing: text[(inner.lowerBound + outer.count)..<inner.upperBound]))
+        let unit = UnsafeBufferPointer(rebasing: text[(inner.lowerBound + outer.count)..<inner.upperBound])
+        return commonUnits.first { $0.elementsEqual(unit) } ?? Array(unit)
       }
       if text[open] == UInt8(ascii: "{") {
         let colon = scanner.skipTrivia(from: scanner.stringEnd(from: first))
@@ -157,7 +165,7 @@ public struct LosslessJSONDocument: Sendable {
         open = first
       }
     }
-    return [0x20, 0x20]
+    return commonUnits[0]
   }
 
   /// The value of `bytes`, `nil` when it holds none. A byte order mark is passed over; error

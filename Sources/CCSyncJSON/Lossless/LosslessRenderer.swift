@@ -47,14 +47,18 @@ package struct LosslessRenderer: ~Copyable {
 
   /// ``edit(_:_:at:style:)`` for values known not to print identically.
   private mutating func editChanged(_ old: JSONValue, _ new: JSONValue, at start: Int, style: LosslessStyle) -> Int {
+    // An object's text not in the order of its value (a repeated key) is found only at its
+    // end; until then the in-order pass may meet a value of another shape than it expects.
+    // It must not fail on it: its edits are undone by the pass that goes by the keys.
+    let opening = text[start]
     switch (old, new) {
-    case (.object(let oldObject), .object(let newObject)):
+    case (.object(let oldObject), .object(let newObject)) where opening == UInt8(ascii: "{"):
       let mark = edits.count
       if let end = editObjectInOrder(oldObject, newObject, at: start, style: style) { return end }
       // Repeated or escaped keys: undo what the in-order pass did and go by the keys.
       edits.removeSubrange(mark...)
       return editObjectByKey(oldObject, newObject, at: start, style: style)
-    case (.array(let oldElements), .array(let newElements)):
+    case (.array(let oldElements), .array(let newElements)) where opening == UInt8(ascii: "["):
       return editArray(oldElements, newElements, at: start, style: style)
     default:
       let end = scanner.valueEnd(from: start)
@@ -63,6 +67,17 @@ package struct LosslessRenderer: ~Copyable {
       replace(start..<end, with: output)
       return end
     }
+  }
+
+  /// Replaces the text of the value at `start` with `new`, a scalar, which needs no style;
+  /// returns the offset just after the old text.
+  private mutating func replaceWithScalar(_ new: JSONValue, at start: Int) -> Int {
+    let end = scanner.valueEnd(from: start)
+    printer.reset()
+    printer.write(new, depth: 0)
+    let replacement = printer.withWrittenBytes(0..<printer.count) { Array($0) }
+    replace(start..<end, with: replacement)
+    return end
   }
 
   /// The style for a member's new value, learned from the members read so far and the
@@ -109,6 +124,8 @@ package struct LosslessRenderer: ~Copyable {
         let newValue = new[newPosition].value
         if oldValue.printsIdentically(to: newValue) {
           end = scanner.valueEnd(from: valueStart)
+        } else if newValue.isScalar {
+          end = replaceWithScalar(newValue, at: valueStart)
         } else {
           let memberStyle = styleForMember(open: open, members, start: index, valueStart: valueStart, around: style)
           end = editChanged(oldValue, newValue, at: valueStart, style: memberStyle)
@@ -184,6 +201,13 @@ package struct LosslessRenderer: ~Copyable {
       let position = members.count
       let end: Int
       if paired.contains(position), !old[position].printsIdentically(to: new[position]) {
+        if new[position].isScalar {
+          let end = replaceWithScalar(new[position], at: index)
+          let member = finishMember(start: index, valueStart: index, end: end)
+          members.append(member)
+          index = member.gapEnd
+          continue
+        }
         let memberStyle = styleForMember(open: open, members, start: index, valueStart: index, around: style)
         end = editChanged(old[position], new[position], at: index, style: memberStyle)
       } else {
@@ -193,6 +217,8 @@ package struct LosslessRenderer: ~Copyable {
       members.append(member)
       index = member.gapEnd
     }
+    // Another array's text (see editChanged): the edit is undone anyway.
+    guard members.count == old.count else { return index + 1 }
     let container = LosslessScanner.Container(open: open, close: index, members: members)
     let removedRange = paired.upperBound..<(old.count - suffix)
     let items = new[paired.upperBound..<(new.count - suffix)].map { (key: String?.none, value: $0) }
@@ -484,5 +510,15 @@ package struct LosslessRenderer: ~Copyable {
     }
     output.append(contentsOf: UnsafeBufferPointer(rebasing: text[copied...]))
     return output
+  }
+}
+
+extension JSONValue {
+  /// Whether this is neither an array nor an object.
+  fileprivate var isScalar: Bool {
+    switch self {
+    case .array, .object: return false
+    default: return true
+    }
   }
 }

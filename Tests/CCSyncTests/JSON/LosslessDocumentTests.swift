@@ -332,10 +332,14 @@ import CCSyncJSON
     #expect(value == ["a": 3, "b": 2])
     #expect(document.text(updatedTo: ["a": 4, "b": 2]) == #"{"a": 1, "b": 2, "a": 4}"#)
     #expect(document.text(updatedTo: ["b": 2]) == #"{"b": 2}"#)
+    // The first occurrence has another kind than the value that won (found by the fuzzer).
+    let (mixed, _) = try Self.document(#"{"ba": 0, "x": 1, "ba": [true, null]}"#, .strict)
+    #expect(mixed.text(updatedTo: ["ba": [true], "x": 1]) == #"{"ba": 0, "x": 1, "ba": [true]}"#)
+    #expect(mixed.text(updatedTo: ["ba": [true, nil, 2], "x": 1]) == #"{"ba": 0, "x": 1, "ba": [true, null, 2]}"#)
     // An escaped key is read from the text.
-    let escaped = #"{"café": 1, "x": 2}"#
+    let escaped = #"{"caf\u00e9": 1, "x": 2}"#
     let (escapedDocument, escapedValue) = try Self.document(escaped, .strict)
-    #expect(escapedDocument.text(updatedTo: Self.setting(3, at: [.key("x")], in: escapedValue)) == #"{"café": 1, "x": 3}"#)
+    #expect(escapedDocument.text(updatedTo: Self.setting(3, at: [.key("x")], in: escapedValue)) == #"{"caf\u00e9": 1, "x": 3}"#)
     #expect(escapedDocument.text(updatedTo: Self.setting(nil, at: [.key("café")], in: escapedValue)) == #"{"x": 2}"#)
     // Comma-first text: a member goes with the comma after it.
     let commaFirst = "{ \"a\": 1\n, \"b\": 2\n, \"c\": 3\n}\n"
