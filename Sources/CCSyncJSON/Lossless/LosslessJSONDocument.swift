@@ -7,11 +7,15 @@
 //
 // Only the bytes the change touches differ from `currentBytes`: comments, whitespace, escapes,
 // number spellings, member order and trailing commas of everything else stay. When the value
-// did not change, `newBytes == currentBytes` (nothing needs writing). The syntax comes from the
-// file's name (`.jsonc`, `.hujson`: JWCC) or the user's `--jsonc`; strict JSON files stay
-// strict. A writer that already has the value of the current text (the layout fast path of
-// `JSONDocumentLayout`) passes it to `init(bytes:syntax:value:)` and skips the parse; the
-// render is then one pass over the text, as cheap as copying it.
+// did not change, `newBytes == currentBytes` (nothing needs writing; a comment-only edit by a
+// user shows as `bytes` differing while `value` is equal). The syntax comes from the file's
+// name (`.jsonc`, `.hujson`: JWCC) or the user's `--jsonc`; strict JSON files stay strict.
+//
+// The 1 KB read-modify-write: when the current text is the printer's own layout of a version
+// this process knows (the `JSONDocumentLayout` cache hits), keep that fast path: on such text
+// this document renders exactly the bytes the printer prints (a property the tests check), so
+// the two paths agree and the fast one costs less. Otherwise (hand-edited text) use this one;
+// a writer that already has the value of the text passes it to `init(bytes:syntax:value:)`.
 
 /// A JSON or JWCC text together with the value it holds, that renders a new value by editing
 /// the text rather than printing it anew: every byte a change does not touch is kept.
