@@ -15,6 +15,10 @@ extension LosslessRenderer {
     if survivors.isEmpty {
       if items.isEmpty {
         emptyContainer(container)
+      } else if members.isEmpty, let commentEnd = scanner.lastCommentEnd(in: interior) {
+        // An empty container with comments: the new members go after the last comment, so
+        // removing them again gives back the comments and the bytes around them.
+        fillAfterComments(items, at: commentEnd, multiline: scanner.firstLineBreak(in: interior) != nil, style: style)
       } else {
         // Nothing of the old members stays: the container is written anew, brackets kept.
         replace(interior, with: freshInterior(items, style: style, closingIndent: style.indent))
@@ -42,10 +46,19 @@ extension LosslessRenderer {
   }
 
   /// Removes every member of a container: to `{}` (`[]`) when no comment is left inside,
-  /// otherwise by member, so the comments that belong to no member stay.
+  /// otherwise by member, so the comments that belong to no member stay. Comments before the
+  /// first member stay the container's (`[ // plugins go here` keeps its line): everything
+  /// from the last of them to the last member goes, which undoes ``fillAfterComments``.
   mutating func emptyContainer(_ container: LosslessScanner.Container) {
     let interior = (container.open + 1)..<container.close
-    let ranges = merged(container.members.indices.map { ownRange($0, in: container) })
+    let members = container.members
+    let ranges: [Range<Int>]
+    if let commentEnd = scanner.lastCommentEnd(in: container.gapBefore(0)) {
+      let last = members[members.count - 1]
+      ranges = [commentEnd..<(last.commaEnd ?? last.valueEnd)]
+    } else {
+      ranges = merged(members.indices.map { ownRange($0, in: container) })
+    }
     var rest = interior.lowerBound
     var commentLeft = false
     for range in ranges {
@@ -71,7 +84,8 @@ extension LosslessRenderer {
     if let lineBreak = scanner.firstLineBreak(in: before) {
       start = scanner.leadingCommentsStart(in: before, after: lineBreak)
     } else if index == 0 {
-      start = scanner.firstNonSpace(in: before)
+      // On the opening bracket's line, comments before the first member stay the container's.
+      start = scanner.lastCommentEnd(in: before) ?? scanner.firstNonSpace(in: before)
     } else {
       start = members[index - 1].commaEnd ?? member.start
     }
@@ -158,6 +172,26 @@ extension LosslessRenderer {
         output.append(UInt8(ascii: ","))
         output += style.separator
       }
+    }
+    replace(position..<position, with: output)
+  }
+
+  /// Writes `items` into an empty container after its last comment, which ends at
+  /// `position`: each on a line of its own (indented one unit deeper than the container's
+  /// line) when the container spans lines, otherwise after the separator.
+  mutating func fillAfterComments(_ items: [(key: String?, value: JSONValue)], at position: Int, multiline: Bool,
+                                  style: LosslessStyle) {
+    let inner = style.nested
+    var output: [UInt8] = []
+    for (index, item) in items.enumerated() {
+      if multiline {
+        output += style.newline
+        output += inner.indent
+      } else {
+        output += style.separator
+      }
+      output += inner.item(key: item.key, value: item.value, printer: &printer)
+      if index + 1 < items.count || style.trailingCommas && multiline { output.append(UInt8(ascii: ",")) }
     }
     replace(position..<position, with: output)
   }

@@ -248,6 +248,22 @@ package struct LosslessScanner {
     return index
   }
 
+  /// The offset just after the last comment in `range` (which holds only trivia), or `nil`.
+  package func lastCommentEnd(in range: Range<Int>) -> Int? {
+    guard allowsComments else { return nil }
+    var found: Int?
+    var index = range.lowerBound
+    while index < range.upperBound {
+      if text[index] == UInt8(ascii: "/"), let end = JSONReader.commentEnd(in: text, at: index) {
+        found = end
+        index = end
+      } else {
+        index += 1
+      }
+    }
+    return found
+  }
+
   /// Whether `range` holds a comment (it holds only trivia).
   package func hasComment(in range: Range<Int>) -> Bool {
     guard allowsComments else { return false }

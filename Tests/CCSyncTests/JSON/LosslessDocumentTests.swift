@@ -347,6 +347,19 @@ import CCSyncJSON
     #expect(commaDocument.text(updatedTo: Self.setting(nil, at: [.key("b")], in: commaValue)) == "{ \"a\": 1\n, \"c\": 3\n}\n")
   }
 
+  @Test func emptyContainerWithCommentsKeepsThem() throws {
+    for text in ["{\n  \"plugins\": [\n    // add plugins here\n  ]\n}\n", "{\"plugins\": [ /* none */ ]}", "{\"plugins\": [// none\n]}"] {
+      let (document, value) = try Self.document(text)
+      let filled = document.text(updatedTo: ["plugins": ["x", 2]])
+      #expect(filled.contains("none") || filled.contains("add plugins here"))
+      let reread = try LosslessJSONDocument(parsing: filled, syntax: .jwcc)
+      #expect(reread.value == ["plugins": ["x", 2]])
+      #expect(reread.text(updatedTo: value) == text)
+    }
+    let (document, _) = try Self.document("[\n  // add plugins here\n]\n")
+    #expect(document.text(updatedTo: ["x"]) == "[\n  // add plugins here\n  \"x\"\n]\n")
+  }
+
   // MARK: Comments only, empty text, byte order mark
 
   @Test func commentOnlyChangeIsDetectable() throws {
