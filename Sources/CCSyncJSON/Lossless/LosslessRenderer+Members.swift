@@ -15,10 +15,10 @@ extension LosslessRenderer {
     if survivors.isEmpty {
       if items.isEmpty {
         emptyContainer(container)
-      } else if members.isEmpty, let commentEnd = scanner.lastCommentEnd(in: interior) {
+      } else if members.isEmpty, let place = scanner.endOfLastComment(in: interior) {
         // An empty container with comments: the new members go after the last comment, so
         // removing them again gives back the comments and the bytes around them.
-        fillAfterComments(items, at: commentEnd, multiline: scanner.firstLineBreak(in: interior) != nil, style: style)
+        fillAfterComments(items, at: place, multiline: scanner.firstLineBreak(in: interior) != nil, style: style)
       } else {
         // Nothing of the old members stays: the container is written anew, brackets kept.
         replace(interior, with: freshInterior(items, style: style, closingIndent: style.indent))
@@ -53,9 +53,13 @@ extension LosslessRenderer {
     let interior = (container.open + 1)..<container.close
     let members = container.members
     let ranges: [Range<Int>]
-    if let commentEnd = scanner.lastCommentEnd(in: container.gapBefore(0)) {
+    if let place = scanner.endOfLastComment(in: container.gapBefore(0)) {
       let last = members[members.count - 1]
-      ranges = [commentEnd..<(last.commaEnd ?? last.valueEnd)]
+      var end = last.commaEnd ?? last.valueEnd
+      if place.afterLineBreak, let lineBreak = scanner.firstLineBreak(in: container.gapAfter(members.count - 1)) {
+        end = lineBreak + 1
+      }
+      ranges = [place.position..<max(place.position, end)]
     } else {
       ranges = merged(members.indices.map { ownRange($0, in: container) })
     }
@@ -176,15 +180,19 @@ extension LosslessRenderer {
     replace(position..<position, with: output)
   }
 
-  /// Writes `items` into an empty container after its last comment, which ends at
-  /// `position`: each on a line of its own (indented one unit deeper than the container's
-  /// line) when the container spans lines, otherwise after the separator.
-  mutating func fillAfterComments(_ items: [(key: String?, value: JSONValue)], at position: Int, multiline: Bool,
-                                  style: LosslessStyle) {
+  /// Writes `items` into an empty container after its last comment (`place`, from
+  /// ``LosslessScanner/endOfLastComment(in:)``): each on a line of its own (indented one unit
+  /// deeper than the container's line) when the container spans lines, otherwise after the
+  /// separator.
+  mutating func fillAfterComments(_ items: [(key: String?, value: JSONValue)], at place: (position: Int, afterLineBreak: Bool),
+                                  multiline: Bool, style: LosslessStyle) {
     let inner = style.nested
     var output: [UInt8] = []
     for (index, item) in items.enumerated() {
-      if multiline {
+      if place.afterLineBreak {
+        // On lines of their own after the comment's line, each ending as that line does.
+        output += inner.indent
+      } else if multiline {
         output += style.newline
         output += inner.indent
       } else {
@@ -192,8 +200,12 @@ extension LosslessRenderer {
       }
       output += inner.item(key: item.key, value: item.value, printer: &printer)
       if index + 1 < items.count || style.trailingCommas && multiline { output.append(UInt8(ascii: ",")) }
+      if place.afterLineBreak {
+        if place.position >= 2, text[place.position - 2] == 0x0D { output.append(0x0D) }
+        output.append(0x0A)
+      }
     }
-    replace(position..<position, with: output)
+    replace(place.position..<place.position, with: output)
   }
 
   /// The inside of a container written anew: `items` (already written one level deeper) on

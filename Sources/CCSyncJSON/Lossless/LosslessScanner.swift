@@ -250,18 +250,34 @@ package struct LosslessScanner {
 
   /// The offset just after the last comment in `range` (which holds only trivia), or `nil`.
   package func lastCommentEnd(in range: Range<Int>) -> Int? {
+    lastComment(in: range)?.upperBound
+  }
+
+  /// The last comment in `range` (which holds only trivia), or `nil`.
+  package func lastComment(in range: Range<Int>) -> Range<Int>? {
     guard allowsComments else { return nil }
-    var found: Int?
+    var found: Range<Int>?
     var index = range.lowerBound
     while index < range.upperBound {
       if text[index] == UInt8(ascii: "/"), let end = JSONReader.commentEnd(in: text, at: index) {
-        found = end
+        found = index..<end
         index = end
       } else {
         index += 1
       }
     }
     return found
+  }
+
+  /// Where new text may go after the last comment in `range`: after the line break that ends
+  /// a line comment (the comment would swallow anything on its line), just after a block
+  /// comment. `nil` when `range` has no comment.
+  package func endOfLastComment(in range: Range<Int>) -> (position: Int, afterLineBreak: Bool)? {
+    guard let comment = lastComment(in: range) else { return nil }
+    if text[comment.lowerBound + 1] == UInt8(ascii: "/"), comment.upperBound < text.count {
+      return (comment.upperBound + 1, true)  // a line comment stops at its line feed
+    }
+    return (comment.upperBound, false)
   }
 
   /// Whether `range` holds a comment (it holds only trivia).

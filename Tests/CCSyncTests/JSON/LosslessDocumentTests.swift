@@ -356,6 +356,9 @@ import CCSyncJSON
       #expect(reread.value == ["plugins": ["x", 2]])
       #expect(reread.text(updatedTo: value) == text)
     }
+    // A line comment on the bracket's line must not swallow the bracket (found by the fuzzer).
+    let (lineComment, _) = try Self.document("[{//c\n\"B\":{}},\"\"]")
+    #expect(lineComment.text(updatedTo: [[:], ""]) == "[{//c\n},\"\"]")
     let (document, _) = try Self.document("[\n  // add plugins here\n]\n")
     #expect(document.text(updatedTo: ["x"]) == "[\n  // add plugins here\n  \"x\"\n]\n")
   }
