@@ -136,7 +136,9 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     guard let backDocument = try? LosslessJSONDocument(parsing: back, syntax: syntax), backDocument.value == original else {
       fatalError("setting back does not parse to the original")
     }
-    if backDocument.bytes(updatedTo: changed) != edited {
+    // Text that lost its last line feed (a container emptied to `{}`) lost its line ending
+    // too: writing it again may end lines otherwise.
+    if back.contains(0x0A) || !edited.contains(0x0A), backDocument.bytes(updatedTo: changed) != edited {
       fatalError("set, back and again differs:\n\(show(edited))\n---\n\(show(backDocument.bytes(updatedTo: changed)))")
     }
   }
