@@ -55,6 +55,12 @@ func changing(_ value: JSONValue, at path: ArraySlice<Step>, _ body: (JSONValue?
   }
 }
 
+/// `\r\n`, `\n` or nothing: how the first line of `bytes` ends.
+func firstLineEnding(_ bytes: [UInt8]) -> [UInt8] {
+  guard let lineFeed = bytes.firstIndex(of: 0x0A) else { return [] }
+  return lineFeed > 0 && bytes[lineFeed - 1] == 0x0D ? [0x0D, 0x0A] : [0x0A]
+}
+
 /// Text for a message: a NUL would end it.
 func show(_ bytes: [UInt8]) -> String {
   String(decoding: bytes.map { $0 == 0 ? UInt8(ascii: "@") : $0 }, as: UTF8.self)
@@ -136,9 +142,9 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     guard let backDocument = try? LosslessJSONDocument(parsing: back, syntax: syntax), backDocument.value == original else {
       fatalError("setting back does not parse to the original")
     }
-    // Text that lost its last line feed (a container emptied to `{}`) lost its line ending
-    // too: writing it again may end lines otherwise.
-    if back.contains(0x0A) || !edited.contains(0x0A), backDocument.bytes(updatedTo: changed) != edited {
+    // New lines end as the document's first line does; text whose first line ending changed
+    // (a container emptied to `{}` took the first one with it) may end them otherwise.
+    if firstLineEnding(back) == firstLineEnding(edited), backDocument.bytes(updatedTo: changed) != edited {
       fatalError("set, back and again differs:\n\(show(edited))\n---\n\(show(backDocument.bytes(updatedTo: changed)))")
     }
   }
