@@ -43,6 +43,13 @@ public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible
     case trailingCharacters
     /// A key that occurs twice in one object, under ``JSONParser/DuplicateKeyPolicy/reject``.
     case duplicateKey
+    /// A `//` or `/* */` comment in strict JSON; the message says how to read the text as
+    /// JWCC (``JSONSyntax/jwcc``), which allows comments.
+    case comment
+    /// A comma after the last member or element in strict JSON; the position is the comma.
+    case trailingComma
+    /// A JWCC block comment without its `*/`; the position is its `/*`.
+    case unterminatedComment
   }
 
   /// What went wrong.
@@ -88,7 +95,7 @@ public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible
     switch kind {
     case .emptyDocument:
       return message
-    case .unterminatedString, .unterminatedContainer:
+    case .unterminatedString, .unterminatedContainer, .unterminatedComment:
       return "\(message) starting at line \(line), column \(column)"
     default:
       return "\(message) at line \(line), column \(column)"

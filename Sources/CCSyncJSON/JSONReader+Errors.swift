@@ -16,6 +16,34 @@ extension JSONReader {
     return error(.unterminatedContainer, "unterminated \(what)", at: innermost.openOffset)
   }
 
+  /// What JWCC has and strict JSON has not, found where the byte at `offset` did not fit: a
+  /// comment or a trailing comma in strict JSON (the message says how to read the text as
+  /// JWCC), an unterminated block comment in JWCC. `nil` for anything else.
+  package func syntaxError(at offset: Int) -> JSONParseError? {
+    guard offset < input.count else { return nil }
+    let byte = input[offset]
+    if byte == UInt8(ascii: "/"), offset + 1 < input.count,
+      input[offset + 1] == UInt8(ascii: "/") || input[offset + 1] == UInt8(ascii: "*")
+    {
+      // In JWCC only a block comment can fail to be skipped: it never ends.
+      if allowsJWCC { return error(.unterminatedComment, "unterminated block comment", at: offset) }
+      return error(.comment, "comments are not JSON; \(JSONReader.jwccHint)", at: offset)
+    }
+    guard !allowsJWCC, frames.count > 0,
+      byte == (frames.top.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]"))
+    else { return nil }
+    var before = offset - 1
+    while before > frames.top.openOffset, input[before] == 0x20 || input[before] == 0x0A || input[before] == 0x0D || input[before] == 0x09 {
+      before -= 1
+    }
+    guard before > frames.top.openOffset, input[before] == UInt8(ascii: ",") else { return nil }
+    return error(.trailingComma, "trailing comma is not JSON; \(JSONReader.jwccHint)", at: before)
+  }
+
+  /// How a user reads a file as JWCC instead, as the errors for comments and trailing commas
+  /// say it.
+  package static let jwccHint = "name the file .jsonc or .hujson, or pass --jsonc"
+
   /// The input ended inside the string whose opening quote is at `open`.
   package func unterminatedString(at open: Int) -> JSONParseError {
     error(.unterminatedString, "unterminated string", at: open)
@@ -23,6 +51,7 @@ extension JSONReader {
 
   /// A byte that does not fit where it stands; bytes that are not UTF-8 are named as such.
   package func unexpectedCharacter(at offset: Int) -> JSONParseError {
+    if let syntaxError = syntaxError(at: offset) { return syntaxError }
     switch JSONReader.decodeScalar(in: input, at: offset) {
     case .scalar(let scalar, _):
       return error(.unexpectedCharacter,

@@ -32,6 +32,9 @@ package struct JSONReader: ~Copyable {
   package let input: UnsafeBufferPointer<UInt8>
   package let maximumDepth: Int
   package let rejectsDuplicateKeys: Bool
+  /// Whether `//` and `/* */` comments and trailing commas are accepted (``JSONSyntax/jwcc``).
+  /// Strict text never pays for it beyond one test of this flag where whitespace ends.
+  package let allowsJWCC: Bool
   /// The offset of the next byte to read.
   package var position = 0
   package var frames = MoveStack<Frame>(initialCapacity: 32)
@@ -46,10 +49,11 @@ package struct JSONReader: ~Copyable {
   /// Where strings with escapes are decoded.
   package var scratch: [UInt8] = []
 
-  package init(input: UnsafeBufferPointer<UInt8>, options: JSONParser.Options) {
+  package init(input: UnsafeBufferPointer<UInt8>, options: JSONParser.Options, syntax: JSONSyntax = .strict) {
     self.input = input
     self.maximumDepth = options.maximumDepth
     self.rejectsDuplicateKeys = options.duplicateKeys == .reject
+    self.allowsJWCC = syntax == .jwcc
     self.keyCache = JSONKeyCache(inputSize: input.count)
   }
 
@@ -65,7 +69,8 @@ package struct JSONReader: ~Copyable {
     let value = try readValue()
     skipWhitespace()
     if position < input.count {
-      throw error(.trailingCharacters, "trailing characters after the document", at: position)
+      throw syntaxError(at: position)
+        ?? error(.trailingCharacters, "trailing characters after the document", at: position)
     }
     return value
   }
@@ -124,7 +129,14 @@ package struct JSONReader: ~Copyable {
         try readLiteral(0x6C6C_756E, length: 4)  // "null"
         value = .null
       default:
-        throw unexpectedCharacter(at: position)
+        guard allowsJWCC, input[position] == UInt8(ascii: "]"), frames.count > 0, !frames.top.isObject else {
+          throw unexpectedCharacter(at: position)
+        }
+        // JWCC: a trailing comma before the closing bracket (`[]` and `[,]` never get here:
+        // the first is read at the opening bracket, the second fails at its comma).
+        position += 1
+        let frame = frames.pop()
+        value = .array(elements.popArray(from: frame.start))
       }
 
       // A value is complete: add it to its container, and close every container that ends.
@@ -137,6 +149,13 @@ package struct JSONReader: ~Copyable {
           case UInt8(ascii: ","):
             position += 1
             skipWhitespace()
+            if allowsJWCC, position < input.count, input[position] == UInt8(ascii: "}") {
+              // JWCC: a trailing comma before the closing brace.
+              position += 1
+              let frame = frames.pop()
+              value = .object(closeObject(frame))
+              continue
+            }
             try readKey()
             continue nextValue
           case UInt8(ascii: "}"):
@@ -221,10 +240,49 @@ package struct JSONReader: ~Copyable {
     return unexpectedCharacter(at: position)
   }
 
+  /// Moves ``position`` past whitespace and, in JWCC, past comments. An unterminated block
+  /// comment is left in place: the byte it starts with is then unexpected where it stands,
+  /// and ``syntaxError(at:)`` names it.
+  @inline(__always)
+  package mutating func skipWhitespace() {
+    skipSpaces()
+    if allowsJWCC { skipComments() }
+  }
+
+  /// Moves ``position`` past comments and the whitespace after each.
+  private mutating func skipComments() {
+    while position + 1 < input.count, input[position] == UInt8(ascii: "/") {
+      guard let end = JSONReader.commentEnd(in: input, at: position) else { return }
+      position = end
+      skipSpaces()
+    }
+  }
+
+  /// The offset just after the comment that starts at `start` (a `/`): a line comment ends
+  /// before its line feed (or at the end of the input), a block comment after its `*/`. `nil`
+  /// when no comment starts there, or a block comment never ends.
+  package static func commentEnd(in input: UnsafeBufferPointer<UInt8>, at start: Int) -> Int? {
+    guard start + 1 < input.count, input[start] == UInt8(ascii: "/") else { return nil }
+    var index = start + 2
+    switch input[start + 1] {
+    case UInt8(ascii: "/"):
+      while index < input.count, input[index] != 0x0A { index += 1 }
+      return index
+    case UInt8(ascii: "*"):
+      while index + 1 < input.count {
+        if input[index] == UInt8(ascii: "*"), input[index + 1] == UInt8(ascii: "/") { return index + 2 }
+        index += 1
+      }
+      return nil
+    default:
+      return nil
+    }
+  }
+
   /// Moves ``position`` past spaces, tabs, line feeds and carriage returns. Pretty text is
   /// mostly indentation, so spaces are passed eight at a time.
   @inline(__always)
-  package mutating func skipWhitespace() {
+  package mutating func skipSpaces() {
     guard position < input.count, input[position] <= 0x20 else { return }
     let raw = UnsafeRawPointer(input.baseAddress!)
     while position + 8 <= input.count {

@@ -85,8 +85,10 @@ private func parseError(_ text: String, options: JSONParser.Options = .init(),
   /// The whole description: message, line and column (1-based, columns in UTF-8 bytes).
   @Test(arguments: [
     (#"{"a": x}"#, "unexpected character 'x' at line 1, column 7"),
-    ("{\n  \"a\": 1,\n}", "unexpected character '}' at line 3, column 1"),
-    ("[1,\r\n 2,\r\n ]", "unexpected character ']' at line 3, column 2"),
+    // A trailing comma is named, at the comma, with how to read the text as JWCC instead.
+    ("{\n  \"a\": 1,\n}", "trailing comma is not JSON; name the file .jsonc or .hujson, or pass --jsonc at line 2, column 9"),
+    ("[1,\r\n 2,\r\n ]", "trailing comma is not JSON; name the file .jsonc or .hujson, or pass --jsonc at line 2, column 3"),
+    ("{\"a\": 1 // note\n}", "comments are not JSON; name the file .jsonc or .hujson, or pass --jsonc at line 1, column 9"),
     (#"{"é": x}"#, "unexpected character 'x' at line 1, column 8"),
     ("[1, 2", "unterminated array starting at line 1, column 1"),
     // The innermost open container is the one named.
