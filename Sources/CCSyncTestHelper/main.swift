@@ -19,7 +19,8 @@ case "read-document": exit(runReadDocument(rest))
 case "mixed": exit(runMixed(rest))
 case "release-then-exit": exit(runReleaseThenExit(rest))
 case "pending-pair": exit(runPendingPair(rest))
+case "round-trip": exit(runRoundTrip(rest))
 default:
-  FileHandle.standardError.write(Data("usage: CCSyncTestHelper increment|session|churn|watch|count-up|timed-saves|save-once|update-once|update-loop|read-document|mixed|release-then-exit|pending-pair ...\n".utf8))
+  FileHandle.standardError.write(Data("usage: CCSyncTestHelper increment|session|churn|watch|count-up|timed-saves|save-once|update-once|update-loop|read-document|mixed|release-then-exit|pending-pair|round-trip ...\n".utf8))
   exit(64)
 }
