@@ -2,7 +2,9 @@ import CCSyncSystem
 
 /// Reads the members of one JSON object. Keeps the `JSONObject` it was given (a reference to
 /// its storage, not a copy) and looks keys up through the decoder's in-order hint
-/// (``JSONValueDecoderImpl/position(of:in:)``).
+/// (``JSONValueDecoderImpl/position(of:in:)``). A key the object lacks is looked up in
+/// ``fallback``, when there is one (see ``JSONValueDecoder/decode(_:from:missingMembersFrom:)``);
+/// ``allKeys`` never lists the fallback's keys.
 ///
 /// A class, not a struct: the standard library's type-erasing box calls every method through
 /// unspecialized code that copies the container for each call, and copying one reference is
@@ -13,15 +15,21 @@ package final class JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingCon
   /// The node of the object's parent; the object is ``step`` below it.
   package let parentNode: CodingPathNode
   package let step: CodingPathStep
+  /// Where members the object lacks come from; `nil` in the usual decode.
+  package let fallback: JSONObject?
   /// The object's own node, once something needed it.
   // Unchecked exclusivity: read and set in one place, never across a call out.
   @exclusivity(unchecked) private var madeNode: CodingPathNode?
 
-  package init(decoder: JSONValueDecoderImpl, object: JSONObject, parentNode: CodingPathNode, step: CodingPathStep) {
+  package init(
+    decoder: JSONValueDecoderImpl, object: JSONObject, parentNode: CodingPathNode, step: CodingPathStep,
+    fallback: JSONObject? = nil
+  ) {
     self.decoder = decoder
     self.object = object
     self.parentNode = parentNode
     self.step = step
+    self.fallback = fallback
   }
 
   /// The object's path node, made the first time it is needed: for an error, for a member
@@ -37,19 +45,35 @@ package final class JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingCon
 
   package var codingPath: [any CodingKey] { pathNode.path }
 
+  /// The object's own keys: never the fallback's, so a dictionary gets exactly the entries
+  /// the document has.
   package var allKeys: [Key] { object.members.compactMap { Key(stringValue: $0.key) } }
 
-  package func contains(_ key: Key) -> Bool { object.position(of: key.stringValue) != nil }
+  package func contains(_ key: Key) -> Bool {
+    object.position(of: key.stringValue) != nil || fallback?[key.stringValue] != nil
+  }
 
   private func member(_ key: Key) throws -> JSONValue {
     if let position = decoder.position(of: key.stringValue, in: object) { return object.members[position].value }
+    if let fallback, let value = fallback[key.stringValue] { return value }
     throw DecodingError.keyNotFound(
       key, DecodingError.Context(codingPath: codingPath, debugDescription: "missing key '\(key.stringValue)'"))
   }
 
-  /// The member for `key` unless it is missing or `null`.
+  /// The fallback of the member for `key`: the fallback's member of that name, if an object.
+  @inline(__always)
+  private func memberFallback(_ key: Key) -> JSONObject? {
+    guard let fallback else { return nil }
+    return fallback[key.stringValue]?.objectValue
+  }
+
+  /// The member for `key` (the fallback's when the object lacks it) unless it is missing or
+  /// `null`.
   private func presentMember(_ key: Key) -> JSONValue? {
-    guard let position = decoder.position(of: key.stringValue, in: object) else { return nil }
+    guard let position = decoder.position(of: key.stringValue, in: object) else {
+      guard let fallback, let value = fallback[key.stringValue], !value.isNull else { return nil }
+      return value
+    }
     let value = object.members[position].value
     // Not `value.isNull ? nil : value`: JSONValue is ExpressibleByNilLiteral, so that `nil`
     // would be `.null` and come back as a present member.
@@ -86,7 +110,7 @@ package final class JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingCon
   package func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(key) }
   package func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { try integer(key) }
   package func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-    try decoder.unwrap(member(key), as: type, parent: pathNode, step: .key(key))
+    try decoder.unwrap(member(key), as: type, parent: pathNode, step: .key(key), fallback: memberFallback(key))
   }
 
   @inline(__always)
@@ -128,7 +152,7 @@ package final class JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingCon
   package func decodeIfPresent(_ type: UInt128.Type, forKey key: Key) throws -> UInt128? { try integerIfPresent(key) }
   package func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
     guard let value = presentMember(key) else { return nil }
-    return try decoder.unwrap(value, as: type, parent: pathNode, step: .key(key))
+    return try decoder.unwrap(value, as: type, parent: pathNode, step: .key(key), fallback: memberFallback(key))
   }
 
   @inline(__always)
@@ -145,7 +169,8 @@ package final class JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingCon
       throw decoder.mismatch([String: Any].self, value, parent: pathNode, step: .key(key), expected: "an object")
     }
     return KeyedDecodingContainer(
-      JSONKeyedDecodingContainer<NestedKey>(decoder: decoder, object: nested, parentNode: pathNode, step: .key(key)))
+      JSONKeyedDecodingContainer<NestedKey>(
+        decoder: decoder, object: nested, parentNode: pathNode, step: .key(key), fallback: memberFallback(key)))
   }
 
   package func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
@@ -158,12 +183,17 @@ package final class JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingCon
 
   /// A decoder for the `super` member; `null` when there is none, as in Foundation.
   package func superDecoder() throws -> any Decoder {
-    let key = JSONCodingKey.superKey
-    return decoder.makeSuperDecoder(object[key.stringValue] ?? .null, parent: pathNode, step: .key(key))
+    superDecoder(named: JSONCodingKey.superKey)
   }
 
   package func superDecoder(forKey key: Key) throws -> any Decoder {
-    decoder.makeSuperDecoder(object[key.stringValue] ?? .null, parent: pathNode, step: .key(key))
+    superDecoder(named: key)
+  }
+
+  private func superDecoder(named key: some CodingKey) -> any Decoder {
+    let name = key.stringValue
+    let value = object[name] ?? fallback?[name] ?? .null
+    return decoder.makeSuperDecoder(value, parent: pathNode, step: .key(key), fallback: fallback?[name]?.objectValue)
   }
 }
 

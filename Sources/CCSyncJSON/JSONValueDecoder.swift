@@ -53,6 +53,29 @@ public struct JSONValueDecoder: Sendable {
     let decoder = JSONValueDecoderImpl(state: state, value: value, parentNode: .root, step: .none)
     return try decoder.unwrap(value, as: T.self, parent: .root, step: .none)
   }
+
+  /// Decodes a value of `type` from `value`, taking a member `value` lacks from `fallback`
+  /// (usually a default value encoded) at the same coding path.
+  ///
+  /// The fallback is consulted only when a keyed container is asked for a key the object
+  /// lacks: `decode(_:forKey:)`, `decodeIfPresent(_:forKey:)`, `decodeNil(forKey:)`,
+  /// `contains(_:)`, `nestedContainer` and `superDecoder(forKey:)`. `allKeys` lists the
+  /// object's own keys only, so a dictionary (and any type that walks the keys present) gets
+  /// exactly the document's entries, never the fallback's. Inside a member the object has,
+  /// the fallback's member of the same name is the fallback, recursively; array elements have
+  /// none.
+  ///
+  /// - Parameters:
+  ///   - type: the type to decode.
+  ///   - value: the JSON tree.
+  ///   - fallback: where missing members come from; only an object has any effect.
+  /// - Returns: the decoded value.
+  /// - Throws: what ``decode(_:from:)`` throws; `keyNotFound` only for a key neither has.
+  public func decode<T: Decodable>(_ type: T.Type, from value: JSONValue, missingMembersFrom fallback: JSONValue) throws -> T {
+    let state = JSONValueDecoderState(options: self)
+    let decoder = JSONValueDecoderImpl(state: state, value: value, parentNode: .root, step: .none)
+    return try decoder.unwrap(value, as: T.self, parent: .root, step: .none, fallback: fallback.objectValue)
+  }
 }
 
 /// What all decoders of one ``JSONValueDecoder/decode(_:from:)`` call share.
@@ -92,6 +115,9 @@ package final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
   /// Types decode their keys in the order they encode them, which is the order in the text,
   /// so most lookups check one member instead of scanning.
   @exclusivity(unchecked) package var keyHint = 0
+  /// Where the current value's missing members come from (see
+  /// ``JSONValueDecoder/decode(_:from:missingMembersFrom:)``); `nil` in the usual decode.
+  @exclusivity(unchecked) package var fallback: JSONObject?
 
   package init(state: JSONValueDecoderState, value: JSONValue, parentNode: CodingPathNode, step: CodingPathStep) {
     self.state = state
@@ -111,7 +137,8 @@ package final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
       throw containerMismatch([String: Any].self, kind: "an object")
     }
     return KeyedDecodingContainer(
-      JSONKeyedDecodingContainer<Key>(decoder: self, object: object, parentNode: parentNode, step: step))
+      JSONKeyedDecodingContainer<Key>(
+        decoder: self, object: object, parentNode: parentNode, step: step, fallback: fallback))
   }
 
   package func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -147,7 +174,9 @@ package final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
   package func decode(_ type: UInt32.Type) throws -> UInt32 { try unboxInteger(value, as: type, parent: parentNode, step: step) }
   package func decode(_ type: UInt64.Type) throws -> UInt64 { try unboxInteger(value, as: type, parent: parentNode, step: step) }
   package func decode(_ type: UInt128.Type) throws -> UInt128 { try unboxInteger(value, as: type, parent: parentNode, step: step) }
-  package func decode<T: Decodable>(_ type: T.Type) throws -> T { try unwrap(value, as: type, parent: parentNode, step: step) }
+  package func decode<T: Decodable>(_ type: T.Type) throws -> T {
+    try unwrap(value, as: type, parent: parentNode, step: step, fallback: fallback)
+  }
 
   // MARK: Values
 
@@ -155,10 +184,11 @@ package final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
   /// read directly; everything else runs its `init(from:)` on this decoder.
   ///
   /// `parent` is evaluated only for an error or for a value that has a path of its own below
-  /// it (an array, a dictionary, a struct with nested values).
+  /// it (an array, a dictionary, a struct with nested values). `fallback` is where the
+  /// value's missing members come from (see ``JSONValueDecoder/decode(_:from:missingMembersFrom:)``).
   package func unwrap<T: Decodable>(
     _ value: JSONValue, as type: T.Type, parent: @autoclosure () -> CodingPathNode,
-    step: @autoclosure () -> CodingPathStep
+    step: @autoclosure () -> CodingPathStep, fallback: JSONObject? = nil
   ) throws -> T {
     if T.self == String.self { return try unboxString(value, parent: parent(), step: step()) as! T }
     if T.self == Int.self { return try unboxInt(value, parent: parent(), step: step()) as! T }
@@ -187,10 +217,11 @@ package final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
       }
       if isStringKeyedDictionary(T.self) {
         let dictionaryType = T.self as! any DecodableStringDictionary.Type
-        return try dictionaryType.decode(object, decoder: self, pathNode: parent().appending(step())) as! T
+        return try dictionaryType.decode(
+          object, decoder: self, pathNode: parent().appending(step()), fallback: fallback) as! T
       }
     }
-    return try decodeNested(value, as: T.self, parent: parent(), step: step()) { try T(from: $0) }
+    return try decodeNested(value, as: T.self, parent: parent(), step: step(), fallback: fallback) { try T(from: $0) }
   }
 
   /// `[String]` in specialized code. The array's own path node is made only for an error.
@@ -243,13 +274,16 @@ package final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
     return position
   }
 
-  /// Runs `body` with this decoder moved to `value`, `step` below `parent`, then restores it.
+  /// Runs `body` with this decoder moved to `value`, `step` below `parent` (its missing
+  /// members from `fallback`), then restores it.
   package func decodeNested<Result>(
     _ value: consuming JSONValue, as type: Any.Type, parent: consuming CodingPathNode, step: consuming CodingPathStep,
-    _ body: (JSONValueDecoderImpl) throws -> Result
+    fallback: JSONObject? = nil, _ body: (JSONValueDecoderImpl) throws -> Result
   ) throws -> Result {
     let savedType = currentType
     let savedKeyHint = keyHint
+    let savedFallback = self.fallback
+    self.fallback = fallback
     // Swapped in and out, not copied: each copy is a retain and a release, and copying a step
     // copies its key through the key type's value witnesses.
     swap(&self.value, &value)
@@ -263,6 +297,7 @@ package final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
       swap(&self.step, &step)
       currentType = savedType
       keyHint = savedKeyHint
+      self.fallback = savedFallback
     }
     return try body(self)
   }
@@ -282,28 +317,34 @@ package final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
 
   /// A new decoder for `value` at `step` below `parent`, for `superDecoder()`, which may
   /// outlive the call that creates it.
-  package func makeSuperDecoder(_ value: JSONValue, parent: CodingPathNode, step: CodingPathStep) -> any Decoder {
-    JSONValueDecoderImpl(state: state, value: value, parentNode: parent, step: step)
+  package func makeSuperDecoder(
+    _ value: JSONValue, parent: CodingPathNode, step: CodingPathStep, fallback: JSONObject? = nil
+  ) -> any Decoder {
+    let decoder = JSONValueDecoderImpl(state: state, value: value, parentNode: parent, step: step)
+    decoder.fallback = fallback
+    return decoder
   }
 }
 
 /// Dictionaries keyed by `String` decode their members directly (see
-/// ``JSONValueDecoderImpl/unwrap(_:as:parent:step:)``), as the standard library would: every
-/// member becomes an entry.
+/// ``JSONValueDecoderImpl/unwrap(_:as:parent:step:fallback:)``), as the standard library
+/// would: every member becomes an entry, and only the members: a `fallback` never adds an
+/// entry, it only gives an entry's value its missing members.
 package protocol DecodableStringDictionary {
   static func decode(
-    _ object: JSONObject, decoder: JSONValueDecoderImpl, pathNode: CodingPathNode
+    _ object: JSONObject, decoder: JSONValueDecoderImpl, pathNode: CodingPathNode, fallback: JSONObject?
   ) throws -> Self
 }
 
 extension Dictionary: DecodableStringDictionary where Key == String, Value: Decodable {
   package static func decode(
-    _ object: JSONObject, decoder: JSONValueDecoderImpl, pathNode: CodingPathNode
+    _ object: JSONObject, decoder: JSONValueDecoderImpl, pathNode: CodingPathNode, fallback: JSONObject?
   ) throws -> [String: Value] {
     var result = [String: Value](minimumCapacity: object.count)
     for member in object.members {
       result[member.key] = try decoder.unwrap(
-        member.value, as: Value.self, parent: pathNode, step: .key(JSONCodingKey(stringValue: member.key)))
+        member.value, as: Value.self, parent: pathNode, step: .key(JSONCodingKey(stringValue: member.key)),
+        fallback: fallback?[member.key]?.objectValue)
     }
     return result
   }

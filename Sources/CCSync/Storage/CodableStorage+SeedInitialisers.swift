@@ -15,7 +15,8 @@ import Foundation
 /// - WLStorage: `key:defaultValue:` and `key:defaultValueClosure:`, one value per key in
 ///   the program's key directory (``StorageDirectory/keyLocation(_:)``:
 ///   `~/.local/share/PROGRAM/keys/KEY.json`); a missing file gets the default written at
-///   once, and the closure is called only when the file holds no value.
+///   once, and the closure is called only when the file holds no value. They write as
+///   WLStorage does, throttled to once per second (``UpdateMode/keyDefault``).
 ///
 /// Each takes the `updateMode:` and `options:` of ``init(defaultValue:location:updateMode:options:)``,
 /// whose rules (merging, live reload, errors) hold for all of them.
@@ -80,8 +81,10 @@ extension CodableStorage {
   /// (``StorageDirectory/keyLocation(_:)``), as WLStorage's `key:defaultValue:`: the file
   /// is read now; when it does not exist, `defaultValue` is written to it before the
   /// initialiser returns (unless ``StorageOptions/writesDefaultWhenMissing`` is `false`).
+  /// Changes are written as WLStorage writes them, throttled to once per second
+  /// (``UpdateMode/keyDefault``): the first at once, then at most one write a second.
   public convenience init(
-    key: String, defaultValue: Value, updateMode: UpdateMode = .afterIdle, options: StorageOptions = StorageOptions()
+    key: String, defaultValue: Value, updateMode: UpdateMode = .keyDefault, options: StorageOptions = StorageOptions()
   ) {
     var options = options
     options.writesDefaultWhenMissing = options.writesDefaultWhenMissing ?? true
@@ -96,7 +99,7 @@ extension CodableStorage {
   /// When the file holds a value, that value stands in for the default, also as the source
   /// of the members a later version of the file may lack.
   public convenience init(
-    key: String, defaultValueClosure: () -> Value, updateMode: UpdateMode = .afterIdle,
+    key: String, defaultValueClosure: () -> Value, updateMode: UpdateMode = .keyDefault,
     options: StorageOptions = StorageOptions()
   ) {
     let location = StorageDirectory.keyLocation(key)

@@ -59,7 +59,8 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
   /// `defaultValue` otherwise.
   /// - Parameters:
   ///   - defaultValue: the value when the file is missing, invalid or does not decode, and the
-  ///     source of values for keys the file lacks.
+  ///     source of the members the type asks for and the file lacks (never of a dictionary's
+  ///     entries: a dictionary gets exactly the file's keys).
   ///   - location: where the file is.
   ///   - updateMode: when local changes are written (default: after 2 s idle).
   ///   - options: durability, live reload, exit flushing, coders, logger.

@@ -15,7 +15,7 @@ import CCSyncJSON
 struct StorageState<Value: Codable> {
   /// How `value` stands against the document.
   enum Sync {
-    /// `value` was decoded from `source` (the document's JSON laid over the default's) and
+    /// `value` was decoded from `source` (the document's JSON, the default giving missing members) and
     /// has not been changed since: nothing is pending, and its encoding (the synced version
     /// too) is computed only when a local edit or a save needs it (``encodings(_:)``). A reload
     /// that finds no local change takes the document this way, without encoding the value back.
@@ -38,7 +38,7 @@ struct StorageState<Value: Codable> {
   struct IncomingVersion {
     /// The document.
     var json: JSONValue
-    /// `json` laid over the default's (see ``ValueCoding/decodingSource(_:)``).
+    /// `json` as decoded (see ``ValueCoding/decodingSource(_:)``).
     var source: JSONValue
     /// Its rank among the versions the document recorded; `nil` when unranked.
     var rank: VersionTracking.Rank?

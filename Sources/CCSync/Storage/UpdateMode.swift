@@ -15,6 +15,10 @@ public enum UpdateMode: Sendable, Equatable {
   /// The default: ``afterIdle(_:maximumDelay:)`` with 2 s.
   public static let afterIdle = UpdateMode.afterIdle(.seconds(2), maximumDelay: nil)
 
+  /// The default of the `key:` initialisers: ``throttled(_:)`` with 1 s, WLStorage's
+  /// "throttled to once per second".
+  public static let keyDefault = UpdateMode.throttled(.seconds(1))
+
   /// The longest a change waits under `.afterIdle`.
   var maximumIdleDelay: Duration? {
     guard case .afterIdle(let idle, let maximumDelay) = self else { return nil }

@@ -1,13 +1,13 @@
 import CCSyncJSON
 
 /// How one storage turns its value into JSON and back: its coders, and its default value
-/// encoded, which gives the keys a document lacks. Pure functions, no state: what the merge
+/// encoded, which gives the members a document lacks where the type asks for one. Pure functions, no state: what the merge
 /// rules (``StorageState``) call. `Sendable`.
 struct ValueCoding<Value: Codable>: Sendable {
   let encoder: JSONValueEncoder
   let decoder: JSONValueDecoder
-  /// The default value encoded (the initial value's for `initialValue:`): the base for keys
-  /// a document lacks.
+  /// The default value encoded (the initial value's for `initialValue:`): the decoder's
+  /// fallback for members a document lacks.
   let encodedDefault: JSONValue
   /// The document's name, for errors.
   let path: String
@@ -21,12 +21,13 @@ struct ValueCoding<Value: Codable>: Sendable {
     }
   }
 
-  /// Decodes a document laid over the default's, so keys it lacks take the default.
+  /// Decodes a document; a member the type asks for and the document lacks takes the
+  /// default's (see ``decode(source:)``).
   func decode(_ json: JSONValue) throws(StorageError) -> Value {
     try decode(source: decodingSource(json))
   }
 
-  /// The JSON a value is decoded from: the document's `json` laid over the default's.
+  /// The JSON a value is decoded from: the document's `json` without its `$schema` member.
   func decodingSource(_ json: JSONValue) -> JSONValue {
     // `$schema` is the document's metadata, not the value's: a dictionary must not get it
     // as a key.
@@ -34,16 +35,21 @@ struct ValueCoding<Value: Codable>: Sendable {
       object["$schema"] = nil
       return decodingSource(.object(object))
     }
-    if case .object = json, case .object = encodedDefault, ValueCoding.lacksMembers(json, of: encodedDefault) {
-      return ValueCoding.overlay(json, on: encodedDefault)
-    }
-    return json  // the usual case: the document has every key, so the overlay would copy it for nothing
+    return json
   }
 
-  /// Decodes `source` as it is (see ``decodingSource(_:)``).
+  /// Decodes `source` (see ``decodingSource(_:)``). Where the type asks for a member the
+  /// source lacks (a struct's field, at any depth), it takes the default's member at the same
+  /// path; a type that walks the keys present (a dictionary) gets exactly the source's, so an
+  /// entry removed from the file stays removed whatever the default holds. Laying the whole
+  /// document over the default's, as this did before, resurrected such entries.
   func decode(source: JSONValue) throws(StorageError) -> Value {
     do {
-      return try decoder.decode(Value.self, from: source)
+      // The usual case, a document with every member the default has, needs no fallback.
+      guard ValueCoding.lacksMembers(source, of: encodedDefault) else {
+        return try decoder.decode(Value.self, from: source)
+      }
+      return try decoder.decode(Value.self, from: source, missingMembersFrom: encodedDefault)
     } catch let error as DecodingError {
       throw .decodingFailed(path: path, message: error.readableDescription)
     } catch {
@@ -51,24 +57,16 @@ struct ValueCoding<Value: Codable>: Sendable {
     }
   }
 
-  /// Whether two values decoded from sources within the default's shape differ exactly when
-  /// the sources do (see ``isWithinShape(_:of:)``), so that comparing sources tells a change
-  /// without encoding either value.
+  /// Whether two values decoded from sources within the default's shape, and with every
+  /// member it has, differ exactly when the sources do (see ``isWithinShape(_:of:)``), so that
+  /// comparing sources tells a change without encoding either value. A source that lacks a
+  /// member decodes as one that has the default's there, so its text alone cannot tell.
   func comparesSources(_ source: JSONValue) -> Bool {
-    ValueCoding.isWithinShape(source, of: encodedDefault)
-  }
-
-  /// `value`'s members over `base`'s, recursively for objects; `value` wins everywhere else.
-  static func overlay(_ value: JSONValue, on base: JSONValue) -> JSONValue {
-    guard case .object(let top) = value, case .object(var result) = base else { return value }
-    for member in top {
-      result[member.key] = overlay(member.value, on: result[member.key] ?? .null)
-    }
-    return .object(result)
+    ValueCoding.isWithinShape(source, of: encodedDefault) && !ValueCoding.lacksMembers(source, of: encodedDefault)
   }
 
   /// Whether `value` lacks a member `base` has, at any depth where both are objects: whether
-  /// ``overlay(_:on:)`` would add anything.
+  /// the decoder may need `base` as its fallback.
   static func lacksMembers(_ value: JSONValue, of base: JSONValue) -> Bool {
     guard case .object(let object) = value, case .object(let baseObject) = base else { return false }
     for member in baseObject {

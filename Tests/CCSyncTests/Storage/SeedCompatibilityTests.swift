@@ -204,6 +204,31 @@ import Testing
     }
   }
 
+  /// WLStorage: "throttled to once per second". The `key:` initialisers default to
+  /// `.throttled(.seconds(1))`: the first change is written at once (well before the 2 s an
+  /// `.afterIdle` storage waits), the next one not before a second has passed.
+  @Test func keyStoragesWriteThrottledToOncePerSecond() throws {
+    try withHome { home throws in
+      let path = home.keys + "/volume.json"
+      do { _ = CodableStorage(key: "volume", defaultValue: 1) }  // writes the file
+      #expect(try fileJSON(path) == 1)
+
+      let storage = CodableStorage(key: "volume", defaultValue: 0)
+      #expect(storage.updateMode == .throttled(.seconds(1)))
+      #expect(CodableStorage(key: "other", defaultValueClosure: { 0 }).updateMode == .keyDefault)
+      #expect(CodableStorage(defaultValue: 0, path: home.keys + "/plain.json").updateMode == .afterIdle)
+
+      storage.wrappedValue = 2
+      let start = ContinuousClock.now
+      #expect(waitUntil(deadline: .milliseconds(1_500)) { (try? fileJSON(path)) == 2 }, "the first change at once")
+      storage.wrappedValue = 3
+      #expect(try fileJSON(path) == 2, "the second waits for the interval")
+      #expect(storage.hasPendingChanges)
+      #expect(waitUntil(deadline: .seconds(10)) { (try? fileJSON(path)) == 3 })
+      #expect(ContinuousClock.now - start >= .milliseconds(900), "not before the second has passed")
+    }
+  }
+
   /// The option behind both behaviours: on for `key:`, off elsewhere, and either may be
   /// asked for. An invalid file is never overwritten by it.
   @Test func writingTheDefaultIsAnOption() throws {
