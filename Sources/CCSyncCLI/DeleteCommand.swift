@@ -6,7 +6,7 @@ enum DeleteCommand: Command {
   static let spec = CommandSpec(
     name: "delete", overview: "Remove the value at <path> from a JSON file.",
     operands: [Help.fileOperand, OperandSpec("path", help: "Dotted path or JSON Pointer.")],
-    options: Help.lockOptions + GateOptions.all + [HistoryOptions.keep] + WaitHosts.all,
+    options: [Help.jsonc] + Help.lockOptions + GateOptions.all + [HistoryOptions.keep] + WaitHosts.all,
     discussion: "Exits 1, leaving the file unchanged, when there is no value at <path>.\n" + Help.etcdWriteNote)
 
   static func run(_ arguments: ParsedArguments) throws -> Int32 {

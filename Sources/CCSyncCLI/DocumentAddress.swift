@@ -64,6 +64,9 @@ extension ParsedArguments {
   /// The address the FILE operand (the first) names.
   /// - Throws: a ``UsageError`` for a malformed `etcd://` URL.
   func address() throws(UsageError) -> DocumentAddress {
-    try DocumentAddress(operands[0], in: spec)
+    // `--jsonc` reaches every document of this process (and the commands it runs) as
+    // CCSYNC_JSONC=1 does.
+    if declares(Help.jsonc) && has(Help.jsonc) { Environment.set("CCSYNC_JSONC", to: "1") }
+    return try DocumentAddress(operands[0], in: spec)
   }
 }

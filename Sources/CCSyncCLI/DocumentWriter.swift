@@ -44,12 +44,10 @@ struct DocumentWriter {
     _ change: (inout JSONValue) throws -> Result
   ) throws -> Result {
     if !createIfMissing, case .file(let path) = address, !FileTree.exists(path) {
-      // Checked first so that a missing directory reads as the missing file it implies.
-      let file = SharedFile(path: path)
-      if !FileTree.isDirectory(FilePath.directory(of: try file.resolvedPath())) {
-        throw StorageError.missingFile(path: path)
-      }
+      // Checked before the lock, so that a missing file leaves nothing behind (no lock file).
+      throw StorageError.missingFile(path: path)
     }
+    if case .file(let path) = address { Self.waitOutEmptyFileGrace(path) }
     do {
       let result = try document.update(
         wait: wait, invalidFile: .fail, missingFile: createIfMissing ? .create : .fail, writes: policy, change)
@@ -63,6 +61,23 @@ struct DocumentWriter {
     } catch StoreError.lockUnavailable(let lockPath) {
       throw wait.failure(file: address.name, lockPath: lockPath, code: ExitCode.failure)
     }
+  }
+}
+
+extension DocumentWriter {
+  /// How long an empty file may be a writer caught between truncating and writing.
+  static let emptyFileGrace: Duration = .seconds(1)
+
+  /// Waits, when `path` is an empty file changed less than ``emptyFileGrace`` ago, until it is
+  /// that old: `touch app.json; ccsync set app.json a 1` then writes into it as into `{}`
+  /// instead of taking it for a writer caught mid-way (65).
+  static func waitOutEmptyFileGrace(_ path: String) {
+    guard let status = (try? FileSystem.status(path)) ?? nil, status.identity.size == 0 else { return }
+    let now = FileSystem.currentTime()
+    let age = now.nanoseconds(since: status.identity.modificationTime)
+    let grace = Int64(emptyFileGrace.components.seconds) * 1_000_000_000
+    guard age >= 0, age < grace else { return }
+    ContinuousClock.sleepThread(for: .nanoseconds(grace - age + 10_000_000))
   }
 }
 
@@ -86,8 +101,10 @@ enum DocumentReader {
   /// `bytes` parsed as the document of the file at `path`.
   /// - Throws: ``StorageError/invalidJSON(path:_:)`` naming `path`.
   static func parse(_ bytes: [UInt8], path: String) throws(StorageError) -> JSONValue {
-    do {
-      return try JSONValue(parsing: bytes)
+    do throws(JSONParseError) {
+      guard SharedDocument.syntax(forName: path) == .jwcc else { return try JSONValue(parsing: bytes) }
+      if let value = try LosslessJSONDocument(parsing: bytes, syntax: .jwcc).value { return value }
+      return try JSONValue(parsing: [UInt8]())
     } catch {
       throw .invalidJSON(path: path, error)
     }

@@ -7,7 +7,7 @@ import CCSyncProcesses
 enum EditCommand: Command {
   static let spec = CommandSpec(
     name: "edit", overview: "Edit a JSON file in $VISUAL, $EDITOR or vi, merging with changes made meanwhile.",
-    operands: [Help.fileOperand], options: Help.lockOptions + GateOptions.all + [HistoryOptions.keep] + WaitHosts.all,
+    operands: [Help.fileOperand], options: [Help.jsonc] + Help.lockOptions + GateOptions.all + [HistoryOptions.keep] + WaitHosts.all,
     discussion: "Opens a copy. Unchanged: status 0, nothing written. Invalid JSON: status 65, the file untouched, the copy kept. Otherwise the fields the edit changed are applied to the current file under the lock, so changes another process made meanwhile survive; a field both changed: status 75, both values shown, nothing written.\n" + Help.etcdWriteNote)
 
   /// Fields changed both in the edit and in the file meanwhile, to differing values.

@@ -9,7 +9,7 @@ enum GetCommand: Command {
   static let spec = CommandSpec(
     name: "get", overview: "Print the value at <path> in a JSON file (the whole document without <path>).",
     operands: [Help.fileOperand, Help.pathOperand],
-    options: [raw, compact],
+    options: [raw, compact, Help.jsonc],
     discussion: "Exits 1 when there is no value at <path>, 65 when <file> is not valid JSON or <path> goes through a value that is not an object or array, 66 when <file> does not exist; for an etcd key, 69 when no member answers and 77 when it refuses the credentials ($ETCDCTL_USER=user:password).")
 
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
@@ -39,7 +39,7 @@ enum GetCommand: Command {
 enum LoadCommand: Command {
   static let spec = CommandSpec(
     name: "load", overview: "Print the whole document, pretty (the same as 'ccsync get <file>').",
-    operands: [Help.fileOperand], options: [])
+    operands: [Help.fileOperand], options: [Help.jsonc])
 
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
     let document = try DocumentReader.read(try arguments.address())

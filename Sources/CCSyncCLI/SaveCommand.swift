@@ -9,7 +9,7 @@ enum SaveCommand: Command {
   static let spec = CommandSpec(
     name: "save", overview: "Replace a JSON file with the document read from standard input.",
     operands: [Help.fileOperand],
-    options: [merge] + Help.lockOptions + GateOptions.all + [HistoryOptions.keep] + WaitHosts.all,
+    options: [Help.jsonc, merge] + Help.lockOptions + GateOptions.all + [HistoryOptions.keep] + WaitHosts.all,
     discussion: "Exits 65 and leaves the file untouched when standard input is not valid JSON. Creates <file> when it does not exist (its directory must exist).\n" + Help.etcdWriteNote)
 
   static func run(_ arguments: ParsedArguments) throws -> Int32 {

@@ -13,7 +13,7 @@ enum SetCommand: Command {
       OperandSpec("path", help: "Dotted path or JSON Pointer; missing objects on the way are created."),
       OperandSpec("value", help: "JSON when it parses as JSON (42, true, \"x\", {\"a\":1}), a string otherwise; text starting with {, [ or \" must be valid JSON."),
     ],
-    options: [string, json] + Help.lockOptions + GateOptions.all + [HistoryOptions.keep] + WaitHosts.all,
+    options: [Help.jsonc, string, json] + Help.lockOptions + GateOptions.all + [HistoryOptions.keep] + WaitHosts.all,
     exclusive: [[string, json]],
     discussion: "Creates <file> as {} first when it does not exist (its directory must exist). The write takes the file's lock, re-reads the file under it, and replaces it atomically; an invalid file is left untouched (status 65).\n" + Help.etcdWriteNote)
 

@@ -9,7 +9,7 @@ enum ValidateCommand: Command {
   static let spec = CommandSpec(
     name: "validate", overview: "Check documents against a JSON Schema: --schema, or the one their '$schema' names.",
     operands: [OperandSpec("file", kind: .document, help: "A JSON file, an etcd:// key, or - for standard input; more may follow.")],
-    options: [GateOptions.schema, GateOptions.assertFormats, json],
+    options: [GateOptions.schema, GateOptions.assertFormats, json, Help.jsonc],
     discussion: "Exits 0 when every document passes; 65 with one line per failure ('FILE': /pointer: what is wrong (keyword)) when one does not, or is not valid JSON; 64 when a document has no schema to check against (no --schema, and no '$schema' naming a file or key: an http(s) URL is an editor's and is not fetched); 66 when a document or its schema cannot be found; 65 when the schema is not a valid JSON Schema (draft 2020-12). A relative '$schema' is resolved beside the document (for standard input, in the current directory).",
     repeatsOperands: true)
 

@@ -23,7 +23,7 @@ enum WatchCommand: Command {
   static let spec = CommandSpec(
     name: "watch", overview: "Print the value at <path> now and each time it changes, one compact JSON line each.",
     operands: [Help.fileOperand, Help.pathOperand],
-    options: [compact, count, timeout, poll, exec, restart, signal, debounce] + GateOptions.all,
+    options: [Help.jsonc, compact, count, timeout, poll, exec, restart, signal, debounce] + GateOptions.all,
     exclusive: [[exec, restart, signal]],
     discussion: """
       Runs until SIGINT, SIGTERM or SIGHUP (status 0). A missing file or <path>, or an invalid file, \

@@ -41,6 +41,12 @@ package enum Environment {
     return name.isEmpty ? "?" : name
   }
 
+  /// Sets an environment variable of this process (and of the children it starts).
+  /// The corresponding C function is `setenv`.
+  package static func set(_ name: String, to value: String) {
+    setenv(name, value, 1)
+  }
+
   /// `$HOME`, or the home directory in the user database.
   package static var homeDirectory: String {
     if let home = value("HOME") { return home }

@@ -100,6 +100,13 @@ public final class DocumentGate: Sendable {
   ///   it; ``StorageError/schemaUnavailable(path:schema:message:)`` when the schema cannot be
   ///   read, or ``StorageError/invalidSchema(path:schema:message:)`` when it is not one.
   func judge(_ document: JSONValue, bytes: @autoclosure () -> [UInt8], in store: any DocumentStore) throws(StorageError) {
+    try judgeBySchema(document, in: store)
+    try runCheck(document, bytes: bytes(), in: store)
+  }
+
+  /// Judges `document` by the schema alone (a write judges each request by it, then runs the
+  /// check once on the exact text it will write).
+  func judgeBySchema(_ document: JSONValue, in store: any DocumentStore) throws(StorageError) {
     if let (name, schema) = try schemaToApply(for: document, in: store) {
       var instance = document
       if case .object(var object) = instance, object["$schema"] != nil {
@@ -111,9 +118,13 @@ public final class DocumentGate: Sendable {
         throw .rejected(path: store.name, reasons: failures.map { "\($0) (schema '\(name)')" })
       }
     }
+  }
+
+  /// Runs the caller's check on `document`, whose text is `bytes`.
+  func runCheck(_ document: JSONValue, bytes: [UInt8], in store: any DocumentStore) throws(StorageError) {
     if let check {
       do {
-        try check(document, bytes())
+        try check(document, bytes)
       } catch let refusal as Refusal {
         throw .rejected(path: store.name, reasons: [refusal.reason])
       } catch let error as StorageError {

@@ -64,7 +64,7 @@ extension SharedDocument {
         }
         if changed == current.document { return .leave(current) }
         document = changed
-        text = SharedDocument.printedVersion(of: changed, over: current)
+        text = SharedDocument.printedVersion(of: changed, over: current, syntax: self.syntax)
         try SharedDocument.checkNesting(text.nesting, name: self.name)
       }
       if self.gate.mayApply(to: document) { try self.gate.judge(document, bytes: text.bytes, in: self.store) }

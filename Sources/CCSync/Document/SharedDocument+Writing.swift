@@ -109,7 +109,7 @@ extension SharedDocument {
           request.run(on: &document, fileHeldDocument: current.document != nil)
           guard request.succeeded, self.gate.mayApply(to: document), document != before else { continue }
           do {
-            try self.gate.judge(document, bytes: SharedDocument.documentBytes(document), in: self.store)
+            try self.gate.judgeBySchema(document, in: self.store)
           } catch {
             document = before
             request.fail(error)
@@ -118,11 +118,13 @@ extension SharedDocument {
       }
       let committed = batch.filter(\.succeeded)
       guard !committed.isEmpty else { return .abandon }
-      guard let text = SharedDocument.textToWrite(document, over: current, for: committed) else {
+      guard let text = SharedDocument.textToWrite(document, over: current, for: committed, syntax: self.syntax) else {
         return .leave(current)
       }
       do {
         try SharedDocument.checkNesting(text.nesting, name: self.name)
+        // The check sees exactly the text that will be written; it judges the batch's result.
+        try self.gate.runCheck(document, bytes: text.bytes, in: self.store)
       } catch {
         for request in committed { request.fail(error) }
         return .abandon
@@ -192,6 +194,12 @@ extension SharedDocument {
   /// `.preserveAndReplace`.
   func currentVersion(_ found: StoredVersion?, policy: InvalidFilePolicy) throws(StorageError) -> CurrentVersion {
     guard let found else { return CurrentVersion() }
+    // Text that holds no value (empty, blank, or only comments) and has stayed so past the
+    // mid-write grace is an empty document for a writer: it starts from `{}`. One that may be
+    // a writer caught between truncating and writing is invalid, as for every reader.
+    if SharedDocument.holdsNoValue(found.bytes, syntax: syntax), !store.mayBeMidWrite() {
+      return CurrentVersion(document: nil, version: found)
+    }
     if let known = knownVersion(for: found.bytes) {
       return CurrentVersion(document: known.document, version: found, layout: known.layout)
     }
@@ -207,9 +215,12 @@ extension SharedDocument {
   /// the document means what the store already holds and no request asked for a write when
   /// only the text differs. The text is printed once, whether it decides or not.
   static func textToWrite(
-    _ document: JSONValue, over current: CurrentVersion, for requests: [GroupCommit.Request]
+    _ document: JSONValue, over current: CurrentVersion, for requests: [GroupCommit.Request], syntax: JSONSyntax
   ) -> PrintedVersion? {
-    let printed = { printedVersion(of: document, over: current) }
+    // A request for the printer's text (a whole document replaced: `ccsync save`) gets it
+    // whole; the others edit the text that is there (see ``printedVersion(of:over:syntax:)``).
+    let wholeText = requests.contains(where: { $0.writes == .whenTextDiffers })
+    let printed = { printedVersion(of: document, over: current, syntax: syntax, editingText: !wholeText) }
     guard let original = current.document, document == original else { return printed() }  // changed, created, or replacing an invalid version
     guard requests.contains(where: { $0.writes == .whenTextDiffers }) else { return nil }
     let text = printed()
@@ -220,11 +231,20 @@ extension SharedDocument {
   /// printer's (only the top-level values that changed are printed, see
   /// ``JSONDocumentLayout``), whole otherwise; the same bytes either way, those of
   /// ``documentBytes(_:)``.
-  static func printedVersion(of document: JSONValue, over current: CurrentVersion) -> PrintedVersion {
+  static func printedVersion(
+    of document: JSONValue, over current: CurrentVersion, syntax: JSONSyntax, editingText: Bool = true
+  ) -> PrintedVersion {
     if let layout = current.layout, let original = current.document, let bytes = current.version?.bytes,
       let printed = layout.printMeasuringNesting(document, over: bytes, printedFrom: original)
     {
       return (printed.bytes, printed.layout, printed.nesting)
+    }
+    // Text a person (or another program) laid out: only the changed values' text is
+    // rewritten, in the style of their neighbours; comments and layout stay (see
+    // ``LosslessJSONDocument``).
+    if editingText, let original = current.document, let bytes = current.version?.bytes, !current.isInvalid {
+      let edited = LosslessJSONDocument(bytes: bytes, syntax: syntax, value: original).bytes(updatedTo: document)
+      return (edited, nil, document.nestingDepth)
     }
     return JSONDocumentLayout.printMeasuringNesting(document, sizeHint: current.version?.bytes.count ?? 0)
   }

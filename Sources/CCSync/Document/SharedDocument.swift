@@ -53,6 +53,10 @@ public final class SharedDocument: Sendable {
   package let store: any DocumentStore
   /// What a version must pass to be written or adopted (see ``DocumentGate``).
   public let gate: DocumentGate
+  /// The grammar the document's text is read with: JWCC (comments, trailing commas) for a
+  /// name ending in `.jsonc` or `.hujson`, or with `CCSYNC_JSONC=1`; strict RFC 8259 JSON
+  /// otherwise (a comment is then an error naming how to read the file as JWCC).
+  public let syntax: JSONSyntax
   let tracking = Protected(VersionTracking())
   let groupCommit = GroupCommit()
 
@@ -92,6 +96,20 @@ public final class SharedDocument: Sendable {
   init(store: any DocumentStore, gate: DocumentGate = .standard) {
     self.store = store
     self.gate = gate
+    self.syntax = SharedDocument.syntax(forName: store.name)
+  }
+
+  /// The syntax a document named `name` is read with (see ``syntax``).
+  public static func syntax(forName name: String) -> JSONSyntax {
+    if name.hasSuffix(".jsonc") || name.hasSuffix(".hujson") || Environment.value("CCSYNC_JSONC") == "1" { return .jwcc }
+    return .strict
+  }
+
+  /// Whether `bytes` hold no value: empty, blank, or (JWCC) only comments.
+  static func holdsNoValue(_ bytes: [UInt8], syntax: JSONSyntax) -> Bool {
+    if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return true }
+    guard syntax == .jwcc, let document = try? LosslessJSONDocument(parsing: bytes, syntax: .jwcc) else { return false }
+    return document.isEmpty
   }
 
   /// Judges a version another process wrote: a valid parse that the gate refuses becomes
@@ -214,8 +232,11 @@ public final class SharedDocument: Sendable {
   }
 
   func parse(_ bytes: [UInt8]) throws(StorageError) -> JSONValue {
-    do {
-      return try JSONValue(parsing: bytes)
+    do throws(JSONParseError) {
+      guard syntax == .jwcc else { return try JSONValue(parsing: bytes) }
+      // Only comments is no value: the same error as empty text.
+      if let value = try LosslessJSONDocument(parsing: bytes, syntax: .jwcc).value { return value }
+      return try JSONValue(parsing: [UInt8]())
     } catch {
       throw .invalidJSON(path: name, error)
     }

@@ -16,6 +16,9 @@ enum Help {
   /// What a write does on an etcd key, for the writing commands' help.
   static let etcdWriteNote = "On an etcd key (etcd://...) the write is a compare-and-swap, repeated on the newer value when another write came first; it takes no lock, so -n changes nothing, and -w <secs> is how long the write may keep trying the cluster (each call and the retries between them)."
 
+  /// `--jsonc`: read every document as JWCC (JSON with comments and trailing commas), as a
+  /// `.jsonc` or `.hujson` name does; the same as `CCSYNC_JSONC=1`.
+  static let jsonc = OptionSpec(nil, "jsonc", help: "Read the document as JWCC (comments, trailing commas), as .jsonc and .hujson files are; the same as CCSYNC_JSONC=1.")
   static let nonblock = OptionSpec("n", "nonblock", help: "Fail with status 1 at once if another process holds the lock.")
   static let wait = OptionSpec("w", "wait", value: "secs", .seconds(positive: false), help: "Fail with status 1 if the lock is not free within <secs> seconds.")
   static let lockOptions = [nonblock, wait]

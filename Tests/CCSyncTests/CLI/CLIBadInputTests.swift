@@ -15,9 +15,6 @@ import Testing
   }
 
   static let badFiles: [BadFile] = [
-    BadFile(name: "empty file", status: 65, message: "is not valid JSON: empty document") { path in
-      try CLI.write("", to: path)
-    },
     BadFile(name: "NUL byte", status: 65, message: "is not valid JSON: unexpected character U+0000 at line 1, column 7") { path in
       try Data("{\"a\": \0}".utf8).write(to: URL(fileURLWithPath: path))
     },

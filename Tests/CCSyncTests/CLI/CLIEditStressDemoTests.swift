@@ -132,7 +132,7 @@ import Testing
       holder.stop()
       let outcome = edit.wait(deadline: .seconds(30))
       #expect(outcome.succeeded, "\(outcome.summary)")
-      #expect(try String(contentsOfFile: file, encoding: .utf8) == "{\n  \"theme\": \"dark\"\n}\n")
+      #expect(try String(contentsOfFile: file, encoding: .utf8) == "{\"theme\": \"dark\"}\n", "the file's own layout kept")
     }
   }
 
@@ -151,7 +151,7 @@ import Testing
       let edit = try ChildProcess.run(
         "env", ignoringChildren + ["edit", file], environment: CLI.environment(["EDITOR": editor, "VISUAL": ""]))
       #expect(edit.succeeded, "\(edit.summary)")
-      #expect(try String(contentsOfFile: file, encoding: .utf8) == "{\n  \"theme\": \"dark\"\n}\n")
+      #expect(try String(contentsOfFile: file, encoding: .utf8) == "{\"theme\": \"dark\"}\n", "the file's own layout kept")
       let editorIgnored = signalMask("SigIgn", in: try String(contentsOfFile: editorStatus, encoding: .utf8))
       #expect(editorIgnored.map { $0 & (1 << (SIGCHLD - 1)) == 0 } == true, "the editor got SIGCHLD ignored")
 

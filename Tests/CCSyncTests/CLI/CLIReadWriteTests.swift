@@ -190,7 +190,7 @@ import Testing
       let before = CLI.bytes(fixture.file)
       let invalid = try CLI.run(["save", fixture.file], input: "{\"a\": 1,}")
       #expect(invalid.status == 65, "\(invalid.summary)")
-      #expect(invalid.standardError.contains("line 1, column 9"))
+      #expect(invalid.standardError.contains("trailing comma") && invalid.standardError.contains("line 1, column 8"), "\(invalid.summary)")
       #expect(CLI.bytes(fixture.file) == before)
       let empty = try CLI.run(["save", "--merge", fixture.file], input: "")
       #expect(empty.status == 65)

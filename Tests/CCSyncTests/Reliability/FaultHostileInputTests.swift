@@ -72,7 +72,10 @@ import CCSyncSystem
         if !input.fragment.isEmpty { #expect(result.contains(input.fragment), "\(result)") }
       }
       if input.outcome == "invalid" { #expect(result.contains("'\(path)'"), "does not name the file: \(result)") }
-      // A write refuses a file that is not JSON (the CLI's policy) and leaves it as it was.
+      // A write refuses a file that is not JSON (the CLI's policy) and leaves it as it was. A
+      // blank file is the exception: a writer starts from it as from `{}` (an empty one too,
+      // once it has stayed empty past the mid-write grace; this one is younger).
+      if input.name == "whitespace only" { return }
       if input.outcome == "invalid" {
         let write = try ChildProcess.run(testHelper(), ["update-once", path], deadline: .seconds(30))
         #expect(!write.signaled && write.standardOutput.hasPrefix("failed '\(path)' is not valid JSON"), "\(write.standardOutput)")
