@@ -84,10 +84,11 @@ final class FlockHolder {
   let child: ChildProcess
   private let pidFile: String
 
-  /// Starts the holder and waits until the lock is taken.
-  init(lockFile: String, in directory: TemporaryDirectory) throws {
+  /// Starts the holder and waits until the lock is taken; it lets go by itself after
+  /// `seconds` (`sleep`'s argument: `1.5` is a second and a half).
+  init(lockFile: String, in directory: TemporaryDirectory, seconds: String = "30") throws {
     pidFile = directory.file("flock-holder.pid")
-    child = try ChildProcess.start("flock", [lockFile, "-c", "echo $$ > '\(pidFile)'; exec sleep 30"])
+    child = try ChildProcess.start("flock", [lockFile, "-c", "echo $$ > '\(pidFile)'; exec sleep \(seconds)"])
     #expect(waitUntil { FileManager.default.fileExists(atPath: self.pidFile) && self.sleepPid != nil })
   }
 
