@@ -13,6 +13,8 @@ case "propagation-reader":
   PropagationBenchmark.run(arguments: Array(arguments.dropFirst()))
 case "watch-files":
   WatcherBenchmark.run(arguments: Array(arguments.dropFirst()))
+case "async-wakeup":
+  AsyncWakeUpBenchmark.run(arguments: Array(arguments.dropFirst()))
 default:
   print("OVERVIEW: CCSync benchmarks")
   print("")
@@ -24,10 +26,12 @@ default:
   print("  bench-worker         one contender of the locked read-modify-write benchmark (bench/run)")
   print("  propagation-reader   the watching end of the propagation benchmark (bench/run)")
   print("  watch-files          a process watching N files, for memory and CPU (bench/run)")
+  print("  async-wakeup         a sleeping task's wake-up delay while 64 tasks await contended updates")
   print("")
   print(CodecBenchmark.usage)
   print(SchemaBenchmark.usage)
   print(ContentionBenchmark.usage)
   print(PropagationBenchmark.usage)
   print(WatcherBenchmark.usage)
+  print(AsyncWakeUpBenchmark.usage)
 }
