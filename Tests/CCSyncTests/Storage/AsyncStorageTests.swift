@@ -151,8 +151,11 @@ struct ContendedRun {
     case failed(String)
   }
 
-  /// Runs `updates` calls of `update` and a task sleeping 10 ms twenty times, all at once.
-  static func measure(updates: Int, _ update: @escaping @Sendable () async throws -> Void) async -> ContendedRun {
+  /// Runs `updates` calls of `update` and a task sleeping 10 ms twenty times, all at once;
+  /// the sleeper calls `whenSlept` when it is done (a test then lets the updates through).
+  static func measure(
+    updates: Int, whenSlept: @escaping @Sendable () -> Void = {}, _ update: @escaping @Sendable () async throws -> Void
+  ) async -> ContendedRun {
     await withTaskGroup(of: Event.self) { group in
       for _ in 0..<updates {
         group.addTask {
@@ -171,7 +174,9 @@ struct ContendedRun {
           try? await Task.sleep(for: .milliseconds(10))
           worst = max(worst, ContinuousClock.now - start - .milliseconds(10))
         }
-        return .slept(end: .now, worst: worst)
+        let end = ContinuousClock.now
+        whenSlept()
+        return .slept(end: end, worst: worst)
       }
       var run = ContendedRun(sleeperEnd: .now, worstWakeUpDelay: .zero)
       for await event in group {
