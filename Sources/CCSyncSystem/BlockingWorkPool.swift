@@ -5,8 +5,8 @@ import Glibc
 /// one of the cooperative pool's few threads while it waits.
 ///
 /// At most ``maximumThreads`` threads run at once; work beyond that waits in a queue, in
-/// order, and holds no thread. A thread is started when work arrives and none is idle, and
-/// ends after ``idleLifetime`` without work. A task cancelled while its work is queued is
+/// order, and holds no thread. A thread is started when work arrives that no idle thread is
+/// free to take, and ends after ``idleLifetime`` without work. A task cancelled while its work is queued is
 /// answered at once with `CancellationError` and its work never runs; work already running is
 /// told through its ``CancellationFlag`` and stops at its next check.
 ///
@@ -70,7 +70,8 @@ package final class BlockingWorkPool: @unchecked Sendable {
     let startsThread = condition.withLock { () -> Bool in
       queue.append(job)
       condition.broadcast()
-      guard idleCount == 0 && threadCount < maximumThreads else { return false }
+      // Each idle thread takes one job: more jobs than idle threads need another thread.
+      guard queue.count > idleCount && threadCount < maximumThreads else { return false }
       threadCount += 1
       return true
     }

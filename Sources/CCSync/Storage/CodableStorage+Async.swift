@@ -3,7 +3,9 @@ import CCSyncSystem
 /// The calls for Swift concurrency: the same work as ``save()``, ``load()``, ``flush()`` and
 /// ``update(_:)``, done on the library's own threads (``BlockingWorkPool``, at most 4) while
 /// the task awaits, so a lock wait, an `fsync` or an etcd round trip never holds a thread of
-/// the cooperative pool. A cancelled task stops waiting for the lock and throws
+/// the cooperative pool. A storage's `async` saves and updates go to the pool one at a time
+/// (``AsyncSerialGate``): the others wait as suspended tasks, so many of them take one
+/// thread and the other storages' calls still find threads. A cancelled task stops waiting for the lock and throws
 /// `CancellationError`; nothing is written after the cancellation is seen (docs/SEMANTICS.md,
 /// "Async calls and cancellation").
 ///
@@ -16,7 +18,9 @@ extension CodableStorage {
   ///   before the write is planned (under the lock): nothing is written, the changes stay
   ///   pending.
   public func saveAsync() async throws {
-    try await BlockingWorkPool.shared.run { cancellation in try self.save(cancellation: cancellation) }
+    try await asyncWrites.withTurn {
+      try await BlockingWorkPool.shared.run { cancellation in try self.save(cancellation: cancellation) }
+    }
   }
 
   /// ``flush()`` without blocking the calling task's thread: writes pending changes, if any.
@@ -50,7 +54,9 @@ extension CodableStorage {
   public func updateAsync<Result: Sendable>(
     _ body: @escaping @Sendable (inout Value) throws -> Result
   ) async throws -> Result {
-    try await BlockingWorkPool.shared.run { cancellation in try self.update(cancellation: cancellation, body) }
+    try await asyncWrites.withTurn {
+      try await BlockingWorkPool.shared.run { cancellation in try self.update(cancellation: cancellation, body) }
+    }
   }
 
   /// ``save()`` on a pool thread: waits in slices, looking at `cancellation` between them.

@@ -33,6 +33,33 @@ import CCSyncSystem
     #expect(BlockingWorkPool.shared.peakBusyThreads <= 4)
   }
 
+  /// 64 updates waiting for one locked file take one of the pool's 4 threads, not all of
+  /// them: an update of another file meanwhile lands at once.
+  @Test func updatesOfALockedFileLeaveThreadsForOtherFiles() async throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let lockedPath = directory.file("locked.json")
+    let freePath = directory.file("free.json")
+    writeFile(lockedPath, #"{"counter": 0}"#)
+    writeFile(freePath, #"{"counter": 0}"#)
+    let locked = CodableStorage(defaultValue: SharedSettings(), path: lockedPath, updateMode: .manual, options: quietOptions)
+    let free = CodableStorage(defaultValue: SharedSettings(), path: freePath, updateMode: .manual, options: quietOptions)
+    let holder = try FlockHolder(lockFile: lockedPath + ".lock", in: directory)
+    defer { holder.stop() }
+
+    let waiting = (0..<64).map { _ in Task { try await locked.updateAsync { $0.counter += 1 } } }
+    try await Task.sleep(for: .milliseconds(200))  // every one of them queued or waiting
+    let started = ContinuousClock.now
+    try await free.updateAsync { $0.counter += 1 }
+    let took = ContinuousClock.now - started
+    #expect(took < .seconds(1), "the other file's update waited \(took) for a thread")
+    #expect(try fileJSON(freePath).objectValue?["counter"] == 1)
+
+    holder.stop()
+    for update in waiting { _ = try await update.value }
+    #expect(try fileJSON(lockedPath).objectValue?["counter"] == 64)
+  }
+
   /// A task awaiting an update while another process holds the lock is cancelled: it throws
   /// `CancellationError` within a few slices of the wait, and the file is unchanged, also
   /// once the lock is free; the storage wrote nothing and its value is the file's.
