@@ -92,7 +92,8 @@ final class FlockHolder {
     #expect(waitUntil { FileManager.default.fileExists(atPath: self.pidFile) && self.sleepPid != nil })
   }
 
-  private var sleepPid: Int32? {
+  /// The process holding the lock (flock's `sleep`), once it holds it.
+  var sleepPid: Int32? {
     (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
   }
 
