@@ -15,6 +15,8 @@ case "watch-files":
   WatcherBenchmark.run(arguments: Array(arguments.dropFirst()))
 case "lossless":
   LosslessBenchmark.run(arguments: Array(arguments.dropFirst()))
+case "async-wakeup":
+  AsyncWakeUpBenchmark.run(arguments: Array(arguments.dropFirst()))
 default:
   print("OVERVIEW: CCSync benchmarks")
   print("")
@@ -27,6 +29,7 @@ default:
   print("  propagation-reader   the watching end of the propagation benchmark (bench/run)")
   print("  watch-files          a process watching N files, for memory and CPU (bench/run)")
   print("  lossless             the lossless JSON/JWCC document against whole parse and print")
+  print("  async-wakeup         a sleeping task's wake-up delay while 64 tasks await contended updates")
   print("")
   print(CodecBenchmark.usage)
   print(SchemaBenchmark.usage)
@@ -34,4 +37,5 @@ default:
   print(PropagationBenchmark.usage)
   print(WatcherBenchmark.usage)
   print(LosslessBenchmark.usage)
+  print(AsyncWakeUpBenchmark.usage)
 }

@@ -24,6 +24,9 @@ final class GroupCommit: @unchecked Sendable {
     /// then this request's place in the batch; `nil` when it failed.
     var resultRank: VersionTracking.Rank?
     fileprivate var isDone = false
+    /// Set when the caller's task is cancelled (an `async` update): the request is failed with
+    /// `CancellationError` instead of being run by any plan made after it is set.
+    var cancellation: CancellationFlag?
 
     init(
       invalidFile: SharedDocument.InvalidFilePolicy, missingFile: SharedDocument.MissingFilePolicy,

@@ -44,13 +44,19 @@ extension SharedDocument {
   /// `body` is also told whether the locked read found a document in the file: `false` when
   /// the file is missing, empty or not valid JSON (kept aside), and `body` gets `{}`; a file
   /// that holds `{}` on purpose gives `true`.
+  ///
+  /// `cancellation`, when set before a plan is made (under the lock, or before each
+  /// compare-and-swap attempt), fails the request with `CancellationError`: nothing of it is
+  /// written.
   func updateTracked<Result>(
     wait: LockWait = .forever, invalidFile: InvalidFilePolicy = .fail,
     missingFile: MissingFilePolicy = .create, writes: WritePolicy = .whenChanged,
+    cancellation: CancellationFlag? = nil,
     _ body: (inout JSONValue, _ fileHeldDocument: Bool) throws -> Result
   ) throws -> (result: Result, rank: VersionTracking.Rank?, notDurable: StorageError?) {
     try withoutActuallyEscaping(body) { escapable in
       let request = GroupCommit.TypedRequest(invalidFile: invalidFile, missingFile: missingFile, writes: writes, escapable)
+      request.cancellation = cancellation
       do {
         if wait == .forever {
           do {
@@ -99,7 +105,10 @@ extension SharedDocument {
       }
       var document = current.document ?? .object(JSONObject())
       for request in batch {
-        if current.isMissing && request.missingFile == .fail {
+        if request.cancellation?.isCancelled == true {
+          // Seen before anything of the request is planned: nothing of it is written.
+          request.fail(CancellationError())
+        } else if current.isMissing && request.missingFile == .fail {
           request.fail(StorageError.missingFile(path: self.name))
         } else {
           // Each request's result is judged on its own (see ``DocumentGate``), so a refused

@@ -39,10 +39,13 @@ extension CodableStorage {
     return true
   }
 
-  /// ``save()``, in the write sequence; returns what is left to do out of it.
-  private func saveNow(wait: LockWait = .forever) throws -> WriteOutcome {
+  /// ``save()``, in the write sequence; returns what is left to do out of it. `cancellation`:
+  /// see ``SharedDocument/updateTracked(wait:invalidFile:missingFile:writes:cancellation:_:)``.
+  func saveNow(wait: LockWait = .forever, cancellation: CancellationFlag? = nil) throws -> WriteOutcome {
     let (changes, saved, seed) = try startWrite()
-    let (written, rank, notDurable) = try document.updateTracked(wait: wait, invalidFile: .preserveAndReplace) {
+    let (written, rank, notDurable) = try document.updateTracked(
+      wait: wait, invalidFile: .preserveAndReplace, cancellation: cancellation
+    ) {
       document, fileHeldDocument -> JSONValue in
       document = CodableStorage.applying(changes, seed: seed, to: document, fileHeldDocument: fileHeldDocument)
       return document
@@ -68,7 +71,7 @@ extension CodableStorage {
 
   /// Tells observers and reports errors, out of the write sequence.
   /// - Throws: the outcome's ``WriteOutcome/notDurable``.
-  private func finish(_ outcome: WriteOutcome) throws(StorageError) {
+  func finish(_ outcome: WriteOutcome) throws(StorageError) {
     if let delivery = outcome.delivery { observers.deliver(delivery) }
     if let unreadable = outcome.unreadable { report(unreadable) }
     if let notDurable = outcome.notDurable {
@@ -125,10 +128,14 @@ extension CodableStorage {
   }
 
   /// ``update(_:)``, in the write sequence; returns `body`'s result and what is left to do
-  /// out of it.
-  private func updateNow<Result>(_ body: (inout Value) throws -> Result) throws -> (Result, WriteOutcome) {
+  /// out of it. `wait` and `cancellation`: as for ``saveNow(wait:cancellation:)``.
+  func updateNow<Result>(
+    wait: LockWait = .forever, cancellation: CancellationFlag? = nil, _ body: (inout Value) throws -> Result
+  ) throws -> (Result, WriteOutcome) {
     let (changes, saved, seed) = try startWrite()
-    let ((written, result), rank, notDurable) = try document.updateTracked(invalidFile: .preserveAndReplace) {
+    let ((written, result), rank, notDurable) = try document.updateTracked(
+      wait: wait, invalidFile: .preserveAndReplace, cancellation: cancellation
+    ) {
       document, fileHeldDocument -> (JSONValue, Result) in
       document = CodableStorage.applying(changes, seed: seed, to: document, fileHeldDocument: fileHeldDocument)
       var value = try coding.decode(document)

@@ -51,6 +51,9 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
   let reloads = ReloadQueue(label: "ccsync.reload")
   /// Orders this storage's saves and updates (see ``CodableStorage/inSequence(_:)``).
   let writeSequence = RecursiveLock()
+  /// Lets this storage's `async` saves and updates onto the blocking pool one at a time, so
+  /// that many of them take one of its threads (CodableStorage+Async.swift).
+  let asyncWrites = AsyncSerialGate()
   /// Tells the Observation module of reads and changes of ``wrappedValue``
   /// (CodableStorage+Observation.swift).
   let observationRegistrar = ObservationRegistrar()

@@ -19,6 +19,7 @@ import CCSync
       let app = App()
       app.settings.theme = "dark"
       try app.$settings.update { $0.launches += 1 }
+      try await app.$settings.updateAsync { $0.launches += 1 }
       let watching = app.$settings.observe { _ in }
       defer { watching.cancel() }
       var iterator = app.$settings.values.makeAsyncIterator()
@@ -26,7 +27,7 @@ import CCSync
       #expect(first?.theme == "dark")
 
       let path = directory.path + "/demo/settings.json"
-      #expect(try fileJSON(path) == ["theme": "dark", "fontSize": 13, "launches": 1])
+      #expect(try fileJSON(path) == ["theme": "dark", "fontSize": 13, "launches": 2])
     }
   }
 }

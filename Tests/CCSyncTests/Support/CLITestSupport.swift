@@ -84,14 +84,16 @@ final class FlockHolder {
   let child: ChildProcess
   private let pidFile: String
 
-  /// Starts the holder and waits until the lock is taken.
-  init(lockFile: String, in directory: TemporaryDirectory) throws {
+  /// Starts the holder and waits until the lock is taken; it lets go by itself after
+  /// `seconds` (`sleep`'s argument: `1.5` is a second and a half).
+  init(lockFile: String, in directory: TemporaryDirectory, seconds: String = "30") throws {
     pidFile = directory.file("flock-holder.pid")
-    child = try ChildProcess.start("flock", [lockFile, "-c", "echo $$ > '\(pidFile)'; exec sleep 30"])
+    child = try ChildProcess.start("flock", [lockFile, "-c", "echo $$ > '\(pidFile)'; exec sleep \(seconds)"])
     #expect(waitUntil { FileManager.default.fileExists(atPath: self.pidFile) && self.sleepPid != nil })
   }
 
-  private var sleepPid: Int32? {
+  /// The process holding the lock (flock's `sleep`), once it holds it.
+  var sleepPid: Int32? {
     (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
   }
 

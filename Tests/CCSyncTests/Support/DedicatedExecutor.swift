@@ -18,10 +18,15 @@ final class DedicatedExecutor: TaskExecutor, @unchecked Sendable {
   private let condition = NSCondition()
   private var jobs: [UnownedJob] = []
 
-  private init() {
-    let thread = Thread { [unowned self] in runJobs() }
-    thread.name = "DedicatedExecutor"
-    thread.start()
+  /// An executor of `threads` threads that live as long as the process (a test of code that
+  /// must not block the cooperative pool models a 2-core machine's pool with 2 of them, out of
+  /// reach of the other tests that block the real one).
+  init(name: String = "DedicatedExecutor", threads: Int = 1) {
+    for _ in 0..<threads {
+      let thread = Thread { [unowned self] in runJobs() }
+      thread.name = name
+      thread.start()
+    }
   }
 
   func enqueue(_ job: consuming ExecutorJob) {
