@@ -50,6 +50,8 @@ final class EtcdStore: DocumentStore {
 
   var name: String { location.description }
 
+  var takesLocks: Bool { false }
+
   /// The key `relativePath` names beside this one, on the same cluster and client: `cfg/app`
   /// with `./app.schema.json` is `cfg/app.schema.json`; an absolute path names the key
   /// without its leading slash.

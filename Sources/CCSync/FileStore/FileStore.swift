@@ -37,6 +37,8 @@ final class FileStore: DocumentStore {
 
   var name: String { file.path }
 
+  var takesLocks: Bool { true }
+
   /// A file beside this one's resolved path (through a symbolic link, beside its target).
   func sibling(at relativePath: String) -> (any DocumentStore)? {
     let directory = FilePath.directory(of: (try? file.resolvedPath()) ?? file.path)

@@ -42,6 +42,10 @@ package protocol DocumentStore: Sendable {
   /// update nested in an update's closure), which would wait for itself for ever.
   func nestedWriteError() -> StoreError
 
+  /// Whether a write waits for a lock (a file), which a wait bounds; a store that writes by
+  /// compare-and-swap (a key) takes none, and a wait extends its calls' deadline instead.
+  var takesLocks: Bool { get }
+
   /// The store of the document named `relativePath` beside this one (a schema its `$schema`
   /// names): a file in the same directory for a file, the key of that name beside the key
   /// for a key. `nil` when this store cannot name neighbours.
