@@ -92,7 +92,9 @@ import CCSyncSystem
     let outcome = await waiting.result
     let delay = ContinuousClock.now - cancelled
     #expect(throws: CancellationError.self) { try outcome.get() }
-    #expect(delay < .milliseconds(500), "the cancellation took \(delay) to be seen")
+    // The holder keeps the lock for 30 s: ending well before that is the property; how fast
+    // (one 50 ms slice on a quiet machine) is the benchmark's to measure, not a test's.
+    #expect(delay < .seconds(10), "the cancellation took \(delay) to be seen")
 
     holder.stop()
     try await Task.sleep(for: .milliseconds(300))  // time for a write that should not come
@@ -124,7 +126,7 @@ import CCSyncSystem
       #expect(throws: CancellationError.self) { try outcome.get() }
     }
     let delay = ContinuousClock.now - cancelled
-    #expect(delay < .milliseconds(500), "the cancellations took \(delay)")
+    #expect(delay < .seconds(10), "the cancellations took \(delay); the lock is held for 30 s")
     #expect(storages.allSatisfy { $0.hasPendingChanges })
 
     holder.stop()
