@@ -1,6 +1,7 @@
 """1. Locked read-modify-write of a 1 KB document: P processes, and T threads of one process."""
 import json
 import os
+import subprocess
 import shutil
 import sys
 
@@ -200,7 +201,52 @@ def measure(bench):
             setup.close()
     bench.results["threads"] = thread_raw
     sized_rows, sized_raw = measure_sizes(bench, rows)
-    return tables(bench, rows, raw, thread_raw, work) + "\n" + sized_tables(bench, sized_rows, sized_raw)
+    stress_lines = stress_table(bench, raw, work)
+    return (tables(bench, rows, raw, thread_raw, work) + "\n" + stress_lines + "\n"
+            + sized_tables(bench, sized_rows, sized_raw))
+
+
+def stress_table(bench, raw, work):
+    """The same contention through the user's tool, `ccsync stress --json`, on a fresh 1 KB
+    document per P: its throughput, wait percentiles and fairness beside the harness's median
+    for the same work, so the tool and the benchmark can be seen to agree."""
+    ccsync = os.path.join(bench.binaries, "ccsync")
+    lines = ["#### The same contention through `ccsync stress --json`", ""]
+    if not os.access(ccsync, os.X_OK):
+        return "\n".join(lines + ["(ccsync not built: skipped)", ""])
+    lines.append("`ccsync stress --json --processes P --iterations N/P FILE` on a fresh copy of the 1 KB document, "
+                 "N = %d, once per P: what a user running the tool sees. Its time includes starting the P "
+                 "processes, which the harness's trials leave out." % work["durable"])
+    lines.append("")
+    lines.append("| P | harness `SharedDocument.update` (median) | `ccsync stress` updates/s | wait p50 | wait p99 | "
+                 "max | lowest share / Jain | lost updates |")
+    lines.append("|---|---|---|---|---|---|---|---|")
+    results = {}
+    for processes in bench.options.processes:
+        directory = bench.fresh_directory()
+        path = prepare("file", directory)
+        argv = [ccsync, "stress", "--json", "--processes", str(processes),
+                "--iterations", str(max(1, work["durable"] // processes)), path]
+        try:
+            completed = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+            report = json.loads(completed.stdout)
+        except (subprocess.TimeoutExpired, ValueError) as error:
+            lines.append("| %d | | FAILING: %s | | | | | |" % (processes, error))
+            continue
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+        results[processes] = report
+        rate, error = cell_rate(raw.get("ccsync", {}).get(processes, [])) if raw.get("ccsync", {}).get(processes) else (None, "not measured")
+        harness = "%.0f/s" % rate if rate is not None else (error or "")
+        wait = report.get("wait", {})
+        fairness = report.get("fairness", {})
+        lines.append("| %d | %s | %.0f/s | %.2f ms | %.2f ms | %.2f ms | %.2f / %.3f | %s |" % (
+            processes, harness, report.get("updatesPerSecond") or 0, (wait.get("p50") or 0) * 1000, (wait.get("p99") or 0) * 1000,
+            (wait.get("max") or 0) * 1000, fairness.get("lowestShare") or 0, fairness.get("jainIndex") or 0,
+            report.get("lostUpdates", "?")))
+    bench.results["stress"] = results
+    lines.append("")
+    return "\n".join(lines)
 
 
 # Larger documents: the same locked increment, P = 4, durable, fewer updates per trial.
