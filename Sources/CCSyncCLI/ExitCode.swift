@@ -91,7 +91,7 @@ struct CommandFailure: Error {
       self.init(CommandFailure(system: system, file: file).code, error.description)
     case .lockUnavailable(let lockPath):
       self.init(ExitCode.failure, file.map { "'\($0)' is locked by another process (lock file '\(lockPath)')" } ?? error.description)
-    case .notRegularFile:
+    case .notRegularFile, .documentTooLarge:
       self.init(ExitCode.dataError, error.description)
     case .danglingSymlink, .symlinkLoop:
       self.init(ExitCode.noInput, error.description)

@@ -112,11 +112,21 @@ public final class SharedFile: Sendable {
     return snapshot
   }
 
+  /// The largest document a reader reads: 256 MiB, far above any configuration, or
+  /// `CCSYNC_MAX_DOCUMENT_SIZE` (bytes) when set. A larger file is refused before it is read
+  /// (parsing takes about six times its size in memory).
+  public static let maximumDocumentSize: Int64 = {
+    if let text = Environment.value("CCSYNC_MAX_DOCUMENT_SIZE"), let bytes = Int64(text), bytes > 0 { return bytes }
+    return 256 * 1024 * 1024
+  }()
+
   /// Reads the whole of an open file, which must be a regular file, and returns it with the
   /// status `fstat` gave before the read.
   private func read(_ file: OpenFile) throws(StoreError) -> (FileSnapshot, FileStatus) {
     let status = try withSystemErrors { () throws(SystemError) in try file.status() }
     guard status.kind == .regularFile else { throw .notRegularFile(path: path, kind: status.kind) }
+    let limit = SharedFile.maximumDocumentSize
+    guard status.identity.size <= limit else { throw .documentTooLarge(path: path, size: status.identity.size, limit: limit) }
     let bytes = try withSystemErrors { () throws(SystemError) in try file.readRegularFile(size: Int(status.identity.size)) }
     return (FileSnapshot(bytes: bytes, identity: status.identity), status)
   }

@@ -16,6 +16,10 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
   case symlinkLoop(path: String)
   /// The directory that should hold the file does not exist.
   case missingDirectory(path: String)
+  /// The document is larger than a reader accepts (``SharedFile/maximumDocumentSize``,
+  /// `CCSYNC_MAX_DOCUMENT_SIZE`): refused before it is read whole, so a huge file cannot make
+  /// every process watching it parse it into memory.
+  case documentTooLarge(path: String, size: Int64, limit: Int64)
   /// The new version is in place (readers see it) but a step after the rename failed (the
   /// directory's `fsync`), so whether it survives a crash is unknown. Unlike the other cases
   /// the write happened: a caller that retries must not apply a change again that is not
@@ -46,6 +50,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case .danglingSymlink(let path, let target): return "'\(path)' is a symbolic link to '\(target)', which does not exist"
     case .symlinkLoop(let path): return "'\(path)': too many levels of symbolic links"
     case .missingDirectory(let path): return "'\(path)': no such directory"
+    case .documentTooLarge(let path, let size, let limit):
+      return "'\(path)' is \(size) bytes, more than the \(limit) a document may be (CCSYNC_MAX_DOCUMENT_SIZE); not read"
     case .notDurable(let path, let error):
       return "'\(path)' was replaced, but making it durable failed (a crash may still undo it); do not apply the same change again: \(error)"
     case .invalidLocation(let location, let reason): return "'\(location)': \(reason)"

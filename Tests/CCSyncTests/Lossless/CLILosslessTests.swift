@@ -86,4 +86,21 @@ import Testing
       #expect(text.hasPrefix("{\n    // theme of the editor\n    \"theme\": \"dark\",\n    \"fontSize\": 15, // points\n"), "\(text)")
     }
   }
+
+  /// A document past the size limit is refused by every reader before it is read whole, and
+  /// never written over: a huge file cannot make each process watching it parse gigabytes.
+  @Test func aDocumentPastTheSizeLimitIsRefusedBeforeItIsRead() throws {
+    try withTemporaryDirectory { directory in
+      let file = directory.file("big.json")
+      try CLI.write("{\"pad\": \"" + String(repeating: "x", count: 5000) + "\"}\n", to: file)
+      let limit = CLI.environment(["CCSYNC_MAX_DOCUMENT_SIZE": "4096"])
+      let get = try CLI.run(["get", file, "pad"], environment: limit)
+      #expect(get.status == 65 && get.standardError.contains("more than the 4096 a document may be"), "\(get.summary)")
+      let before = CLI.bytes(file)
+      let set = try CLI.run(["set", file, "a", "1"], environment: limit)
+      #expect(set.status == 65, "\(set.summary)")
+      #expect(CLI.bytes(file) == before)
+      #expect(try CLI.run(["get", file, "a"]).status == 1, "under the default limit it reads")
+    }
+  }
 }
