@@ -8,7 +8,7 @@ enum EditCommand: Command {
   static let spec = CommandSpec(
     name: "edit", overview: "Edit a JSON file in $VISUAL, $EDITOR or vi, merging with changes made meanwhile.",
     operands: [Help.fileOperand], options: [Help.jsonc] + Help.lockOptions + GateOptions.all + [HistoryOptions.keep] + WaitHosts.all,
-    discussion: "Opens a copy. Unchanged: status 0, nothing written. Invalid JSON: status 65, the file untouched, the copy kept. Otherwise the fields the edit changed are applied to the current file under the lock, so changes another process made meanwhile survive; a field both changed: status 75, both values shown, nothing written.\n" + Help.etcdWriteNote)
+    discussion: "Opens a copy. Unchanged: status 0, nothing written. Invalid JSON: status 65, the file untouched, the copy kept. When the file did not change meanwhile, the edited text is written as it is, comments and layout included (a change of them alone too). Otherwise the fields the edit changed are applied to the current file under the lock, so changes another process made meanwhile survive (the edit's comment changes are then not applied); a field both changed: status 75, both values shown, nothing written.\n" + Help.etcdWriteNote)
 
   /// Fields changed both in the edit and in the file meanwhile, to differing values.
   struct Conflict: Error {
@@ -58,15 +58,29 @@ enum EditCommand: Command {
     }
     let edited: JSONValue
     do {
-      edited = try JSONValue(parsing: editedBytes)
+      edited = try DocumentReader.parse(editedBytes, path: file)
     } catch {
-      throw CommandFailure(ExitCode.dataError, "'\(copy.path)' is not valid JSON: \(error); '\(file)' left untouched")
+      throw CommandFailure(ExitCode.dataError, "'\(copy.path)' is not valid JSON: \(error.description); '\(file)' left untouched")
         .keeping(copy)
+    }
+    // Nothing changed meanwhile: the edited text is written as it is, comments and layout
+    // included (a change of comments or layout alone too).
+    do {
+      let writer = try DocumentWriter(address: address, arguments: arguments)
+      if try writer.document.replaceText(editedBytes, ifUnchangedFrom: bytes, wait: writer.wait) {
+        copy.remove()
+        try WaitHosts.wait(arguments, address: address)
+        return ExitCode.success
+      }
+    } catch let error as UsageError {
+      throw error
+    } catch {
+      throw CommandFailure(error, file: file).keeping(copy)
     }
     let ours = JSONChangeSet(from: original, to: edited)
     if ours.isEmpty {
       copy.remove()
-      StandardStreams.writeLine("ccsync: no changes to any value; nothing written", toStandardError: true)
+      StandardStreams.writeLine("ccsync: no changes to any value, and the file changed meanwhile; nothing written", toStandardError: true)
       return ExitCode.success
     }
 
