@@ -18,9 +18,11 @@ enum SaveCommand: Command {
     let input = try StandardStreams.readStandardInput()
     let value: JSONValue
     do {
-      value = try JSONValue(parsing: input)
+      // Read as the document is: JWCC for a .jsonc or .hujson document (or --jsonc).
+      value = try DocumentReader.parse(input, path: file)
     } catch {
-      throw CommandFailure(ExitCode.dataError, "standard input is not valid JSON: \(error); '\(file)' left untouched")
+      guard case .invalidJSON(_, let reason) = error else { throw error }
+      throw CommandFailure(ExitCode.dataError, "standard input is not valid JSON: \(reason); '\(file)' left untouched")
     }
     let writer = try DocumentWriter(address: address, arguments: arguments)
     if arguments.has(merge) {
@@ -28,8 +30,13 @@ enum SaveCommand: Command {
         document = document.mergePatched(with: value)
       }
     } else {
-      try writer.modify(createIfMissing: true, policy: .whenTextDiffers) { document in
-        document = DocumentGate.keepingSchemaMember(of: document, in: value)
+      // Standard input is the new document: written as it is, its layout and comments
+      // included (the document's `$schema` kept when it has none).
+      do {
+        _ = try writer.document.replaceText(input, ifUnchangedFrom: nil, wait: writer.wait)
+        if let limit = writer.historyLimit { try writer.document.setHistoryLimit(limit) }
+      } catch StorageError.store(.lockUnavailable(let lockPath)) {
+        throw writer.wait.failure(file: file, lockPath: lockPath, code: ExitCode.failure)
       }
     }
     try WaitHosts.wait(arguments, address: address)
