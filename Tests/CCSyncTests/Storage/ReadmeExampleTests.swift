@@ -20,7 +20,7 @@ import CCSync
       app.settings.theme = "dark"
       try app.$settings.update { $0.launches += 1 }
       try await app.$settings.updateAsync { $0.launches += 1 }
-      let watching = app.$settings.observe { _ in }
+      let watching = app.$settings.observe { change in StandardStreams.writeLine("\(change.origin) \(change.value.theme)") }
       defer { watching.cancel() }
       var iterator = app.$settings.values.makeAsyncIterator()
       let first = await iterator.next()

@@ -1,0 +1,140 @@
+import Foundation
+@testable import CCSync
+import CCSyncSystem
+
+/// A third ``DocumentStore``, kept in memory: versions numbered like revisions, writes one at a
+/// time, news of each version delivered with it to the watches. It proves the store seam (the
+/// document layer works on it unchanged) and gives the layers above fast tests that need no
+/// files, no inotify and no cluster (`scripts/test --fast`).
+///
+/// `@unchecked Sendable`: every field is behind `state`'s lock; writes are serialised by
+/// `writing`.
+final class MemoryStore: DocumentStore, @unchecked Sendable {
+  private struct State {
+    var current: StoredVersion?
+    var revision: Int64 = 0
+    var kept: [(id: Int64, bytes: [UInt8], note: WriteNote?)] = []
+    var watches: [UUID: @Sendable (ChangeHint) -> Void] = [:]
+  }
+
+  let name: String
+  private let state = Protected(State())
+  private let writing = NSLock()
+  /// Stores beside this one, by name (schemas a `$schema` names).
+  private let neighbours: Protected<[String: MemoryStore]>
+
+  init(name: String = "mem/doc.json", text: String? = nil, neighbours: Protected<[String: MemoryStore]> = Protected([:])) {
+    self.name = name
+    self.neighbours = neighbours
+    neighbours.withLock { $0[name] = self }
+    if let text { put(text) }
+  }
+
+  var takesLocks: Bool { false }
+
+  /// Puts `text` as a new version, as another process would; the watches hear of it.
+  func put(_ text: String) {
+    let (version, watches) = state.withLock { state -> (StoredVersion, [@Sendable (ChangeHint) -> Void]) in
+      state.revision += 1
+      let version = StoredVersion(bytes: Array(text.utf8), identity: .revision(state.revision))
+      if let current = state.current, case .revision(let id) = current.identity { state.kept.append((id, current.bytes, nil)) }
+      state.current = version
+      return (version, Array(state.watches.values))
+    }
+    notify(watches, version)
+  }
+
+  /// The current text.
+  var text: String? { state.withLock { $0.current.map { String(decoding: $0.bytes, as: UTF8.self) } } }
+
+  func read() throws(StoreError) -> StoredVersion? { state.withLock(\.current) }
+
+  func provesUnchanged(_ identity: VersionIdentity, seenAt: FileIdentity.Timestamp) throws(StoreError) -> Bool {
+    state.withLock { $0.current?.identity == identity }
+  }
+
+  func write(wait: LockWait, _ writer: some StoreWriter) throws {
+    writing.lock()
+    defer { writing.unlock() }
+    let current = state.withLock(\.current)
+    switch try writer.plan(for: current) {
+    case .abandon:
+      return
+    case .leave:
+      writer.didLeave(current)
+    case .replace(let bytes, _):
+      writer.willPublish(bytes)
+      let (version, watches) = state.withLock { state -> (StoredVersion, [@Sendable (ChangeHint) -> Void]) in
+        state.revision += 1
+        if let current = state.current, case .revision(let id) = current.identity { state.kept.append((id, current.bytes, writer.note)) }
+        state.current = StoredVersion(bytes: bytes, identity: .revision(state.revision))
+        return (state.current!, Array(state.watches.values))
+      }
+      writer.didPublish(version.identity)
+      notify(watches, version)
+    }
+  }
+
+  private func notify(_ watches: [@Sendable (ChangeHint) -> Void], _ version: StoredVersion) {
+    var hint = ChangeHint(contentMayDiffer: false, isRequestedRecheck: false, description: "memory write")
+    hint.current = .version(version)
+    for watch in watches { watch(hint) }
+  }
+
+  func watch(_ handler: @escaping @Sendable (ChangeHint) -> Void) -> any StoreWatch {
+    let id = UUID()
+    state.withLock { $0.watches[id] = handler }
+    return MemoryWatch { [weak self] in _ = self?.state.withLock { $0.watches.removeValue(forKey: id) } } recheck: { handler($0) }
+  }
+
+  func nestedWriteError() -> StoreError { .cluster("'\(name)': a write nested in a write of the same document") }
+
+  func mayBeMidWrite() -> Bool { false }
+
+  func sibling(at relativePath: String) -> (any DocumentStore)? {
+    let resolved = FilePath.resolve(relativePath, against: FilePath.directory(of: name))
+    return neighbours.withLock { $0[resolved] }
+  }
+
+  func versions(limit: Int?) throws(StoreError) -> [DocumentVersion] {
+    state.withLock { state in
+      var versions: [DocumentVersion] = []
+      if let current = state.current, case .revision(let id) = current.identity {
+        versions.append(DocumentVersion(id: String(id), time: nil, author: .thisProcess, rollbackOf: nil, isCurrent: true))
+      }
+      for kept in state.kept.reversed() {
+        versions.append(DocumentVersion(id: String(kept.id), time: nil, author: .thisProcess, rollbackOf: kept.note?.rollbackOf, isCurrent: false))
+      }
+      return Array(versions.prefix(limit ?? Int.max))
+    }
+  }
+
+  func contents(ofVersion id: String) throws(StoreError) -> [UInt8]? {
+    state.withLock { state in
+      if let current = state.current, current.identity == .revision(Int64(id) ?? -1) { return current.bytes }
+      return state.kept.first { String($0.id) == id }?.bytes
+    }
+  }
+
+  func setHistoryLimit(_ count: Int) throws(StoreError) {}
+}
+
+/// A watch of a ``MemoryStore``.
+final class MemoryWatch: StoreWatch, @unchecked Sendable {
+  private let stop: @Sendable () -> Void
+  private let again: @Sendable (ChangeHint) -> Void
+
+  init(stop: @escaping @Sendable () -> Void, recheck: @escaping @Sendable (ChangeHint) -> Void) {
+    self.stop = stop
+    self.again = recheck
+  }
+
+  func cancel() { stop() }
+
+  func recheck(after delay: Duration) {
+    let again = self.again
+    DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000))) {
+      again(ChangeHint(contentMayDiffer: true, isRequestedRecheck: true, description: "recheck"))
+    }
+  }
+}
