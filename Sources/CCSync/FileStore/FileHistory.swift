@@ -157,21 +157,24 @@ struct FileHistory {
     let log = try OpenFile(path: logPath, options: .append)
     try log.writeAll(Array(text.utf8))
     try log.close()
-    try removeBeyond(newest: newID, keep: pending.keep)
+    // One version falls out of the window per write: the older ones went with earlier writes
+    // (or with the sweep of a smaller `keep`, see ``setKeep(_:)``).
+    do {
+      try FileSystem.removeFile(versionPath(newID - pending.keep - 1))
+    } catch where error.errorNumber == .noSuchFileOrDirectory {
+    }
     let recorded = pending.entries.count + lines.count
     if recorded > pending.keep + 64 { try compactLog(keeping: pending.keep + 1, of: pending.entries + lines) }
   }
 
-  /// Removes the kept versions older than the `keep` before `newest`.
+  /// Removes every kept version older than the `keep` before `newest` (a smaller `keep`).
   private func removeBeyond(newest: Int, keep: Int) throws(SystemError) {
-    var id = newest - keep - 1
-    while id > 0 {
+    let kept = entries().map(\.id).filter { $0 <= newest - keep - 1 }
+    for id in kept {
       do {
         try FileSystem.removeFile(versionPath(id))
       } catch where error.errorNumber == .noSuchFileOrDirectory {
-        if id < newest - keep - 64 { break }  // older ones were dropped before
       }
-      id -= 1
     }
   }
 
