@@ -166,7 +166,8 @@ import CCSyncSystem
       try await document.updateAsync(wait: .timeout(.milliseconds(200))) { _ in }
     }
     let waited = ContinuousClock.now - started
-    #expect(waited >= .milliseconds(200) && waited < .seconds(2), "waited \(waited)")
+    // The holder keeps the lock for 30 s: giving up well before that is the property.
+    #expect(waited >= .milliseconds(200) && waited < .seconds(20), "waited \(waited)")
   }
 }
 
