@@ -34,7 +34,9 @@ import CCSyncSystem
     #expect(run.failures.isEmpty, "\(run.failures)")
     let firstUpdate = try #require(run.updateEnds.min())
     #expect(run.sleeperEnd < firstUpdate, "the sleeper finished only after an update: the pool was held")
-    #expect(run.worstWakeUpDelay < .seconds(1), "a 10 ms sleep woke \(run.worstWakeUpDelay) late")
+    // How late a sleep wakes is the benchmark's figure (async-wakeup); here, only that it
+    // never waits out the lock (held until the sleeper is done, 10 s at most).
+    #expect(run.worstWakeUpDelay < .seconds(5), "a 10 ms sleep woke \(run.worstWakeUpDelay) late")
     #expect(try fileJSON(path).objectValue?["counter"] == 64)
     #expect(storage.wrappedValue.counter == 64)
     #expect(BlockingWorkPool.shared.peakBusyThreads <= 4)
@@ -59,7 +61,8 @@ import CCSyncSystem
     let started = ContinuousClock.now
     try await free.updateAsync { $0.counter += 1 }
     let took = ContinuousClock.now - started
-    #expect(took < .seconds(1), "the other file's update waited \(took) for a thread")
+    // Held up behind the locked file's updates it would wait out the 30 s lock.
+    #expect(took < .seconds(10), "the other file's update waited \(took) for a thread")
     #expect(try fileJSON(freePath).objectValue?["counter"] == 1)
 
     holder.stop()
