@@ -6,8 +6,10 @@ import CCSyncJSON
 ///
 /// Every write takes the exclusive lock, re-reads the file under it, applies the change to
 /// what the file holds now, and replaces it atomically (see ``SharedFile``), so changes made by
-/// other processes in the meantime are kept. Writes print the document pretty (2-space indent,
-/// trailing newline); key order and the text of every value not changed are kept.
+/// other processes in the meantime are kept. A write edits the text it replaces: every byte
+/// the change does not touch stays (layout, comments, escapes, number text, order; see
+/// ``LosslessJSONDocument``); a new document is printed pretty (2-space indent, trailing
+/// newline). Every version passes the document's ``gate`` before it is written or adopted.
 ///
 /// `Sendable`: the last-seen version is guarded by a `Protected`; concurrent ``update(wait:invalidFile:_:)``
 /// calls are grouped into one write by ``GroupCommit``.
