@@ -71,8 +71,12 @@ public final class SharedDocument: Sendable {
   ///   - logger: where warnings about the file go (see ``SharedFile``).
   ///   - gate: what a version must pass to be written or adopted; by default the schema its
   ///     `$schema` names, if any.
-  public convenience init(path: String, durable: Bool = true, logger: DiagnosticLog = .standardError, gate: DocumentGate = .standard) {
-    self.init(store: FileStore(file: SharedFile(path: path, durable: durable, logger: logger)), gate: gate)
+  ///   - syntax: the grammar of the text; by default from the name (see ``syntax``).
+  public convenience init(
+    path: String, durable: Bool = true, logger: DiagnosticLog = .standardError, gate: DocumentGate = .standard,
+    syntax: JSONSyntax? = nil
+  ) {
+    self.init(store: FileStore(file: SharedFile(path: path, durable: durable, logger: logger)), gate: gate, syntax: syntax)
   }
 
   /// Creates a document over an existing ``SharedFile``.
@@ -84,8 +88,10 @@ public final class SharedDocument: Sendable {
   /// - Parameters:
   ///   - logger: where the watch's warnings go (the cluster unreachable, then back).
   ///   - gate: what a version must pass to be written or adopted.
-  public convenience init(etcd location: EtcdLocation, logger: DiagnosticLog = .standardError, gate: DocumentGate = .standard) {
-    self.init(store: EtcdStore(location: location, logger: logger), gate: gate)
+  public convenience init(
+    etcd location: EtcdLocation, logger: DiagnosticLog = .standardError, gate: DocumentGate = .standard, syntax: JSONSyntax? = nil
+  ) {
+    self.init(store: EtcdStore(location: location, logger: logger), gate: gate, syntax: syntax)
   }
 
   /// Creates a document whose file identities may recur for `identityRecurrenceWindow`
@@ -95,10 +101,10 @@ public final class SharedDocument: Sendable {
   }
 
   /// Creates a document over `store`.
-  init(store: any DocumentStore, gate: DocumentGate = .standard) {
+  init(store: any DocumentStore, gate: DocumentGate = .standard, syntax: JSONSyntax? = nil) {
     self.store = store
     self.gate = gate
-    self.syntax = SharedDocument.syntax(forName: store.name)
+    self.syntax = syntax ?? SharedDocument.syntax(forName: store.name)
   }
 
   /// The syntax a document named `name` is read with (see ``syntax``).

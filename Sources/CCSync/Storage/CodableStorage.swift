@@ -180,12 +180,12 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
 
   private static func makeDocument(_ location: StorageLocation, options: StorageOptions) -> (SharedDocument, StorageError?) {
     let gate = options.gate
-    if let etcd = location.etcdLocation { return (SharedDocument(etcd: etcd, logger: options.logger, gate: gate), nil) }
+    if let etcd = location.etcdLocation { return (SharedDocument(etcd: etcd, logger: options.logger, gate: gate, syntax: options.syntax), nil) }
     do {
-      return (SharedDocument(path: try location.resolvePath(), durable: options.durable, logger: options.logger, gate: gate), nil)
+      return (SharedDocument(path: try location.resolvePath(), durable: options.durable, logger: options.logger, gate: gate, syntax: options.syntax), nil)
     } catch {
       let fallback = (try? location.resolvePath(creatingDirectories: false)) ?? location.description
-      return (SharedDocument(path: fallback, durable: options.durable, logger: options.logger, gate: gate), error)
+      return (SharedDocument(path: fallback, durable: options.durable, logger: options.logger, gate: gate, syntax: options.syntax), error)
     }
   }
 

@@ -37,6 +37,11 @@ public struct StorageOptions: Sendable {
   /// refuses is not adopted: the storage keeps its last good value and reports it.
   public var validate: (@Sendable (JSONValue) throws -> Void)?
 
+  /// The grammar of the document's text: `.jwcc` reads comments and trailing commas (and
+  /// keeps them on every write); `nil` (the default) decides by the name: `.jsonc` and
+  /// `.hujson` are JWCC, anything else strict JSON unless `CCSYNC_JSONC=1`.
+  public var syntax: JSONSyntax?
+
   /// The gate these options describe.
   var gate: DocumentGate {
     let check = validate.map { validate in { @Sendable (document: JSONValue, _: [UInt8]) throws in try validate(document) } }
@@ -48,8 +53,9 @@ public struct StorageOptions: Sendable {
     encoder: JSONValueEncoder = JSONValueEncoder(), decoder: JSONValueDecoder = JSONValueDecoder(),
     logger: DiagnosticLog = .standardError, writesDefaultWhenMissing: Bool? = nil,
     schema: DocumentGate.SchemaSource = .fromDocument, assertFormats: Bool = false,
-    validate: (@Sendable (JSONValue) throws -> Void)? = nil
+    validate: (@Sendable (JSONValue) throws -> Void)? = nil, syntax: JSONSyntax? = nil
   ) {
+    self.syntax = syntax
     self.schema = schema
     self.assertFormats = assertFormats
     self.validate = validate

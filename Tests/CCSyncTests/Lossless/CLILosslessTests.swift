@@ -103,4 +103,22 @@ import Testing
       #expect(try CLI.run(["get", file, "a"]).status == 1, "under the default limit it reads")
     }
   }
+
+  /// `StorageOptions(syntax: .jwcc)` reads a `.json` file with comments (editor settings are
+  /// `.json` files with comments) and keeps them on every save.
+  @Test func aStorageOptionReadsJWCCWhateverTheName() throws {
+    try withTemporaryDirectory { directory in
+      let path = directory.file("settings.json")
+      try CLI.write("{\n  // the theme\n  \"theme\": \"light\",\n}\n", to: path)
+      let options = StorageOptions(flushesAtExit: false, logger: .silent, syntax: .jwcc)
+      let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: options)
+      #expect(storage.wrappedValue.theme == "light" && storage.fileState == .valid)
+      storage.wrappedValue.theme = "dark"
+      try storage.save()
+      #expect(try String(contentsOfFile: path, encoding: .utf8).hasPrefix("{\n  // the theme\n  \"theme\": \"dark\",\n"))
+      let strict = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: watchingOptions)
+      guard case .invalid(let message) = strict.fileState else { Issue.record("a strict storage read comments"); return }
+      #expect(message.contains("comments are not JSON"), "\(message)")
+    }
+  }
 }
