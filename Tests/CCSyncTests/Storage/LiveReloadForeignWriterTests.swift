@@ -85,9 +85,17 @@ import CCSyncSystem
     try withTemporaryDirectory { directory in
       let (_, storage, probe) = watchedSettings(in: directory)
 
-      _ = try shell(": > settings.json; sleep 0.3; echo '\(Writer.json("slow", 30))' > settings.json", in: directory.path)
+      // The shell prints how long the file really stayed empty (nanoseconds): on a machine so
+      // loaded that the 300 ms stall outlasts the 1 s window, a report is the right answer.
+      let stalled = try shell(
+        ": > settings.json; start=$(date +%s%N); sleep 0.3; echo '\(Writer.json("slow", 30))' > settings.json; "
+          + "end=$(date +%s%N); echo $((end - start))", in: directory.path)
       #expect(waitUntil { storage.wrappedValue == SharedSettings(theme: "slow", fontSize: 30) })
-      #expect(probe.errors.isEmpty, "a stalled truncating writer was reported: \(probe.errors)")
+      let emptyFor = Int64(stalled.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+      if !probe.errors.isEmpty && emptyFor >= 900_000_000 {
+        try Test.cancel("the machine kept the file empty for \(emptyFor / 1_000_000) ms, near or past the 1 s window: too loaded to tell a stall from an empty file")
+      }
+      #expect(probe.errors.isEmpty, "a stalled truncating writer was reported: \(probe.errors) (empty for \(emptyFor / 1_000_000) ms)")
 
       _ = try shell(": > settings.json", in: directory.path)
       #expect(waitUntil { probe.errors.contains { "\($0)".contains("empty document") } }, "an empty file was never reported")
