@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+@testable import CCSync
+@testable import CCSyncEtcd
+import CCSyncSystem
+
+extension EtcdTests {
+  /// The library's etcd lock (``EtcdLocker``, ``HeldEtcdLock``, ``LeaseKeeper``) against real
+  /// members: the loss notice when the lease is revoked or expires, fencing tokens that grow
+  /// from holder to holder, and the `async` take, cancelled or contended.
+  @Suite struct Locker {
+    private func location(_ cluster: EtcdCluster, _ name: String) -> EtcdLocation {
+      EtcdLocation(endpoints: cluster.endpoints, key: name)
+    }
+
+    /// Starts a `lock-holder` helper process and waits for its `ready`.
+    private func lockHolder() throws -> InteractiveChild {
+      let child = try InteractiveChild(testHelper(), ["lock-holder"])
+      #expect(child.nextLine(startingWith: "ready") != nil, "the helper did not start: \(child.standardError)")
+      return child
+    }
+
+    /// `held KEY TOKEN LEASE` split into its fields.
+    private func grant(_ line: String?) -> (key: String, token: Int64, lease: String)? {
+      guard let fields = line?.split(separator: " "), fields.count == 4, fields[0] == "held", let token = Int64(fields[2]) else { return nil }
+      return (String(fields[1]), token, String(fields[3]))
+    }
+
+    /// A holder process whose lease is revoked (etcdctl, as an operator would) gets the loss
+    /// notice; the next holder, another process, gets a greater fencing token.
+    @Test func aRevokedLeaseGivesItsHolderTheLossNoticeAndTheNextTokenIsGreater() throws {
+      let cluster = try EtcdCluster()
+      defer { cluster.shutdown() }
+      let url = cluster.url("jobs/lock")
+      let first = try lockHolder(), second = try lockHolder()
+      let held = try #require(grant(first.request("etcd \(url) 30 forever", reply: "")), "\(first.standardError)")
+      #expect(held.key.hasPrefix("jobs/lock/"))
+      #expect(second.request("etcd \(url) 30 nonblock", reply: "") == "unavailable \(held.key)")
+      #expect(try cluster.keys(prefix: "jobs/lock/") == [held.key], "the refused attempt left nothing")
+
+      second.send("etcd \(url) 30 forever")
+      #expect(waitUntil { (try? cluster.keys(prefix: "jobs/lock/").count) == 2 }, "the second process waits")
+      let revoked = try cluster.etcdctl(["lease", "revoke", held.lease])
+      #expect(revoked.status == 0, "\(revoked.summary)")
+      let lost = first.nextLine(startingWith: "lost ")
+      #expect(lost?.contains("revoked or expired") == true || lost?.contains("was deleted") == true, "\(String(describing: lost))")
+      let next = try #require(grant(second.nextLine(startingWith: "held")), "\(second.standardError)")
+      #expect(next.token > held.token, "fencing tokens grow: \(held.token) then \(next.token)")
+      #expect(second.request("release", reply: "released") != nil)
+      #expect(waitUntil { (try? cluster.keys(prefix: "jobs/lock/")) == [] }, "released: the key is gone")
+    }
+
+    /// A holder cut off from its only member (frozen) cannot renew its lease: the loss notice
+    /// comes, through the `AsyncStream` too, before the lease would have expired on the
+    /// member's side; a released lock's stream ends with nothing.
+    @Test func aLeaseThatCannotBeRenewedEndsInTheLossNotice() async throws {
+      let cluster = try EtcdCluster()
+      defer { cluster.shutdown() }
+      let locker = try EtcdLocker(location: location(cluster, "cut-off"), ttl: 2, logger: .silent)
+      let released = try locker.acquire()
+      released.release()
+      var ended: [String] = []
+      for await reason in released.lease.losses { ended.append(reason) }
+      #expect(ended.isEmpty, "a released lock is not lost")
+
+      let held = try locker.acquire(wait: .timeout(.seconds(5)))
+      let notified = Protected<String?>(nil)
+      held.lease.onLoss { reason in notified.withLock { $0 = reason } }
+      try cluster.freeze(0)
+      defer { try? cluster.thaw(0) }
+      var reasons: [String] = []
+      for await reason in held.lease.losses { reasons.append(reason) }
+      #expect(reasons.count == 1 && reasons[0].contains("not renewed within its time to live of 2 s"), "\(reasons)")
+      #expect(notified.withLock { $0 } == reasons.first)
+      #expect(held.lostReason == reasons.first)
+      try cluster.thaw(0)
+      held.release()
+    }
+
+    /// A task awaiting the lock etcdctl holds is cancelled: it throws `CancellationError`, its
+    /// waiting key and lease are gone, and once etcdctl lets go nothing of it takes the lock.
+    @Test func aCancelledAsyncWaitThrowsAndNeverHoldsTheLock() async throws {
+      let cluster = try EtcdCluster()
+      defer { cluster.shutdown() }
+      let holder = try cluster.startEtcdctl(["lock", "deploy"])
+      defer { _ = holder.stop() }
+      #expect(waitUntil { holder.standardOutput.hasPrefix("deploy/") }, "etcdctl did not take the lock: \(holder.standardError)")
+      let locker = try EtcdLocker(location: location(cluster, "deploy"), logger: .silent)
+
+      let waiter = Task { try await locker.acquireAsync() }
+      #expect(await waitUntilAsync { (try? cluster.keys(prefix: "deploy/").count) == 2 }, "the task waits on the lock service")
+      waiter.cancel()
+      let outcome = await waiter.result
+      #expect(throws: CancellationError.self) { try outcome.get() }
+      #expect(waitUntil { (try? cluster.keys(prefix: "deploy/").count) == 1 }, "the cancelled waiter's key is gone")
+      #expect(waitUntil { (try? cluster.leases().count) == 1 }, "the cancelled waiter's lease is revoked")
+
+      kill(holder.process.processIdentifier, SIGTERM)
+      _ = holder.wait(deadline: .seconds(10))
+      #expect(waitUntil { (try? cluster.keys(prefix: "deploy/")) == [] }, "nobody holds the lock")
+      let mine = try await locker.acquireAsync(wait: .nonBlocking)
+      #expect(try cluster.keys(prefix: "deploy/") == [mine.key])
+      mine.release()
+    }
+
+    /// While 64 tasks await the lock etcdctl holds, a task sleeping 10 ms twenty times
+    /// finishes first; then etcdctl lets go and every task gets the lock in turn, each with a
+    /// fencing token greater than the one before.
+    @Test func aSleepingTaskKeepsRunningWhile64TasksAwaitTheLock() async throws {
+      let cluster = try EtcdCluster()
+      defer { cluster.shutdown() }
+      let holder = try cluster.startEtcdctl(["lock", "batch"])
+      defer { _ = holder.stop() }
+      #expect(waitUntil { holder.standardOutput.hasPrefix("batch/") }, "etcdctl did not take the lock: \(holder.standardError)")
+      let holding = holder.process.processIdentifier
+      let release = OnceAction { kill(holding, SIGTERM) }
+      release.run(after: .seconds(10))
+      let locker = try EtcdLocker(location: location(cluster, "batch"), logger: .silent)
+      let tokens = Protected<[Int64]>([])
+
+      let run = await ContendedRun.measure(updates: 64, whenSlept: release.run) {
+        let held = try await locker.acquireAsync()
+        tokens.withLock { $0.append(held.fencingToken) }
+        held.release()
+      }
+
+      #expect(run.failures.isEmpty, "\(run.failures)")
+      #expect(run.updateEnds.count == 64)
+      let firstLock = try #require(run.updateEnds.min())
+      #expect(run.sleeperEnd < firstLock, "the sleeper finished only after a task got the lock: the pool was held")
+      let granted = tokens.withLock { $0 }
+      #expect(granted == granted.sorted() && Set(granted).count == granted.count, "fencing tokens grow: \(granted)")
+      #expect(BlockingWorkPool.shared.peakBusyThreads <= 4)
+    }
+  }
+}
