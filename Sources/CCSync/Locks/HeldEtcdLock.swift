@@ -11,7 +11,10 @@ import CCSyncSystem
 /// guards should carry ``fencingToken``, so that what they reach can refuse a holder older
 /// than one it has seen (docs/SEMANTICS.md, "Locks").
 ///
-/// `Sendable`: immutable; the lease keeper and the watch are `Sendable`.
+/// Give it back with ``release()``; it is released too when the value is deinitialised.
+///
+/// `Sendable`: immutable but for the released flag, behind a `Protected`; the lease keeper and
+/// the watch are `Sendable`.
 public final class HeldEtcdLock: Sendable {
   /// The lock's URL, as given to the locker.
   public let location: EtcdLocation
@@ -43,6 +46,10 @@ public final class HeldEtcdLock: Sendable {
     self.keyWatch = keyWatch
     self.logger = logger
   }
+
+  /// Releases the lock if ``release()`` was not called (a lock is never left held, renewed
+  /// for ever, because its value was dropped).
+  deinit { release() }
 
   /// Why the lock is lost, once it is; `nil` while it is held.
   public var lostReason: String? { lease.lostReason }

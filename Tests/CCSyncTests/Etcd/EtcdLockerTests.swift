@@ -59,17 +59,15 @@ extension EtcdTests {
       let locker = try EtcdLocker(location: location(cluster, "cut-off"), ttl: 2, logger: .silent)
       let released = try locker.acquire()
       released.release()
-      var ended: [String] = []
-      for await reason in released.lease.losses { ended.append(reason) }
-      #expect(ended.isEmpty, "a released lock is not lost")
+      let ended = await collect(released.lease.losses, within: .seconds(10))
+      #expect(ended == .some([]), "a released lock's stream ends with nothing: \(String(describing: ended))")
 
       let held = try locker.acquire(wait: .timeout(.seconds(5)))
       let notified = Protected<String?>(nil)
       held.lease.onLoss { reason in notified.withLock { $0 = reason } }
       try cluster.freeze(0)
       defer { try? cluster.thaw(0) }
-      var reasons: [String] = []
-      for await reason in held.lease.losses { reasons.append(reason) }
+      let reasons = try #require(await collect(held.lease.losses, within: .seconds(20)), "no loss notice within 20 s")
       #expect(reasons.count == 1 && reasons[0].contains("not renewed within its time to live of 2 s"), "\(reasons)")
       #expect(notified.withLock { $0 } == reasons.first)
       #expect(held.lostReason == reasons.first)
@@ -132,5 +130,41 @@ extension EtcdTests {
       #expect(granted == granted.sorted() && Set(granted).count == granted.count, "fencing tokens grow: \(granted)")
       #expect(BlockingWorkPool.shared.peakBusyThreads <= 4)
     }
+
+    /// README's "Locks, in the library" example as written, the file in a temporary directory
+    /// and the cluster's address substituted.
+    @Test func theReadmeLockExampleWorks() async throws {
+      let cluster = try EtcdCluster()
+      defer { cluster.shutdown() }
+      let directory = try TemporaryDirectory()
+      defer { directory.remove() }
+      let deployed = Protected<[Int64]>([])
+      func deploy(fencingToken: Int64) throws { deployed.withLock { $0.append(fencingToken) } }
+
+      let lock = try await SharedFile(path: directory.file("config.json")).lockAsync(wait: .timeout(.seconds(5)))
+      defer { lock.release() }                   // exclusive by default; lockAsync(exclusive: false) for readers
+
+      let locker = try EtcdLocker(location: EtcdLocation(url: cluster.url("locks/deploy")), ttl: 10)
+      let held = try await locker.acquireAsync()  // the lease is kept alive from now on
+      held.lease.onLoss { reason in print("lost the lock: \(reason)") }   // stop acting as holder
+      try deploy(fencingToken: held.fencingToken)  // greater for every later holder
+      held.release()
+
+      #expect(lock.isHeld && deployed.withLock { $0 } == [held.fencingToken])
+      #expect(waitUntil { (try? cluster.keys(prefix: "locks/deploy/")) == [] }, "released")
+    }
   }
+}
+
+/// Everything `stream` yields until it ends, or `nil` if it has not ended within `deadline`.
+private func collect(_ stream: AsyncStream<String>, within deadline: Duration) async -> [String]? {
+  let collected = Protected<[String]?>(nil)
+  let reader = Task {
+    var all: [String] = []
+    for await element in stream { all.append(element) }
+    collected.withLock { $0 = all }
+  }
+  defer { reader.cancel() }
+  _ = await waitUntilAsync(deadline: deadline) { collected.withLock { $0 } != nil }
+  return collected.withLock { $0 }
 }
