@@ -20,6 +20,9 @@ enum AsyncWakeUpBenchmark {
     case blocking = "update (blocking, in tasks)"
     case lockAsync = "lockAsync"
     case lockBlocking = "lock (blocking, in tasks)"
+
+    /// Whether the tasks update the file (and the counter counts them) rather than only lock it.
+    var updates: Bool { self == .async || self == .blocking }
   }
 
   /// One round's figures.
@@ -46,7 +49,8 @@ enum AsyncWakeUpBenchmark {
         let figures = measure(mode, updates: updates, hold: hold)
         worst = max(worst, figures.worstDelay)
         print("  \(mode.rawValue), round \(round): worst wake-up delay \(milliseconds(figures.worstDelay)) over "
-          + "\(figures.sleeps) sleeps; \(updates) updates done after \(milliseconds(figures.updatesDone)); counter \(figures.counter)")
+          + "\(figures.sleeps) sleeps; \(updates) calls done after \(milliseconds(figures.updatesDone))"
+          + (mode.updates ? "; counter \(figures.counter)" : ""))
       }
       print("\(mode.rawValue): worst wake-up delay \(milliseconds(worst)) over \(rounds) rounds")
     }
