@@ -131,6 +131,34 @@ extension EtcdTests {
       #expect(BlockingWorkPool.shared.peakBusyThreads <= 4)
     }
 
+    /// The mirror's fleet status keeps its lease with the same keeper: revoked, the status key
+    /// goes with it, and the reporter grants a new lease and puts its last report back.
+    @Test func theFleetStatusPutsItsReportBackUnderANewLeaseWhenItsLeaseIsLost() throws {
+      let cluster = try EtcdCluster()
+      defer { cluster.shutdown() }
+      let location = location(cluster, "cfg/app")
+      let reporter = try FleetStatusReporter(location: location, host: "host-a", ttl: 3, logger: .silent)
+      defer { reporter.stop() }
+      try reporter.claim()
+      reporter.report(.applied, revision: 7)
+      let client = try cluster.client()
+      let statusKey = Array((HostStatus.prefix(of: "cfg/app") + "host-a").utf8)
+      let first = try #require(try client.get(statusKey).keyValue, "the first report")
+      #expect(first.lease != 0)
+
+      try client.revokeLease(first.lease)
+      #expect(try client.get(statusKey).keyValue == nil, "revoking the lease took the status key")
+      var back: EtcdKeyValue?
+      #expect(waitUntil(deadline: .seconds(15)) {
+        back = try? client.get(statusKey).keyValue
+        return back != nil
+      }, "the report was put back")
+      #expect(back.map { $0.lease != 0 && $0.lease != first.lease } == true, "under a new lease")
+      #expect(back.flatMap { HostStatus(bytes: $0.value) }?.revision == 7)
+      reporter.stop()
+      #expect(try client.get(statusKey).keyValue == nil, "stopping revokes the new lease")
+    }
+
     /// README's "Locks, in the library" example as written, the file in a temporary directory
     /// and the cluster's address substituted.
     @Test func theReadmeLockExampleWorks() async throws {
