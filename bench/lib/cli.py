@@ -46,6 +46,9 @@ def measure(bench):
     ]
     if not installed:
         commands = [(key.replace("-dynamic", ""), label, argv) for key, label, argv in commands]
+    before = options.baseline_installed
+    if installed and before and os.access(before, os.X_OK):
+        commands.append(("get-baseline", "`ccsync get FILE counter`, the `--baseline-installed` build", [before, "get", path, "counter"]))
     if jq and shutil.which("flock"):
         commands += [
             ("jq", "`jq .counter FILE`", [jq, ".counter", path]),
@@ -100,6 +103,12 @@ def measure(bench):
         bench.goals.append(("`ccsync get` <= 0.3x jq's time", "yes" if get_met else "no", "%.2f" % get_ratio))
         bench.goals.append(("`ccsync set` >= 3x faster than flock+jq+mv", "yes" if set_met else "no", "%.2fx" % set_ratio))
     large_document_goal(bench, raw, lines)
+    if "get-baseline" in raw:
+        ratio = median([a["seconds"] / b["seconds"] for a, b in zip(raw["get"], raw["get-baseline"])])
+        lines.append("The installed `ccsync get` against the `--baseline-installed` build's: %.2fx its time." % ratio)
+        lines.append("")
+        bench.goals.append(("installed `ccsync get FILE` <= 1.1x the `--baseline-installed` build's time",
+                            "yes" if ratio <= 1.1 else "no", "%.2fx" % ratio))
     return "\n".join(lines)
 
 
