@@ -141,6 +141,10 @@ package struct ChangeHint: Sendable, CustomStringConvertible {
   /// What the store holds now, when the news came with it (an etcd watch event carries the
   /// new value): the reload takes it instead of reading. `nil`: look.
   package var current: CurrentVersion? = nil
+  /// Set when the news is that the store refused to watch (wrong credentials, no permission
+  /// to read, TLS refused) after authenticating again: no change comes until that is mended.
+  /// The watch keeps trying; a subscriber that cannot go on without it (`ccsync watch`) ends.
+  package var refusal: StoreError? = nil
 
   /// What a store holds, as news of a change tells it.
   package enum CurrentVersion: Sendable {
