@@ -59,12 +59,6 @@ struct EtcdInstallation: Sendable {
     return line.map { String($0.dropFirst("etcd Version: ".count)) } ?? ""
   }()
 
-  /// Whether the etcd under test has etcd's own data-inconsistency bug after a kill under
-  /// load (3.5.0 to 3.5.2, fixed in 3.5.3; RELIABILITY.md, "etcd's own bugs").
-  static var hasKillInconsistencyBug: Bool {
-    ["3.5.0", "3.5.1", "3.5.2"].contains(version)
-  }
-
   /// The environment for a child that finds etcd on `PATH`: `changes`, with the chosen
   /// directory first on `PATH`.
   func environment(_ changes: [String: String] = [:]) -> [String: String] {
