@@ -214,6 +214,10 @@ def main():
     parser.add_argument("--contenders", help="comma-separated contender keys (default: all)")
     parser.add_argument("--baseline", help="an earlier ccsync-bench binary to run as contenders 'baseline' and "
                         "'baseline-relaxed', for before/after figures of a change")
+    parser.add_argument("--baseline-ccsync", help="an earlier ccsync command, measured beside this build's in the "
+                        "mirror section's propagation and CPU figures")
+    parser.add_argument("--baseline-installed", help="an earlier ccsync as its scripts/install-cli installed it: "
+                        "the installed `get` is compared with it")
     parser.add_argument("--durable-updates", type=int, default=320, help="per trial, shared by the P processes")
     parser.add_argument("--relaxed-updates", type=int, default=960)
     parser.add_argument("--shell-updates", type=int, default=8)

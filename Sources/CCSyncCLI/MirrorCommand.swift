@@ -15,7 +15,7 @@ enum MirrorCommand: Command {
       OperandSpec("file", kind: .file, help: "A local JSON file (its directory must exist)."),
       OperandSpec("key", kind: .etcdURL, help: "etcd://[HOST:PORT[,HOST:PORT...]]/KEY; no hosts: $ETCDCTL_ENDPOINTS, else 127.0.0.1:2379."),
     ],
-    options: [prefer, hostName, statusTTL] + GateOptions.all,
+    options: [prefer, hostName, statusTTL, Help.jsonc] + GateOptions.all,
     discussion: "Every change to a file (any writer: ccsync, the library, an editor, a rename) goes into its key by compare-and-swap, and every change to the key (another host's mirror, etcdctl, the library) into the file under its lock, field by field: a field both sides changed takes the key's value, and a line on stderr names it. The last version both sides agreed on is kept in '.<name>.ccsync-mirror' beside the file, so a restart merges instead of overwriting. At a first run the preferred side wins and the other's differing version is kept (<file>.conflict-TIMESTAMP, <key>.conflict-TIMESTAMP). Deletions are not mirrored: a missing side is recreated. An invalid side is reported and not mirrored until it is valid. While the cluster cannot be reached the mirror says so once and keeps the local edits for when it answers; a cluster that refuses it (credentials, permission, TLS) before its first sync is a misconfiguration, and the mirror exits 77 saying why. Under systemd (Type=notify) readiness is signalled after the first sync. Runs until SIGTERM, SIGINT or SIGHUP (exit 0); 1 when another mirror runs for a file; 77 when the cluster refuses its first contact.",
     repeatsOperands: true)
 
@@ -25,6 +25,8 @@ enum MirrorCommand: Command {
       throw arguments.usageError("Missing expected argument '<key>' after '\(operands[operands.count - 1])': give FILE etcd://... pairs")
     }
     let preference: DocumentMirror.Preference = arguments.text(prefer) == "file" ? .file : .key
+    // `--jsonc` reads every file as JWCC, as it does for the other commands.
+    if arguments.has(Help.jsonc) { Environment.set("CCSYNC_JSONC", to: "1") }
     var mirrors: [DocumentMirror] = []
     var files: Set<String> = []
     for index in stride(from: 0, to: operands.count, by: 2) {

@@ -121,6 +121,9 @@ final class WatchSession {
   private var invalidSince: ContinuousClock.Instant?
   /// A write to standard output that failed; it ends the watch.
   private var outputFailure: SystemError?
+  /// The cluster's refusal to watch the key (credentials, permission) after the client
+  /// authenticated again; it ends the watch (77) rather than leaving it waiting for ever.
+  private var refusal: StoreError?
   /// An etcd key's news, in the order its watch stream delivered it, each with the value it
   /// carried: every version is looked at, not only the latest.
   private let news = Protected<[ChangeHint]>([])
@@ -146,7 +149,8 @@ final class WatchSession {
   /// --restart) the command's own exit ends the watch.
   /// - Throws: `SystemError` when the signal pipe or the wake-up pipe cannot be opened; for
   ///   an etcd key, what its first read throws when the cluster cannot be reached or refuses
-  ///   (later outages are retried by the key's watch, with a note on standard error).
+  ///   (later outages are retried by the key's watch, with a note on standard error), and
+  ///   the cluster's refusal of the watch itself, with a fresh token, later on.
   func run(watcher: FileWatcher) throws -> Int32 {
     // SIGQUIT and SIGPIPE (a reader that went away) are caught too, so that the command is
     // stopped before the process ends by them.
@@ -203,6 +207,10 @@ final class WatchSession {
       let graceOver = invalidSince.map { now >= $0 + WatchSession.invalidGracePeriod } ?? false
       if (ready[1] || graceOver) && !countReached { check() }
       if let outputFailure { return finish(afterOutputFailure: outputFailure) }
+      if let refusal {
+        _ = finish(ExitCode.permission)
+        throw StorageError.store(refusal)
+      }
       children?.tick(now: now)
       if let deadline, now >= deadline {
         if let count, printed < count {
@@ -273,8 +281,12 @@ final class WatchSession {
         defer { news = [] }
         return news
       }
-      for hint in delivered where !countReached && outputFailure == nil {
-        observe(document.readIfChanged(after: hint), initial: false)
+      for hint in delivered where !countReached && outputFailure == nil && refusal == nil {
+        if let refused = hint.refusal {
+          refusal = refused
+        } else {
+          observe(document.readIfChanged(after: hint), initial: false)
+        }
       }
       return
     }

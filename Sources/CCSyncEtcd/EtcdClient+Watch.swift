@@ -19,8 +19,9 @@ extension EtcdClient {
   /// - Returns: the stream; a start revision that was compacted shows as
   ///   ``EtcdError/compacted(endpoint:revision:)`` from its first
   ///   ``EtcdWatchStream/next(timeout:)``.
-  /// - Throws: ``EtcdError/permissionDenied(endpoint:message:)``,
-  ///   ``EtcdError/authenticationFailed(endpoint:message:)``, the failover errors.
+  /// - Throws: ``EtcdError/permissionDenied(endpoint:message:)`` when the member refuses the
+  ///   watch even with a token just asked for, ``EtcdError/authenticationFailed(endpoint:message:)``,
+  ///   the failover errors.
   package func watch(
     _ range: EtcdKeyRange, startRevision: Int64? = nil, progressNotify: Bool = true, previousValues: Bool = false,
     deadline: Duration? = nil
@@ -84,10 +85,15 @@ extension EtcdClient {
         if control.canceled {
           response.close()
           let error = control.cancellationError(endpoint: endpoint)
-          if case .authenticationFailed = error, control.cancelReason.contains("invalid auth token") {
-            return .invalidToken(error)
+          // A token the member no longer knows (it restarted: simple tokens live in its
+          // memory) is refused as `invalid auth token` by etcd 3.4, but as `permission
+          // denied` by 3.5, which checks a watch's token only as part of its permission.
+          // Either way authenticate again once; refused with a fresh token too, the user
+          // may not read the range.
+          switch error {
+          case .authenticationFailed, .permissionDenied: return .invalidToken(error)
+          default: return .fatal(error)
           }
-          return .fatal(error)
         }
         guard control.created else {
           response.close()

@@ -74,7 +74,9 @@ struct EtcdWatchControl {
   ///
   /// Measured: a start revision below the compaction gives `created` first, then a message
   /// with `canceled` and `compact_revision`; a refused token or permission gives one
-  /// message with `created`, `canceled` and a `cancel_reason` carrying the gRPC error.
+  /// message with `created`, `canceled` and a `cancel_reason` carrying the gRPC error (etcd
+  /// 3.5.1 says `PermissionDenied` for a token it does not know, too, and keeps the stream
+  /// open).
   func cancellationError(endpoint: String) -> EtcdError {
     if compactRevision > 0 { return .compacted(endpoint: endpoint, revision: compactRevision) }
     // "rpc error: code = PermissionDenied desc = etcdserver: permission denied"

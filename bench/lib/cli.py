@@ -37,21 +37,25 @@ def measure(bench):
     if installed:
         commands += [
             ("get", "`ccsync get FILE counter`, installed by `scripts/install-cli`", [installed, "get", path, "counter"]),
-            ("set", "`ccsync set FILE counter 7` (durable: fsync file + dir), installed", [installed, "set", path, "counter", "7"]),
+            ("set", "`ccsync set FILE counter N` (durable: fsync file + dir), installed", [installed, "set", path, "counter", "{N}"]),
         ]
     commands += [
         ("get-dynamic", "`ccsync get FILE counter`, `swift build -c release` (Swift runtime loaded dynamically)",
          [ccsync, "get", path, "counter"]),
-        ("set-dynamic", "`ccsync set FILE counter 7`, `swift build -c release`", [ccsync, "set", path, "counter", "7"]),
+        ("set-dynamic", "`ccsync set FILE counter N`, `swift build -c release`", [ccsync, "set", path, "counter", "{N}"]),
     ]
     if not installed:
         commands = [(key.replace("-dynamic", ""), label, argv) for key, label, argv in commands]
+    before = options.baseline_installed
+    if installed and before and os.access(before, os.X_OK):
+        commands.append(("get-baseline", "`ccsync get FILE counter`, the `--baseline-installed` build", [before, "get", path, "counter"]))
     if jq and shutil.which("flock"):
         commands += [
             ("jq", "`jq .counter FILE`", [jq, ".counter", path]),
-            ("shell-set", "`flock FILE.lock sh -c 'jq \".counter = 7\" FILE > TMP && mv TMP FILE'` (no fsync)",
-             ["flock", path + ".lock", "sh", "-c", 'jq ".counter = 7" "$0" > "$0.tmp" && mv "$0.tmp" "$0"', path]),
+            ("shell-set", "`flock FILE.lock sh -c 'jq \".counter = N\" FILE > TMP && mv TMP FILE'` (no fsync)",
+             ["flock", path + ".lock", "sh", "-c", 'jq ".counter = {N}" "$0" > "$0.tmp" && mv "$0.tmp" "$0"', path]),
         ]
+    commands += large_document_commands(bench, directory, ccsync)
     raw = {key: [] for key, _, _ in commands}
     spawn = bench.peer("spawn_loop")
     for round_index in range(options.rounds):
@@ -98,4 +102,54 @@ def measure(bench):
         lines.append("")
         bench.goals.append(("`ccsync get` <= 0.3x jq's time", "yes" if get_met else "no", "%.2f" % get_ratio))
         bench.goals.append(("`ccsync set` >= 3x faster than flock+jq+mv", "yes" if set_met else "no", "%.2fx" % set_ratio))
+    large_document_goal(bench, raw, lines)
+    if "get-baseline" in raw:
+        ratio = median([a["seconds"] / b["seconds"] for a, b in zip(raw["get"], raw["get-baseline"])])
+        lines.append("The installed `ccsync get` against the `--baseline-installed` build's: %.2fx its time." % ratio)
+        lines.append("")
+        bench.goals.append(("installed `ccsync get FILE` <= 1.1x the `--baseline-installed` build's time",
+                            "yes" if ratio <= 1.1 else "no", "%.2fx" % ratio))
     return "\n".join(lines)
+
+
+LARGE_GOAL = "`ccsync set` on a 1 MB hand-formatted JWCC file <= 1.2x the `--baseline-ccsync` build's `set` on the printer's layout"
+
+
+def large_document_commands(bench, directory, ccsync):
+    """`set` of one nested value in a 1 MB document: hand-formatted JWCC (4-space indent,
+    comments), kept byte for byte but the value, against the same value in the printer's
+    layout, and against the `--baseline-ccsync` build on the printer's layout. Release builds
+    (dynamic) on both sides, so that the builds compare like for like."""
+    tool = bench.bench_tool()
+    hand, printed, before = (os.path.join(directory, name) for name in ("large.jsonc", "large.json", "large-baseline.json"))
+    subprocess.run([tool, "lossless", "generate", "1", hand], check=True)
+    subprocess.run([tool, "lossless", "generate", "1", printed, "printed"], check=True)
+    shutil.copyfile(printed, before)
+    field = "records.1500.score"
+    commands = [
+        ("set-1mb-hand", "`ccsync set large.jsonc %s N`: 1 MB hand-formatted JWCC, `swift build -c release`" % field,
+         [ccsync, "set", hand, field, "{N}"]),
+        ("set-1mb-printed", "`ccsync set large.json %s N`: 1 MB in the printer's layout, `swift build -c release`" % field,
+         [ccsync, "set", printed, field, "{N}"]),
+    ]
+    if bench.options.baseline_ccsync:
+        commands.append(("set-1mb-baseline", "the same on the printer's layout, the `--baseline-ccsync` build",
+                         [os.path.abspath(bench.options.baseline_ccsync), "set", before, field, "{N}"]))
+    return commands
+
+
+def large_document_goal(bench, raw, lines):
+    if "set-1mb-hand" not in raw:
+        return
+    failing = any(run["failures"] for key in ("set-1mb-hand", "set-1mb-printed", "set-1mb-baseline")
+                  for run in raw.get(key, []))
+    versus_printed = median([a["seconds"] / b["seconds"] for a, b in zip(raw["set-1mb-hand"], raw["set-1mb-printed"])])
+    lines.append("1 MB document: `set` on the hand-formatted JWCC file takes %.2fx the time of `set` on the printer's "
+                 "layout, both this build." % versus_printed)
+    if "set-1mb-baseline" in raw:
+        ratio = median([a["seconds"] / b["seconds"] for a, b in zip(raw["set-1mb-hand"], raw["set-1mb-baseline"])])
+        lines.append("Against the `--baseline-ccsync` build's `set` on the printer's layout: %.2fx." % ratio)
+        bench.goals.append((LARGE_GOAL, "yes" if ratio <= 1.2 and not failing else "no", "%.2fx" % ratio))
+    else:
+        bench.goals.append((LARGE_GOAL, "not measured", "no `--baseline-ccsync` (this build: %.2fx its own printer's layout)" % versus_printed))
+    lines.append("")

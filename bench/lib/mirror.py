@@ -31,6 +31,7 @@ GOALS = [
     "mirror fan-out: ccsync watch p50 at 100 watchers <= 1.5x raw watch streams'",
     "mirror: idle CPU < 1% of a core",
     "mirror: CPU under a write every 10 ms < 10% of a core per mirror",
+    "mirror with status reports: propagation p50 and busy CPU <= 1.10x the `--baseline-ccsync` build's",
 ]
 
 
@@ -191,9 +192,19 @@ def timed_writes(bench, machines, count, period_us, reader=True):
 # ---------------------------------------------------------------------------------------------
 # 8a. Propagation, file to file.
 
+def compared_sides(bench, ccsync):
+    """The floor, this build's ccsync and, with `--baseline-ccsync`, an earlier build's."""
+    sides = [("floor", None)]
+    if ccsync:
+        sides.append(("ccsync", ccsync))
+        if bench.options.baseline_ccsync:
+            sides.append(("baseline", os.path.abspath(bench.options.baseline_ccsync)))
+    return sides
+
+
 def measure_propagation(bench, etcd, ccsync):
     options = bench.options
-    sides = [("floor", None), ("ccsync", ccsync)] if ccsync else [("floor", None)]
+    sides = compared_sides(bench, ccsync)
     raw = {key: [] for key, _ in sides}
     runs = 0
     for round_index in range(options.mirror_rounds):
@@ -370,7 +381,7 @@ def measure_fanout(bench, etcd, ccsync, build):
 
 def measure_cpu(bench, etcd, ccsync):
     options = bench.options
-    sides = [("floor", None), ("ccsync", ccsync)] if ccsync else [("floor", None)]
+    sides = compared_sides(bench, ccsync)
     raw = {}
     for key, command in sides:
         bench.log("mirror CPU: %s, %.0f s idle, then a write every 10 ms for %.0f s"
@@ -486,9 +497,10 @@ def tables(bench, ccsync, build, propagation, contention, fanout, cpu):
     lines.append("| Path | p50 | p99 | max | seen | p50 / floor p50 |")
     lines.append("|---|---|---|---|---|---|")
     labels = {"floor": "C floor: inotify read, put, watch event, atomic write (`mirror_floor chain`)",
-              "ccsync": "`ccsync mirror` on A, `ccsync mirror` on B"}
+              "ccsync": "`ccsync mirror` on A, `ccsync mirror` on B",
+              "baseline": "`ccsync mirror` of the `--baseline-ccsync` build on A and B"}
     summaries = {}
-    for key in ("floor", "ccsync"):
+    for key in ("floor", "ccsync", "baseline"):
         if key not in propagation:
             continue
         s = summary(propagation[key])
@@ -498,8 +510,8 @@ def tables(bench, ccsync, build, propagation, contention, fanout, cpu):
             continue
         summaries[key] = s
         ratio = ""
-        if key == "ccsync" and "floor" in summaries:
-            s["ratio"] = p50_ratio(propagation["ccsync"], propagation["floor"])
+        if key in ("ccsync", "baseline") and "floor" in summaries:
+            s["ratio"] = p50_ratio(propagation[key], propagation["floor"])
             ratio = "%.2fx" % s["ratio"]
         lines.append("| %s | %.2f | %.2f | %.2f | %d/%d | %s |" % (labels[key], s["p50"] * 1000, s["p99"] * 1000,
                                                                   s["max"] * 1000, s["heard"], s["sent"], ratio))
@@ -632,7 +644,7 @@ def tables(bench, ccsync, build, propagation, contention, fanout, cpu):
     lines.append("")
     lines.append("| Process | idle | a write every 10 ms | writes/s made | B saw | etcd CPU meanwhile | resident memory after |")
     lines.append("|---|---|---|---|---|---|---|")
-    for key in ("floor", "ccsync"):
+    for key in ("floor", "ccsync", "baseline"):
         if key not in cpu:
             continue
         c = cpu[key]
@@ -640,8 +652,9 @@ def tables(bench, ccsync, build, propagation, contention, fanout, cpu):
             lines.append("| %s | FAILING | | | | | |" % labels[key])
             bench.notes.append("mirror CPU %s: %s" % (key, c["error"]))
             continue
+        build = " (the `--baseline-ccsync` build)" if key == "baseline" else ""
         names = ["C floor (`mirror_floor chain`, both machines)"] if key == "floor" else [
-            "`ccsync mirror` on A (the written file's side)", "`ccsync mirror` on B (the receiving side)"]
+            "`ccsync mirror` on A (the written file's side)" + build, "`ccsync mirror` on B (the receiving side)" + build]
         for index, name in enumerate(names):
             rss = c["resident"][index]
             lines.append("| %s | %.1f%% | %.1f%% | %.0f | %d/%d | %.0f%% | %s |" % (
@@ -661,4 +674,25 @@ def tables(bench, ccsync, build, propagation, contention, fanout, cpu):
     else:
         bench.goals.append((GOALS[3], "not measured", "a side failed or ccsync has no etcd support (see the notes)"))
         bench.goals.append((GOALS[4], "not measured", "a side failed or ccsync has no etcd support (see the notes)"))
+    baseline_goal(bench, propagation, cpu, lines)
     return "\n".join(lines)
+
+
+def baseline_goal(bench, propagation, cpu, lines):
+    """This build's mirror (which reports its host's status under a lease) against the
+    `--baseline-ccsync` build's: propagation p50 round by round, and the busier mirror's CPU."""
+    if not bench.options.baseline_ccsync:
+        return
+    ours, before = propagation.get("ccsync"), propagation.get("baseline")
+    c, b = cpu.get("ccsync", {}), cpu.get("baseline", {})
+    if not ours or not before or errors_of(ours) or errors_of(before) or "busy" not in c or "busy" not in b:
+        bench.goals.append((GOALS[5], "not measured", "a side failed (see the notes)"))
+        return
+    latency = p50_ratio(ours, before)
+    busy = max(c["busy"]) / max(max(b["busy"]), 1e-9)
+    lines.append("")
+    lines.append("This build's mirror against the `--baseline-ccsync` build's: propagation p50 %.2fx (round by round), "
+                 "CPU of the busier mirror under a write every 10 ms %.2fx." % (latency, busy))
+    bench.goals.append((GOALS[5], "yes" if latency <= 1.10 and busy <= 1.10 else "no",
+                        "propagation p50 %.2fx, busy CPU %.2fx (%.1f%% vs %.1f%%)" % (
+                            latency, busy, 100 * max(c["busy"]), 100 * max(b["busy"]))))

@@ -138,25 +138,37 @@ public final class DocumentGate: Sendable {
   /// The schema that applies to `document`, compiled, with the name messages give it; `nil`
   /// when none does.
   private func schemaToApply(for document: JSONValue, in store: any DocumentStore) throws(StorageError) -> (String, JSONSchema)? {
-    switch schema {
-    case .value(let value, let name):
+    if case .value(let value, let name) = schema {
       return (name, try compile(value, bytes: nil, name: name, documentName: store.name, resolver: nil))
+    }
+    guard let schemaStore = try schemaStore(for: document, in: store) else { return nil }
+    return try load(schemaStore, documentName: store.name)
+  }
+
+  /// Where the schema that applies to `document` is kept; `nil` when none applies or it is
+  /// given as a value.
+  /// - Throws: ``StorageError/schemaUnavailable(path:schema:message:)`` for a relative
+  ///   `$schema` that cannot be resolved beside the document.
+  func schemaStore(for document: JSONValue, in store: any DocumentStore) throws(StorageError) -> (any DocumentStore)? {
+    switch schema {
+    case .value:
+      return nil
     case .file(let path):
-      return try load(FileStore(file: SharedFile(path: path, durable: false, logger: .silent)), documentName: store.name)
+      return FileStore(file: SharedFile(path: path, durable: false, logger: .silent))
     case .etcd(let location):
-      return try load(EtcdStore(location: location, logger: .silent), documentName: store.name)
+      return EtcdStore(location: location, logger: .silent)
     case .fromDocument:
       guard let path = Self.schemaPath(in: document) else { return nil }
       guard let sibling = store.sibling(at: path) else {
         throw .schemaUnavailable(path: store.name, schema: path, message: "a relative '$schema' cannot be resolved beside this document")
       }
-      return try load(sibling, documentName: store.name)
+      return sibling
     case .fromDocumentBeside(let location):
       guard let path = Self.schemaPath(in: document) else { return nil }
       guard let sibling = EtcdStore(location: location, logger: .silent).sibling(at: path) else {
         throw .schemaUnavailable(path: store.name, schema: path, message: "a relative '$schema' cannot be resolved beside '\(location)'")
       }
-      return try load(sibling, documentName: store.name)
+      return sibling
     }
   }
 

@@ -218,6 +218,17 @@ final class SharedKeyWatch: Sendable {
     for handler in handlers { handler(hint) }
   }
 
+  /// Tells every subscriber the cluster refused the watch: `refusal`, which names the key.
+  /// Not kept for late subscribers: it is not news of a revision.
+  fileprivate func tell(refusal: StoreError) {
+    let handlers = state.withLock { state -> [@Sendable (ChangeHint) -> Void] in
+      state.cancelled ? [] : state.subscribers.map(\.handler)
+    }
+    let hint = ChangeHint(
+      contentMayDiffer: true, isRequestedRecheck: false, description: "etcd: the watch was refused: \(refusal)", refusal: refusal)
+    for handler in handlers { handler(hint) }
+  }
+
   /// Waits `duration`, or less when the watch is stopped.
   fileprivate func pause(for duration: Duration) {
     let deadline = ContinuousClock.now + duration
@@ -245,6 +256,9 @@ private struct WatchLoop: Sendable {
     // A stream that ends is opened again at once, on another member if need be; only a
     // failure of that too (no member serves a watch) is an outage worth a line.
     var failures = 0
+    // Refusals since the watch last served: the first is told to the subscribers, the
+    // second logged (a subscriber that ends on a refusal has ended by then).
+    var refusals = 0
     while let watch = current(), !watch.isCancelled {
       do throws(EtcdError) {
         if next == nil {
@@ -260,6 +274,7 @@ private struct WatchLoop: Sendable {
         guard watch.adopt(stream.canceller) else { return }
         if failures > 1 { logger.log(.warning, "'\(name)': watching again, on \(stream.endpoint)") }
         failures = 0
+        refusals = 0
         retryPause = .milliseconds(100)
         try follow(stream, next: &next, exists: &exists, watch: current)
       } catch {
@@ -269,6 +284,18 @@ private struct WatchLoop: Sendable {
           continue
         }
         failures += 1
+        // Refused with a token just asked for (the client authenticates again once on a
+        // refusal: a restarted member forgets tokens): tell the subscribers at once, and
+        // keep trying, as for an outage; permission may be granted again.
+        let storeError = StoreError(error, name: name)
+        if case .accessDenied = storeError {
+          refusals += 1
+          if refusals == 1 { watch.tell(refusal: storeError) }
+          if refusals == 2 { logger.log(.warning, "cannot watch '\(name)' (\(error)); retrying") }
+          watch.pause(for: retryPause)
+          retryPause = min(retryPause * 2, EtcdWatch.longestRetryPause)
+          continue
+        }
         if failures == 1 { continue }
         if failures == 2 { logger.log(.warning, "cannot watch '\(name)' (\(error)); retrying") }
         watch.pause(for: retryPause)

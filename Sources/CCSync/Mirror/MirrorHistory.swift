@@ -15,7 +15,9 @@ import CCSyncSystem
 /// Written atomically and durably (``SharedFile/replaceContents(with:)``). The record names
 /// the key it was made with: a file mirrored to another key has no history. The mirror holds
 /// the record's lock (`.NAME.ccsync-mirror.lock`) for as long as it runs, so a second mirror
-/// of the same file refuses to start.
+/// of the same file refuses to start; so the record is read from the file once, and after
+/// that it is the one this process last wrote, kept in memory (a sync does not read and
+/// parse it again).
 final class MirrorHistory: Sendable {
   /// A sync between its first write and its last.
   struct Pending: Equatable {
@@ -39,6 +41,8 @@ final class MirrorHistory: Sendable {
   let path: String
   private let file: SharedFile
   private let key: String
+  /// The record as last read or written; `nil` until the first ``load()``.
+  private let known = Protected<Record??>(nil)
 
   /// The history of `filePath` mirrored to `key`.
   init(filePath: String, key: String) {
@@ -52,6 +56,13 @@ final class MirrorHistory: Sendable {
   /// history made with another key). A history that cannot be read or parsed is reported by
   /// throwing, never taken for none.
   func load() throws(StorageError) -> Record? {
+    if let record = known.withLock({ $0 }) { return record }
+    let record = try loadFromFile()
+    known.withLock { $0 = .some(record) }
+    return record
+  }
+
+  private func loadFromFile() throws(StorageError) -> Record? {
     guard let snapshot = try storeCall({ () throws(StoreError) in try file.read() }) else { return nil }
     let stored: JSONValue
     do {
@@ -80,7 +91,10 @@ final class MirrorHistory: Sendable {
       object["pending"] = .object(members)
     }
     let bytes = SharedDocument.documentBytes(.object(object))
+    // Forgotten first: a save that fails may or may not have replaced the file.
+    known.withLock { $0 = nil }
     try storeCall { () throws(StoreError) in _ = try file.replaceContents(with: bytes) }
+    known.withLock { $0 = .some(record.agreed == nil && record.pending == nil ? nil : record) }
   }
 
   /// Takes the history's lock for this process's lifetime as the pair's mirror.

@@ -24,12 +24,12 @@ extension CodableStorage {
     let (observation, rank) = document.readIfChangedTracked(contentMayDiffer: hint.contentMayDiffer, current: hint.current)
     switch observation {
     case .unchanged:
-      return
+      if hint.schemaMayHaveChanged { judgeKeptVersionAgain() }
     case .changed(let json):
       options.logger.log(.debug, "'\(path)' changed (\(hint)); reloading")
       let (delivery, failure) = adopt(json, origin: .external, saved: nil, rank: rank)
       if let delivery { observers.deliver(delivery) }
-      if let failure { report(failure) }
+      if let failure { report(failure) } else { followSchema(of: json) }
     case .missing:
       state.withLock { $0.fileState = .missing }
       options.logger.log(.debug, "'\(path)' was removed; keeping the value in memory")

@@ -47,6 +47,9 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
   let errorHandlers = Protected<[@Sendable (StorageError) -> Void]>([])
   let scheduler: Protected<SaveScheduler?> = Protected(nil)
   let watch: Protected<(any StoreWatch)?> = Protected(nil)
+  /// The watch of the store of the schema that judges the version taken, with its name
+  /// (CodableStorage+SchemaFollowing.swift).
+  let schemaWatch: Protected<(name: String, watch: any StoreWatch)?> = Protected(nil)
   /// Where the reloads the watch asks for run, one after another (see ``ReloadQueue``).
   let reloads = ReloadQueue(label: "ccsync.reload")
   /// Orders this storage's saves and updates (see ``CodableStorage/inSequence(_:)``).
@@ -130,6 +133,7 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
     // Counted as flushing from the start, so that an exit meanwhile waits for it.
     ExitFlusher.flushingInDeinit {
       watch.withLock { $0?.cancel() }
+      schemaWatch.withLock { $0?.watch.cancel() }
       if hasPendingChanges { flushForExit() }
     }
   }

@@ -69,6 +69,7 @@ extension ChangeHint {
     return ChangeHint(
       contentMayDiffer: contentMayDiffer || other.contentMayDiffer,
       isRequestedRecheck: isRequestedRecheck,
-      description: other.description, current: other.current)
+      description: other.description, current: other.current,
+      schemaMayHaveChanged: schemaMayHaveChanged || other.schemaMayHaveChanged)
   }
 }

@@ -141,6 +141,13 @@ package struct ChangeHint: Sendable, CustomStringConvertible {
   /// What the store holds now, when the news came with it (an etcd watch event carries the
   /// new value): the reload takes it instead of reading. `nil`: look.
   package var current: CurrentVersion? = nil
+  /// Whether the schema that judges the document may have changed: the version kept is
+  /// judged again even when the document did not change.
+  package var schemaMayHaveChanged = false
+  /// Set when the news is that the store refused to watch (wrong credentials, no permission
+  /// to read, TLS refused) after authenticating again: no change comes until that is mended.
+  /// The watch keeps trying; a subscriber that cannot go on without it (`ccsync watch`) ends.
+  package var refusal: StoreError? = nil
 
   /// What a store holds, as news of a change tells it.
   package enum CurrentVersion: Sendable {

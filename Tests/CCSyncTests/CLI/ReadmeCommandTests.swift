@@ -89,7 +89,8 @@ import Testing
       chmod(directory.file(script), 0o755)
     }
     let binaries = URL(fileURLWithPath: try CLI.executable()).deletingLastPathComponent().path
-    let path = binaries + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+    // The etcd under test (CCSYNC_ETCD) before the one on PATH, for the examples' etcdctl.
+    let path = binaries + ":" + (EtcdInstallation.chosen.environment()["PATH"] ?? "/usr/bin:/bin")
     var ran = 0
     for example in examples where Self.skipped[example.command] == nil {
       let command = example.command.hasPrefix("swift run ") ? String(example.command.dropFirst("swift run ".count)) : example.command

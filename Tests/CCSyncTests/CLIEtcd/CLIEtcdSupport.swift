@@ -45,7 +45,7 @@ extension EtcdCluster {
   /// Starts `etcdctl ARGUMENTS` against this cluster alongside the test (a lock holder).
   func startEtcdctl(_ arguments: [String]) throws -> ChildProcess {
     try ChildProcess.start(
-      "etcdctl", ["--endpoints=\(endpoints.joined(separator: ","))"] + arguments,
+      EtcdInstallation.chosen.etcdctl ?? "etcdctl", ["--endpoints=\(endpoints.joined(separator: ","))"] + arguments,
       environment: CLI.environment(["ETCDCTL_API": "3"]))
   }
 }
@@ -65,4 +65,22 @@ func timed<Result>(_ body: () throws -> Result) rethrows -> (result: Result, sec
   let result = try body()
   let elapsed = (clock.now - start).components
   return (result, Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
+}
+
+/// ``withEtcd(flags:_:)`` with authentication on: `root:secret`, and a user `app` (password
+/// `right`) who may read and write the keys under `cfg/` through the role `app-role`.
+func withAuthenticatedEtcd(_ body: (EtcdCluster, TemporaryDirectory) throws -> Void) throws {
+  try withEtcd { cluster, directory in
+    let root = "--user=root:secret"
+    for arguments in [
+      ["user", "add", "root:secret"], ["user", "add", "app:right"], ["role", "add", "app-role"],
+      ["role", "grant-permission", "app-role", "--prefix=true", "readwrite", "cfg/"], ["user", "grant-role", "app", "app-role"],
+    ] {
+      let outcome = try cluster.etcdctl(arguments)
+      #expect(outcome.status == 0, "etcdctl \(arguments): \(outcome.summary)")
+    }
+    let enable = try cluster.etcdctl([root, "auth", "enable"])
+    #expect(enable.status == 0, "\(enable.summary)")
+    try body(cluster, directory)
+  }
 }

@@ -42,10 +42,11 @@ final class EtcdCluster: @unchecked Sendable {
     var peerURL: String { "http://127.0.0.1:\(peerPort)" }
   }
 
-  /// Whether the etcd server is installed (scripts/test installs etcd-server and etcd-client).
-  static let isInstalled = ChildProcess.find("etcd") != nil && ChildProcess.find("etcdctl") != nil
+  /// Whether the etcd server is installed (scripts/test installs etcd-server and etcd-client,
+  /// and etcd 3.5 for `CCSYNC_ETCD=3.5`; see ``EtcdInstallation``).
+  static let isInstalled = EtcdInstallation.chosen.isInstalled
   /// Why the etcd tests skip when it is not.
-  static let absentMessage: Comment = "etcd/etcdctl not installed (scripts/test installs the etcd-server and etcd-client packages)"
+  static let absentMessage: Comment = EtcdInstallation.chosen.absentMessage
 
   /// Holds each member's data directory and log.
   private let directory: TemporaryDirectory
@@ -181,7 +182,7 @@ final class EtcdCluster: @unchecked Sendable {
     let files = [("--cacert", tls?.client.caFile), ("--cert", tls?.client.certificateFile), ("--key", tls?.client.privateKeyFile)]
     let tlsFlags = files.compactMap { flag, file in file.map { "\(flag)=\($0)" } }
     return try ChildProcess.run(
-      "etcdctl", ["--endpoints=\(list)", "--dial-timeout=2s", "--command-timeout=5s"] + tlsFlags + arguments,
+      EtcdInstallation.chosen.etcdctl ?? "etcdctl", ["--endpoints=\(list)", "--dial-timeout=2s", "--command-timeout=5s"] + tlsFlags + arguments,
       environment: environment, deadline: .seconds(20))
   }
 
@@ -214,7 +215,7 @@ final class EtcdCluster: @unchecked Sendable {
   private func launch(_ index: Int) throws {
     let member = members[index]
     let arguments = [
-      "etcd", "--name", member.name, "--data-dir", directory.file(member.name),
+      EtcdInstallation.chosen.etcd ?? "etcd", "--name", member.name, "--data-dir", directory.file(member.name),
       "--listen-client-urls", member.clientURL, "--advertise-client-urls", member.clientURL,
       "--listen-peer-urls", member.peerURL, "--initial-advertise-peer-urls", member.peerURL,
     ] + flags

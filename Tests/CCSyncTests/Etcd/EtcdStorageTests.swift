@@ -214,6 +214,25 @@ extension EtcdTests {
       #expect(probe.errors.isEmpty, "\(probe.errors)")
     }
 
+    /// The watch alone after a restart: no write of the storage's renews the token the
+    /// member forgot, so the watch must. etcd 3.5.1 refuses the new watch as "permission
+    /// denied" (3.4 says "invalid auth token"): the watch authenticates again and watches
+    /// from the revision after the last it delivered, so the put made after the restart
+    /// arrives.
+    @Test func aWatchAloneRenewsTheTokenAMemberForgotInARestart() throws {
+      let cluster = try securedEtcdCluster()
+      defer { cluster.shutdown() }
+      let storage = storage(cluster, user: "root", password: "secret")
+      let probe = ReloadProbe(storage)
+      try storage.update { $0.counter = 1 }
+      try cluster.stop(0)
+      try cluster.restart(0)
+      #expect(try cluster.etcdctl(["--user", "root:secret", "put", "cfg/app", #"{"counter": 2, "theme": "after restart"}"#]).succeeded)
+      #expect(waitUntil(deadline: .seconds(15)) { storage.wrappedValue.theme == "after restart" }, "the watch came back")
+      #expect(storage.wrappedValue.counter == 2)
+      #expect(probe.errors.isEmpty, "\(probe.errors)")
+    }
+
     /// Authentication off, then turned on while the storage runs: credentials are not needed
     /// at first (the cluster says so), and once it is on the storage authenticates, for its
     /// writes and for a watch that hears a put made after.

@@ -89,12 +89,19 @@ extension EtcdTests {
       #expect(version.head.framing == .length(version.body.count))
       #expect(String(decoding: version.body, as: UTF8.self).contains("etcdserver"))
 
-      // A gRPC error: chunked, with the gateway's trailer.
+      // A gRPC error: etcd 3.4's gateway sends it chunked, with a trailer; 3.5's (measured on
+      // 3.5.1) with a length and no trailer, so there the chunked reading is the watch
+      // tests' (a watch stream is chunked on both).
       let tooLarge = HTTPRequest(path: "/v3/kv/put", body: bytes(#"{"key":"YQ==","value":""# + String(repeating: "A", count: 2000) + #""}"#))
       let refused = try http.send(tooLarge, to: endpoint, deadline: deadline, idempotent: false)
       #expect(refused.status == 400)
-      #expect(refused.head.framing == .chunked)
-      #expect(refused.trailers == [HTTPHeader(name: "Grpc-Trailer-Content-Type", value: "application/grpc")])
+      if EtcdInstallation.version.hasPrefix("3.4.") {
+        #expect(refused.head.framing == .chunked)
+        #expect(refused.trailers == [HTTPHeader(name: "Grpc-Trailer-Content-Type", value: "application/grpc")])
+      } else {
+        #expect(refused.head.framing == .length(refused.body.count), "etcd \(EtcdInstallation.version)")
+        #expect(refused.trailers.isEmpty, "etcd \(EtcdInstallation.version)")
+      }
       guard case .failure(let error) = EtcdReply(refused) else {
         Issue.record("expected an error reply, got \(String(decoding: refused.body, as: UTF8.self))")
         return

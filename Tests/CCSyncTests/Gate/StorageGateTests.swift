@@ -80,6 +80,39 @@ import CCSyncSystem
     }
   }
 
+  /// The schema itself changes (another process rewrites it): the version kept is judged
+  /// again, one that no longer passes is reported once and kept, and the next version is
+  /// judged by the new schema.
+  @Test func aSchemaChangeHasTheKeptVersionJudgedAgain() throws {
+    try withTemporaryDirectory { directory in
+      let schemaPath = directory.file("settings.schema.json")
+      try CLI.write(Self.schema, to: schemaPath)
+      let path = directory.file("settings.json")
+      try CLI.write(#"{"$schema": "./settings.schema.json", "theme": "dark", "fontSize": 12}"#, to: path)
+      let storage = CodableStorage(defaultValue: SharedSettings(), path: path, updateMode: .manual, options: watchingOptions)
+      let errors = Protected<[String]>([])
+      storage.onError { error in errors.withLock { $0.append(error.description) } }
+      #expect(storage.wrappedValue.fontSize == 12 && storage.fileState == .valid)
+
+      // Another process tightens the schema: 12 is now too small.
+      let stricter = #"{"type": "object", "properties": {"fontSize": {"type": "integer", "minimum": 14}}}"#
+      let child = try ChildProcess.run("/bin/sh", ["-c", "printf '%s' '\(stricter)' > '\(schemaPath).new' && mv '\(schemaPath).new' '\(schemaPath)'"])
+      #expect(child.status == 0)
+      #expect(waitUntil { errors.withLock { !$0.isEmpty } }, "the kept version was not judged again")
+      guard case .invalid(let message) = storage.fileState else { Issue.record("\(storage.fileState)"); return }
+      #expect(message.contains("/fontSize: 12") && message.contains("minimum"), "\(message)")
+      #expect(storage.wrappedValue.fontSize == 12, "the value is kept")
+
+      // The next version is judged by the new schema: 13 is refused, 16 taken.
+      try CLI.write(#"{"$schema": "./settings.schema.json", "theme": "dark", "fontSize": 13}"#, to: path)
+      #expect(waitUntil { errors.withLock { $0.count } >= 2 }, "\(errors.withLock { $0 })")
+      try CLI.write(#"{"$schema": "./settings.schema.json", "theme": "dark", "fontSize": 16}"#, to: path)
+      #expect(waitUntil { storage.wrappedValue.fontSize == 16 })
+      #expect(storage.fileState == .valid)
+      #expect(errors.withLock { $0.count } == 2, "one report per refusal: \(errors.withLock { $0 })")
+    }
+  }
+
   @Test func aDictionaryDoesNotSeeTheSchemaMember() throws {
     try withTemporaryDirectory { directory in
       try CLI.write(#"{"additionalProperties": {"type": "number"}}"#, to: directory.file("limits.schema.json"))

@@ -7,25 +7,8 @@ extension EtcdTests {
   /// start it exits 77 with the reason, as every other command does; refused after it was in
   /// sync it reports it once and keeps trying (docs/CLI.md, "ccsync mirror").
   @Suite struct MirrorRefusal {
-    /// Authentication on, `root:secret` and a user `app` who may read and write `cfg/`.
-    private func withAuthenticatedCluster(_ body: (EtcdCluster, TemporaryDirectory) throws -> Void) throws {
-      try withEtcd { cluster, directory in
-        let root = "--user=root:secret"
-        for arguments in [
-          ["user", "add", "root:secret"], ["user", "add", "app:right"], ["role", "add", "app-role"],
-          ["role", "grant-permission", "app-role", "--prefix=true", "readwrite", "cfg/"], ["user", "grant-role", "app", "app-role"],
-        ] {
-          let outcome = try cluster.etcdctl(arguments)
-          #expect(outcome.status == 0, "etcdctl \(arguments): \(outcome.summary)")
-        }
-        let enable = try cluster.etcdctl([root, "auth", "enable"])
-        #expect(enable.status == 0, "\(enable.summary)")
-        try body(cluster, directory)
-      }
-    }
-
     @Test func aWrongPasswordAtFirstStartExits77NamingTheKeyAndTheRefusal() throws {
-      try withAuthenticatedCluster { cluster, directory in
+      try withAuthenticatedEtcd { cluster, directory in
         let file = directory.file("cfg.json")
         try CLI.write("{\"a\": 1}\n", to: file)
         let url = cluster.url("cfg/app")
@@ -60,7 +43,7 @@ extension EtcdTests {
     }
 
     @Test func aRefusalAfterBeingInSyncIsReportedOnceAndRetried() throws {
-      try withAuthenticatedCluster { cluster, directory in
+      try withAuthenticatedEtcd { cluster, directory in
         let file = directory.file("cfg.json")
         try CLI.write("{\"a\": 1}\n", to: file)
         let url = cluster.url("cfg/app")

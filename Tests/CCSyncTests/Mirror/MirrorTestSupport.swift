@@ -99,18 +99,20 @@ final class MirrorProcess {
   }
 }
 
-/// Real etcd members, a key, and "machines": directories each holding `cfg.json`, mirrored to
-/// the key by one `ccsync mirror` each.
+/// Real etcd members, a key, and "machines": directories each holding `cfg.json` (or
+/// `fileName`), mirrored to the key by one `ccsync mirror` each.
 final class MirrorRig {
   let cluster: EtcdCluster
   let directory: TemporaryDirectory
   let key: String
+  let fileName: String
   private let client: EtcdClient
 
-  init(members: Int = 1, key: String = "cfg", in directory: TemporaryDirectory) throws {
+  init(members: Int = 1, key: String = "cfg", fileName: String = "cfg.json", in directory: TemporaryDirectory) throws {
     cluster = try EtcdCluster(members: members)
     self.directory = directory
     self.key = key
+    self.fileName = fileName
     client = try cluster.client(deadline: .seconds(2), attemptTimeout: .seconds(1))
   }
 
@@ -128,9 +130,9 @@ final class MirrorRig {
     return path
   }
 
-  /// Machine `index`'s file, `m<index>/cfg.json`.
+  /// Machine `index`'s file, `m<index>/cfg.json` (or `fileName`).
   func file(_ index: Int) -> String {
-    machineDirectory(index) + "/cfg.json"
+    machineDirectory(index) + "/" + fileName
   }
 
   /// Starts machine `index`'s mirror and waits for its first sync.
