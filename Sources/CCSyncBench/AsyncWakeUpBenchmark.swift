@@ -3,9 +3,10 @@ import Foundation
 import Synchronization
 
 /// How late a task sleeping 10 ms in a loop wakes up while 64 other tasks await updates of a
-/// file another process keeps locked (`flock(1)` for `--hold` seconds): with the `async` calls,
-/// whose waits run on the library's own threads, and with the blocking `update` called from
-/// tasks, whose waits hold the cooperative pool's threads (two on a 2-core machine).
+/// file another process keeps locked (`flock(1)` for `--hold` seconds), or await its lock:
+/// with the `async` calls (`updateAsync`, `lockAsync`), whose waits run on the library's own
+/// threads, and with the blocking `update` and `lock` called from tasks, whose waits hold the
+/// cooperative pool's threads (two on a 2-core machine).
 ///
 /// The delay of a wake-up is how long a 10 ms sleep took beyond 10 ms; the sleeper's start
 /// counts as a wake-up due when the 64 tasks were started. `swift run -c release ccsync-bench
@@ -13,10 +14,15 @@ import Synchronization
 enum AsyncWakeUpBenchmark {
   static let usage = "USAGE: ccsync-bench async-wakeup [--updates N] [--hold SECONDS] [--rounds N]"
 
-  /// The two ways the 64 tasks update.
+  /// The ways the 64 tasks update, or take the file's lock and let it go.
   enum Mode: String, CaseIterable {
     case async = "updateAsync"
     case blocking = "update (blocking, in tasks)"
+    case lockAsync = "lockAsync"
+    case lockBlocking = "lock (blocking, in tasks)"
+
+    /// Whether the tasks update the file (and the counter counts them) rather than only lock it.
+    var updates: Bool { self == .async || self == .blocking }
   }
 
   /// One round's figures.
@@ -43,7 +49,8 @@ enum AsyncWakeUpBenchmark {
         let figures = measure(mode, updates: updates, hold: hold)
         worst = max(worst, figures.worstDelay)
         print("  \(mode.rawValue), round \(round): worst wake-up delay \(milliseconds(figures.worstDelay)) over "
-          + "\(figures.sleeps) sleeps; \(updates) updates done after \(milliseconds(figures.updatesDone)); counter \(figures.counter)")
+          + "\(figures.sleeps) sleeps; \(updates) calls done after \(milliseconds(figures.updatesDone))"
+          + (mode.updates ? "; counter \(figures.counter)" : ""))
       }
       print("\(mode.rawValue): worst wake-up delay \(milliseconds(worst)) over \(rounds) rounds")
     }
@@ -65,7 +72,7 @@ enum AsyncWakeUpBenchmark {
     let outcome = Mutex<Round?>(nil)
     let finished = DispatchSemaphore(value: 0)
     Task {
-      let round = await contend(mode, storage: storage, updates: updates)
+      let round = await contend(mode, storage: storage, path: path, updates: updates)
       outcome.withLock { $0 = round }
       finished.signal()
     }
@@ -75,8 +82,9 @@ enum AsyncWakeUpBenchmark {
 
   /// The 64 updates and the sleeper, at once; the sleeper sleeps until every update is done.
   private static func contend(
-    _ mode: Mode, storage: CodableStorage<ContentionBenchmark.CounterSettings>, updates: Int
+    _ mode: Mode, storage: CodableStorage<ContentionBenchmark.CounterSettings>, path: String, updates: Int
   ) async -> Round {
+    let file = SharedFile(path: path, durable: false, logger: .silent)
     let done = DoneCount()
     let start = ContinuousClock.now
     return await withTaskGroup(of: (Duration, Int)?.self) { group in
@@ -85,6 +93,8 @@ enum AsyncWakeUpBenchmark {
           switch mode {
           case .async: _ = try? await storage.updateAsync { $0.counter += 1 }
           case .blocking: _ = try? storage.update { $0.counter += 1 }
+          case .lockAsync: (try? await file.lockAsync())?.release()
+          case .lockBlocking: (try? file.lock())?.release()
           }
           done.value.add(1, ordering: .relaxed)
           return nil

@@ -39,7 +39,7 @@ enum LockCommand: Command {
         throw arguments.usageError("The option '--shared' is for files: etcd's lock (the v3lock service) is exclusive only")
       }
       return try EtcdLockCommand.run(
-        location: location, command: command, wait: wait, ttl: ttl.map(Int64.init) ?? EtcdLockCommand.defaultTTL,
+        location: location, command: command, wait: wait, ttl: ttl.map(Int64.init) ?? EtcdLocker.defaultTTL,
         conflictCode: conflictCode)
     }
     let path = arguments.operands[0]
@@ -47,13 +47,15 @@ enum LockCommand: Command {
     let directory = FilePath.directory(of: try file.resolvedPath())
     guard FileTree.isDirectory(directory) else { throw StoreError.missingDirectory(path: directory) }
 
+    let lock: FileDocumentLock
     do {
-      return try file.withLock(exclusive: !arguments.has(shared), wait: wait) {
-        try runWhileHolding(command)
-      }
-    } catch StoreError.lockUnavailable(let lockPath) {
-      throw wait.failure(file: path, lockPath: lockPath, code: conflictCode)
+      lock = try file.lock(exclusive: !arguments.has(shared), wait: wait)
+    } catch {
+      if case .lockUnavailable(let lockPath) = error { throw wait.failure(file: path, lockPath: lockPath, code: conflictCode) }
+      throw error
     }
+    defer { lock.release() }
+    return try runWhileHolding(command)
   }
 
   /// Starts `command`, passes SIGTERM and SIGHUP on to it (SIGINT from a terminal reaches it
@@ -62,19 +64,8 @@ enum LockCommand: Command {
     let signals = try SignalPipe.install([.terminate, .hangUp, .childStatusChanged])
     try Signal.interrupt.ignore()
     try Signal.quit.ignore()
-    let child: Subprocess
-    do {
-      child = try Subprocess.start(command)
-    } catch {
-      throw CommandFailure(error.exitCode, error.description)
-    }
-    while true {
-      if let status = child.statusIfExited() { return status }
-      // SIGCHLD wakes the wait; the timeout is a safety net should one be missed.
-      _ = waitForInput([signals], timeout: .seconds(1))
-      for signal in signals.drain() where signal != .childStatusChanged {
-        try? child.send(signal)
-      }
-    }
+    let child = ChildSupervisor(command: command)
+    try child.startReportingFailure()
+    return child.runToEnd(signals: signals)
   }
 }

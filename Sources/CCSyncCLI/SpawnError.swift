@@ -58,3 +58,17 @@ extension Subprocess {
 func waitForInput(_ sources: [any InputSource], timeout: Duration?) -> [Bool] {
   (try? waitForInput(from: sources, timeout: timeout)) ?? sources.map { _ in false }
 }
+
+extension ChildSupervisor {
+  /// Starts the command as ``start(environment:standardInput:)`` does; a failure becomes a
+  /// ``CommandFailure`` with the shell's status (127 not found, 126 not executable) and the
+  /// message `cannot run 'CMD': REASON`.
+  func startReportingFailure(environment: [String: String?] = [:]) throws(CommandFailure) {
+    do {
+      try start(environment: environment)
+    } catch {
+      let failure = SpawnError(command: command.first ?? "", error: error)
+      throw CommandFailure(failure.exitCode, failure.description)
+    }
+  }
+}

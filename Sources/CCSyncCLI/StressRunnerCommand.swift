@@ -71,7 +71,7 @@ enum StressRunnerCommand: Command {
     // per operation would be measured as waiting.
     var locker: EtcdLocker?
     if workload.mode == .lock, case .etcd(let location) = target.address {
-      locker = try EtcdLocker(location: location, ttl: EtcdLockCommand.defaultTTL, wake: try WakeUpChannel())
+      locker = try EtcdLocker(location: location)
     }
     defer { try? sink.flush() }
     while true {

@@ -83,13 +83,11 @@ final class StressTarget: Sendable {
       }
     case .etcd(let location):
       guard let locker else { throw CommandFailure(ExitCode.usage, "no client for etcd's lock '\(location.description)'") }
-      guard case .held(let grant) = try locker.acquire(wait: .forever) else {
-        throw CommandFailure(ExitCode.failure, "etcd's lock '\(location.description)' was not granted")
-      }
+      let held = try locker.acquire(wait: .forever)
       acquired = MachineStamp.now()
       ContinuousClock.sleepThread(for: hold)
       released = MachineStamp.now()
-      locker.release(grant)
+      held.release()
     }
     return StressSample(
       iteration: iteration, kind: exclusive ? .exclusiveLock : .sharedLock, requested: requested, acquired: acquired,

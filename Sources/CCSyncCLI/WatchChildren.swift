@@ -2,7 +2,8 @@ import CCSync
 import CCSyncProcesses
 
 /// The command `ccsync watch --exec`, `--restart` or `--signal` runs: at most one at a time,
-/// in a process group of its own so that stopping it stops everything it started.
+/// in a process group of its own so that stopping it stops everything it started (a
+/// ``ChildSupervisor``, which starts, signals, stops and reaps it).
 ///
 /// It gets the value as one compact JSON line on standard input and in `CCSYNC_VALUE` (unset
 /// while there is no value), and the file in `CCSYNC_FILE`.
@@ -32,7 +33,8 @@ final class WatchChildren {
   let file: String
   /// How long the value must stay unchanged before it is acted on; 0 acts at once.
   let debounce: Duration
-  private var child: Subprocess?
+  /// Runs the command, one at a time.
+  private let supervisor: ChildSupervisor
   /// The last value printed.
   private var latest: JSONValue?
   /// The last value acted on: what a coalesced run or a restart starts with. The same as
@@ -41,12 +43,6 @@ final class WatchChildren {
   private var actedOn: JSONValue?
   /// exec: a value arrived while the command ran. restart: start again once it has stopped.
   private var pending = false
-  /// Set once SIGTERM was sent: the exit that follows is ours, not the command's own.
-  private var stopRequested = false
-  private var killDeadline: ContinuousClock.Instant?
-  /// The process groups of stopped commands whose leader has exited while other members
-  /// (ignoring SIGTERM) may remain, each with the moment they get SIGKILL.
-  private var lingeringGroups: [(group: Int32, killAt: ContinuousClock.Instant)] = []
   /// restart: the status of a command that exited on its own, which ends the watch.
   private(set) var exitedOnItsOwn: Int32?
   /// The status to end with when the command could not be started (126 or 127).
@@ -63,6 +59,7 @@ final class WatchChildren {
     self.command = command
     self.file = file
     self.debounce = debounce
+    supervisor = ChildSupervisor(command: command, ownProcessGroup: true, killDelay: WatchChildren.killDelay)
   }
 
   /// The longest a value waits under a debounce period when values keep coming, as a
@@ -74,12 +71,12 @@ final class WatchChildren {
   var runsContinuously: Bool { mode != .exec }
 
   /// Whether no command runs and none is due.
-  var isIdle: Bool { child == nil && !pending && actionDue == nil }
+  var isIdle: Bool { !supervisor.isRunning && !pending && actionDue == nil }
 
   /// When ``tick(now:)`` must next run: the SIGKILL of a command that ignores SIGTERM, the
   /// end of a debounce period.
   var nextDeadline: ContinuousClock.Instant? {
-    ([killDeadline, actionDue].compactMap { $0 } + lingeringGroups.map(\.killAt)).min()
+    [supervisor.nextDeadline, actionDue].compactMap { $0 }.min()
   }
 
   /// Linux's limit on one environment string (128 KiB, `MAX_ARG_STRLEN`) less the name and the
@@ -107,13 +104,13 @@ final class WatchChildren {
     // Never ccsync's own standard input, even when the value's file could not be made.
     if input == nil { input = try? FileDescriptor.openForReading("/dev/null") }
     do {
-      child = try Subprocess.start(command, environment: environment, standardInput: input, newProcessGroup: true)
-      stopRequested = false
+      try supervisor.start(environment: environment, standardInput: input)
       return nil
     } catch {
-      StandardStreams.writeLine("ccsync: \(error)", toStandardError: true)
-      spawnFailure = error.exitCode
-      return error.exitCode
+      let failure = SpawnError(command: command.first ?? "", error: error)
+      StandardStreams.writeLine("ccsync: \(failure)", toStandardError: true)
+      spawnFailure = failure.exitCode
+      return failure.exitCode
     }
   }
 
@@ -145,43 +142,31 @@ final class WatchChildren {
     actedOn = value
     switch mode {
     case .exec:
-      if child == nil { start(with: value) } else { pending = true }
+      if !supervisor.isRunning { start(with: value) } else { pending = true }
     case .restart:
-      guard let child else {
+      guard supervisor.isRunning else {
         // Not started yet: this is the first value. (Once started, a command that is gone
         // has exited on its own, which ends the watch.)
         if !hasStarted { start(with: value) }
         return
       }
       pending = true
-      if !stopRequested { stop(child) }
+      supervisor.stop()
     case .signal(let signal):
-      guard let child else {
+      guard supervisor.isRunning else {
         if !hasStarted { start(with: value) }
         return
       }
       // A command that has just exited (not reaped yet) is a zombie, which takes the signal
       // and ignores it; its exit ends the watch at the next reap.
-      try? child.send(signal)
+      supervisor.reload(with: signal)
     }
-  }
-
-  private func stop(_ child: Subprocess) {
-    stopRequested = true
-    try? child.sendToProcessGroup(.terminate)
-    killDeadline = ContinuousClock.now + WatchChildren.killDelay
   }
 
   /// Collects the command if it has exited, and starts the next run that is due.
   func reap() {
-    guard let current = child, let status = current.statusIfExited() else { return }
-    child = nil
-    if stopRequested, let killDeadline, Subprocess.processGroupIsAlive(current.id) {
-      // What it started may still run, ignoring the SIGTERM: it gets SIGKILL when the
-      // leader would have.
-      lingeringGroups.append((current.id, killDeadline))
-    }
-    killDeadline = nil
+    let stopRequested = supervisor.stopRequested
+    guard let status = supervisor.reap() else { return }
     switch mode {
     case .exec:
       if status != 0 {
@@ -207,15 +192,7 @@ final class WatchChildren {
   /// command whose grace period has passed.
   func tick(now: ContinuousClock.Instant) {
     if let actionDue, now >= actionDue { actOnDeferredValue() }
-    if let killDeadline, now >= killDeadline, let child {
-      try? child.sendToProcessGroup(.kill)
-      self.killDeadline = nil
-    }
-    lingeringGroups.removeAll { lingering in
-      guard now >= lingering.killAt else { return false }
-      Subprocess.signalProcessGroup(lingering.group, .kill)
-      return true
-    }
+    supervisor.tick(now: now)
   }
 
   /// Stops the command, if one runs, and waits for it and what it started (SIGKILL after
@@ -223,19 +200,6 @@ final class WatchChildren {
   func shutDown() {
     pending = false
     actionDue = nil
-    for lingering in lingeringGroups { Subprocess.signalProcessGroup(lingering.group, .kill) }
-    lingeringGroups = []
-    guard let current = child else { return }
-    try? current.sendToProcessGroup(.terminate)
-    let deadline = ContinuousClock.now + WatchChildren.killDelay
-    while current.statusIfExited() == nil || Subprocess.processGroupIsAlive(current.id) {
-      if ContinuousClock.now >= deadline {
-        Subprocess.signalProcessGroup(current.id, .kill)
-        if current.statusIfExited() == nil { _ = current.waitForStatus() }
-        break
-      }
-      ContinuousClock.sleepThread(for: .milliseconds(10))
-    }
-    child = nil
+    supervisor.shutDown()
   }
 }

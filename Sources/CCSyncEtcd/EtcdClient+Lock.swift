@@ -12,6 +12,12 @@ package struct EtcdLock: Sendable, Hashable {
   /// earlier holder's (the next one can only get it after the previous key's deletion, a
   /// later revision): a fencing token to hand to whatever the lock protects.
   package var revision: Int64
+
+  /// A lock held under `key`, granted at `revision`.
+  package init(key: [UInt8], revision: Int64) {
+    self.key = key
+    self.revision = revision
+  }
 }
 
 extension EtcdClient {

@@ -40,8 +40,11 @@ package final class ProcessLockGate: @unchecked Sendable {
   /// Enters the gate, or says why not: `deadline` (`nil` for none)
   /// passed first, or this thread's own hold would keep it waiting for ever. Writers are
   /// preferred so a stream of readers cannot starve them.
-  package func enter(exclusive: Bool, deadline: ContinuousClock.Instant?) -> Entry {
-    let thread = ThreadIdentity.current
+  /// - Parameter owner: who holds the gate once entered: the calling thread (the default), or
+  ///   a token of ``ThreadIdentity/newHolder()`` for a hold that may be released on another
+  ///   thread (a lock an `async` task took on a pool thread).
+  package func enter(exclusive: Bool, deadline: ContinuousClock.Instant?, owner: UInt = ThreadIdentity.current) -> Entry {
+    let thread = owner
     return condition.withLock {
       if deadline == nil, exclusiveOwner == thread || (exclusive && sharedHoldsByThread[thread] != nil) {
         return .heldByThisThread
@@ -79,9 +82,9 @@ package final class ProcessLockGate: @unchecked Sendable {
   /// How many threads wait to enter exclusively (for tests).
   var waitingWriters: Int { condition.withLock { exclusiveWaiters } }
 
-  /// Leaves the gate entered with the same `exclusive`, on the thread that entered it.
-  package func leave(exclusive: Bool) {
-    let thread = ThreadIdentity.current
+  /// Leaves the gate entered with the same `exclusive` and `owner`.
+  package func leave(exclusive: Bool, owner: UInt = ThreadIdentity.current) {
+    let thread = owner
     condition.withLock {
       if exclusive {
         exclusiveHeld = false

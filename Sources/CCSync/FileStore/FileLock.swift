@@ -13,6 +13,8 @@ final class FileLock {
   private let file: OpenFile
   private let gateKey: ProcessLockTable.Key
   private let gate: ProcessLockGate
+  /// Who holds the in-process gate: the thread that took the lock, or a handle's token.
+  private let owner: UInt
   /// Set only once both the gate and the `flock` are taken. A class initialiser that throws
   /// after every stored property is set still runs `deinit`; the failure paths below undo
   /// their own steps, so `deinit` must not undo them a second time.
@@ -33,15 +35,17 @@ final class FileLock {
   ///   ``StoreError/system(_:)`` when the lock file cannot be opened or created, or with
   ///   `EDEADLK` when this thread holds the lock already and `wait` is `.forever` (see
   ///   ``heldByThisThread(_:)``).
-  init(resolvedPath: String, exclusive: Bool, wait: LockWait) throws(StoreError) {
+  /// - Parameter owner: who holds the in-process gate (see ``ProcessLockGate/enter(exclusive:deadline:owner:)``).
+  init(resolvedPath: String, exclusive: Bool, wait: LockWait, owner: UInt = ThreadIdentity.current) throws(StoreError) {
     lockPath = resolvedPath + ".lock"
     self.exclusive = exclusive
+    self.owner = owner
     let deadline = wait.deadline
     while true {
       var (file, identity) = try FileLock.openLockFile(lockPath, dataFile: resolvedPath)
       let key = ProcessLockTable.Key(device: identity.device, inode: identity.inode)
       let gate = ProcessLockTable.shared.retain(key)
-      switch gate.enter(exclusive: exclusive, deadline: deadline) {
+      switch gate.enter(exclusive: exclusive, deadline: deadline, owner: owner) {
       case .entered:
         break
       case .timedOut:
@@ -54,7 +58,7 @@ final class FileLock {
       do {
         try FileLock.acquire(&file, exclusive: exclusive, deadline: deadline)
       } catch {
-        gate.leave(exclusive: exclusive)
+        gate.leave(exclusive: exclusive, owner: owner)
         ProcessLockTable.shared.release(key)
         throw error
       }
@@ -65,7 +69,7 @@ final class FileLock {
         isHeld = true
         return
       }
-      FileLock.letGo(file, gate: gate, key: key, exclusive: exclusive)
+      FileLock.letGo(file, gate: gate, key: key, exclusive: exclusive, owner: owner)
     }
   }
 
@@ -82,15 +86,15 @@ final class FileLock {
   func release() {
     guard isHeld else { return }
     isHeld = false
-    FileLock.letGo(file, gate: gate, key: gateKey, exclusive: exclusive)
+    FileLock.letGo(file, gate: gate, key: gateKey, exclusive: exclusive, owner: owner)
   }
 
   /// Undoes a lock both of whose parts are held: the `flock` (closing the lock file releases
   /// it too) and the in-process gate.
-  private static func letGo(_ file: OpenFile, gate: ProcessLockGate, key: ProcessLockTable.Key, exclusive: Bool) {
+  private static func letGo(_ file: OpenFile, gate: ProcessLockGate, key: ProcessLockTable.Key, exclusive: Bool, owner: UInt) {
     try? file.unlock()
     try? file.close()
-    gate.leave(exclusive: exclusive)
+    gate.leave(exclusive: exclusive, owner: owner)
     ProcessLockTable.shared.release(key)
   }
 

@@ -74,12 +74,13 @@ package struct HostStatus: Sendable, Equatable {
   }
 }
 
-/// A mirror's reports of its host's status, under a lease it keeps alive on a thread of its
-/// own. The first report claims the host's name: a name a live mirror of another process
-/// holds is refused. `Sendable`: its state is behind a `Protected`.
+/// A mirror's reports of its host's status, under a lease a ``LeaseKeeper`` keeps alive (the
+/// lock's lease keeper); a lease lost (expired during an outage) is granted again and the last
+/// report put back under it. The first report claims the host's name: a name a live mirror
+/// of another process holds is refused. `Sendable`: its state is behind a `Protected`.
 package final class FleetStatusReporter: Sendable {
   private struct State {
-    var lease: Int64?
+    var lease: LeaseKeeper?
     var last: HostStatus?
     var stopped = false
     /// The claim waits for the cluster to answer (a mirror serves its file meanwhile).
@@ -127,18 +128,42 @@ package final class FleetStatusReporter: Sendable {
       let sameMachineDead = status.machine == Environment.hostName && !Environment.processIsAlive(status.pid)
       if !sameMachineDead { throw .lockUnavailable(path: name) }
     }
-    let lease = try call { () throws(EtcdError) in try client.grantLease(ttl: ttl) }
-    state.withLock { state in
-      state.lease = lease.id
-      state.claimed = true
+    keepLease(try LeaseKeeper.grant(client: client, ttl: ttl, name: name, logger: .silent))
+    state.withLock { $0.claimed = true }
+  }
+
+  /// Reports under `keeper`'s lease from now on, and when it is lost, grants another (every
+  /// third of the time to live until the cluster answers) and puts the last report back.
+  private func keepLease(_ keeper: LeaseKeeper) {
+    let stopped = state.withLock { state -> Bool in
+      if !state.stopped { state.lease = keeper }
+      return state.stopped
     }
-    let thread: BackgroundThread
-    do {
-      thread = try BackgroundThread(name: "ccsync-status") { [self] in renew() }
-    } catch {
-      throw .system(error)
+    if stopped {
+      keeper.stop()
+      return
     }
-    thread.detach()
+    keeper.onLoss { [self] _ in replaceLostLease() }
+  }
+
+  /// Runs on the lost lease's renewing thread, which has nothing else left to do.
+  private func replaceLostLease() {
+    let name = String(decoding: key, as: UTF8.self)
+    while !isStopped {
+      if let granted = try? LeaseKeeper.grant(client: client, ttl: ttl, name: name, logger: .silent) {
+        let last = state.withLock { state -> HostStatus? in
+          defer { state.last = nil }
+          return state.last
+        }
+        keepLease(granted)
+        if let last { report(last.state, revision: last.revision, reason: last.reason) }
+        return
+      }
+      let next = ContinuousClock.now + .seconds(ttl) / 3
+      pause.withLock {
+        while !isStopped && ContinuousClock.now < next { pause.wait(until: next) }
+      }
+    }
   }
 
   /// Reports `state` of `revision`; a report that fails is logged and replaced by the next.
@@ -154,8 +179,8 @@ package final class FleetStatusReporter: Sendable {
         return
       }
     }
-    let (lease, previous) = state.withLock { ($0.lease, $0.last) }
-    guard let lease else { return }
+    let (keeper, previous) = state.withLock { ($0.lease, $0.last) }
+    guard let lease = keeper?.leaseID else { return }
     if let previous, previous.state == status, previous.revision == revision, previous.reason == reason { return }
     let since = previous?.state == status && previous?.reason == reason ? previous?.since : nil
     let report = HostStatus(
@@ -176,39 +201,16 @@ package final class FleetStatusReporter: Sendable {
 
   /// Stops renewing and revokes the lease, so the host disappears at once.
   package func stop() {
-    let lease = state.withLock { state -> Int64? in
+    let keeper = state.withLock { state -> LeaseKeeper? in
       state.stopped = true
       return state.lease
     }
     pause.withLock { pause.broadcast() }
-    if let lease { try? client.revokeLease(lease, deadline: .seconds(1)) }
+    keeper?.stop()
+    if let keeper { try? client.revokeLease(keeper.leaseID, deadline: .seconds(1)) }
   }
 
   private var isStopped: Bool { state.withLock(\.stopped) }
-
-  /// Renews the lease every third of its time to live; a lease lost (expired during an
-  /// outage) is granted again and the last report put back under it.
-  private func renew() {
-    while !isStopped {
-      let next = ContinuousClock.now + .seconds(ttl) / 3
-      pause.withLock {
-        while !isStopped && ContinuousClock.now < next { pause.wait(until: next) }
-      }
-      guard !isStopped, let lease = state.withLock({ $0.lease }) else { return }
-      do throws(EtcdError) {
-        _ = try client.keepAlive(lease: lease, deadline: .seconds(ttl) / 3)
-      } catch {
-        guard case .leaseNotFound = error else { continue }
-        guard let granted = try? client.grantLease(ttl: ttl) else { continue }
-        let last = state.withLock { state -> HostStatus? in
-          state.lease = granted.id
-          defer { state.last = nil }
-          return state.last
-        }
-        if let last { report(last.state, revision: last.revision, reason: last.reason) }
-      }
-    }
-  }
 
   private func call<Result>(_ body: () throws(EtcdError) -> Result) throws(StoreError) -> Result {
     do {
