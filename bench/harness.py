@@ -18,13 +18,13 @@ import subprocess
 import sys
 import time
 
-from lib import cli, codec, contention, etcd, mirror, propagation, sizes, watching
+from lib import cli, codec, contention, etcd, many, mirror, propagation, sizes, watching
 
 BEGIN_MARK = "<!-- bench:begin -->"
 END_MARK = "<!-- bench:end -->"
 STEPS = {"contention": contention.measure, "propagation": propagation.measure, "cli": cli.measure,
          "sizes": sizes.measure, "watcher": watching.measure, "codec": codec.measure, "etcd": etcd.measure,
-         "mirror": mirror.measure}
+         "mirror": mirror.measure, "many": many.measure}
 
 
 class Bench:
@@ -245,6 +245,9 @@ def main():
     parser.add_argument("--mirror-fanout-puts", type=int, default=30, help="puts per fan-out run")
     parser.add_argument("--mirror-fanout-interval-us", type=int, default=20000)
     parser.add_argument("--mirror-cpu-seconds", type=float, default=4, help="the idle window, and the busy one")
+    parser.add_argument("--many-trials", type=int, default=3, help="trials of each many-storages figure")
+    parser.add_argument("--many-rounds", type=int, default=5, help="set + flush rounds per many-storages trial")
+    parser.add_argument("--many-writes", type=int, default=20, help="another process's writes after each flush of all")
     parser.add_argument("--installed-ccsync", help="ccsync as scripts/install-cli installs it (static Swift runtime): the CLI goals are judged on it")
     parser.add_argument("--note", action="append", default=[], help="a line for the notes (a skipped peer)")
     parser.add_argument("--build-seconds", type=float, default=0)
