@@ -21,8 +21,11 @@ extension WatcherState {
   ///   which would take the lock again.
   mutating func unregister(_ id: RegistrationID) -> (@Sendable (FileWatchReason) -> Void)? {
     guard let registration = registrations.removeValue(forKey: id) else { return nil }
+    namedPoints = [:]
     for armed in registration.armed.values { release(armed.watch, by: id) }
     wakes[id] = nil
+    recheckDeadlines[id] = nil
+    polledRegistrations.remove(id)
     scheduleTimers(now: .now)
     return registration.handler
   }
@@ -39,6 +42,7 @@ extension WatcherState {
   /// - Returns: whether the watched entries changed (the subscriber should look again).
   mutating func refresh(_ id: RegistrationID, rearmingAll: Bool = false) -> Bool {
     guard var registration = registrations[id] else { return false }
+    namedPoints = [:]
     var changed = false
     var limitError: SystemError?
     for iteration in 0..<8 {
@@ -85,6 +89,7 @@ extension WatcherState {
         release(armed.watch, by: id)
       }
       registration.needsPolling = unwatchable
+      if unwatchable { polledRegistrations.insert(id) } else { polledRegistrations.remove(id) }
       if armedSomething { changed = true }
       if !armedSomething || limitError != nil { break }
     }
@@ -159,6 +164,7 @@ extension WatcherState {
     inotify = nil
     directories = [:]
     ownRemovals = [:]
+    namedPoints = [:]
     for (id, var registration) in registrations {
       registration.armed = [:]
       registration.polledIdentity = (try? fileIdentity(atPath: registration.path)) ?? nil
