@@ -88,6 +88,14 @@ def environment(bench, load_at_start):
     ]
 
 
+def measured_commit(bench):
+    """The commit measured, `+ changes` when the work tree differs from it."""
+    commit = command_output(["git", "-C", bench.root, "rev-parse", "--short", "HEAD"])
+    dirty = subprocess.run(["git", "-C", bench.root, "diff", "--quiet", "HEAD", "--", "Sources", "bench", "Package.swift"],
+                           capture_output=True).returncode != 0
+    return commit + (" + changes" if dirty else "")
+
+
 def load_average():
     return " ".join(open("/proc/loadavg").read().split()[:3])
 
@@ -138,9 +146,9 @@ def merged_block(bench, old_block, sections, load_at_start, elapsed):
             new_sections[int(heading.group(1))] = section.strip("\n") + "\n"
     head.append("")
     numbers = sorted(new_sections)
-    head.append("%s %s in %.0f s (build included): %s and %s goals; load average at start %s, at end %s. The "
+    head.append("%s %s at %s in %.0f s (build included): %s and %s goals; load average at start %s, at end %s. The "
                 "other sections and goals are from the run above._"
-                % (mark, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), elapsed,
+                % (mark, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), measured_commit(bench), elapsed,
                    ("section %d" % numbers[0]) if len(numbers) == 1 else "sections " + ", ".join(map(str, numbers)),
                    "its" if len(numbers) == 1 else "their", load_at_start, load_average()))
     rows = {goal: row for goal, row in old_goals}
@@ -173,9 +181,9 @@ def write_markdown(bench, sections, load_at_start, elapsed):
             file.write(text)
         return
     lines = [BEGIN_MARK, "", "## Measured by `bench/run`", ""]
-    lines.append("_Generated %s by `bench/run` in %.0f s (build included). Everything between the "
+    lines.append("_Generated %s at %s by `bench/run` in %.0f s (build included). Everything between the "
                  "`bench:begin` and `bench:end` markers is rewritten by each run; notes outside them stay._"
-                 % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), elapsed))
+                 % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), measured_commit(bench), elapsed))
     lines.append("")
     lines += environment(bench, load_at_start)
     lines.append("")
