@@ -37,9 +37,9 @@ def measure(bench):
     lines.append(
         "One process creates N storages with `CodableStorage(key:defaultValue:)` (WLStorage's users keep one per key; "
         "each writes its default durably: its fsyncs are the floor of creation), observes each, then %d times sets "
-        "every value and flushes them all; right after each flush a child process replaces %d of the keys' files "
-        "(a temporary file renamed over it, stamped just before the rename) and the delay to that key's observer is "
-        "taken. Threads: the entries of `/proc/self/task`, sampled every 0.5 ms from before the first storage to the "
+        "every value and flushes them all; right after each flush a child process replaces %d of the keys' files, "
+        "one at a time (a temporary file renamed over it, stamped just before the rename; the next once the last was "
+        "seen), and the delay to that key's observer is taken. Threads: the entries of `/proc/self/task`, sampled every 0.5 ms from before the first storage to the "
         "end (the sampler's own thread not counted). Median of %d trials; the thread peak and the p99 are the worst "
         "trial's." % (options.many_rounds, options.many_writes, options.many_trials))
     lines.append("")
