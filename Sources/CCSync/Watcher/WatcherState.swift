@@ -76,8 +76,9 @@ struct WatcherState {
   var recheckDeadlines: [RegistrationID: [ContinuousClock.Instant]] = [:]
   /// The registrations with a directory that cannot be watched (`Registration.needsPolling`).
   var polledRegistrations: Set<RegistrationID> = []
-  /// The entries each inotify watch covers, by name, made when an event first needs them and
-  /// dropped whenever a registration or a watch changes (see `watchPointsByName`).
+  /// The entries each inotify watch covers, by name, made when an event first needs them
+  /// (see `watchPointsByName`), kept up to date as registrations change, and dropped when a
+  /// watch ends.
   var namedPoints: [Int32: [String: [(RegistrationID, WatchPoint)]]] = [:]
   var nextSafetyRecheck: ContinuousClock.Instant?
   /// The registrations the safety re-check's pass under way has still to look at.
