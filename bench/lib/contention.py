@@ -287,7 +287,7 @@ def sized_tables(bench, rows, raw):
         "The same durable increment on the settings document grown with service entries, %d processes; "
         "updates per trial: %s; updates per second, median of %d trials (no goal: the issue's goals are for "
         "1 KB). Here parsing and printing the whole document under the lock would be most of the work; "
-        "ccsync parses and prints only the top-level values that changed (BENCHMARKS.md, \"Parsing and "
+        "ccsync parses and prints only the top-level values that changed (docs/BENCHMARK-METHOD.md, \"Parsing and "
         "printing by what changed\")."
         % (SIZED_PROCESSES, " and ".join("%d for %s" % (updates, label) for _, label, updates in SIZED_DOCUMENTS),
            bench.options.trials))
