@@ -74,7 +74,10 @@ def measure(bench):
         bench.goals.append(("1000 storages: another process's write seen within 5 ms p99 right after the flush of all",
                             "yes" if big["p99"] <= 5 else "no", "%.2f ms" % big["p99"]))
     if big and small:
-        ratio = big["per"] / small["per"]
+        # Taken within each trial (N = 100 and 1000 back to back), then the median, as every ratio
+        # of the harness: the fsyncs that are most of creation move with the machine's load.
+        ratio = median([large["perStorageMs"] / little["perStorageMs"] for little, large in zip(runs[100], runs[1000])])
         bench.goals.append(("storage creation linear in N: per storage at N = 1000 within 1.5x of N = 100's",
-                            "yes" if ratio <= 1.5 else "no", "%.2fx (%.2f ms against %.2f ms)" % (ratio, big["per"], small["per"])))
+                            "yes" if ratio <= 1.5 else "no", "%.2fx, median of the trials' ratios (medians %.2f ms against %.2f ms)"
+                            % (ratio, big["per"], small["per"])))
     return "\n".join(lines) + "\n"
