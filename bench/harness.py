@@ -18,13 +18,13 @@ import subprocess
 import sys
 import time
 
-from lib import cli, codec, contention, etcd, mirror, propagation, sizes, watching
+from lib import cli, codec, contention, etcd, many, mirror, propagation, sizes, watching
 
 BEGIN_MARK = "<!-- bench:begin -->"
 END_MARK = "<!-- bench:end -->"
 STEPS = {"contention": contention.measure, "propagation": propagation.measure, "cli": cli.measure,
          "sizes": sizes.measure, "watcher": watching.measure, "codec": codec.measure, "etcd": etcd.measure,
-         "mirror": mirror.measure}
+         "mirror": mirror.measure, "many": many.measure}
 
 
 class Bench:
@@ -88,6 +88,14 @@ def environment(bench, load_at_start):
     ]
 
 
+def measured_commit(bench):
+    """The commit measured, `+ changes` when the work tree differs from it."""
+    commit = command_output(["git", "-C", bench.root, "rev-parse", "--short", "HEAD"])
+    dirty = subprocess.run(["git", "-C", bench.root, "diff", "--quiet", "HEAD", "--", "Sources", "bench", "Package.swift"],
+                           capture_output=True).returncode != 0
+    return commit + (" + changes" if dirty else "")
+
+
 def load_average():
     return " ".join(open("/proc/loadavg").read().split()[:3])
 
@@ -138,9 +146,9 @@ def merged_block(bench, old_block, sections, load_at_start, elapsed):
             new_sections[int(heading.group(1))] = section.strip("\n") + "\n"
     head.append("")
     numbers = sorted(new_sections)
-    head.append("%s %s in %.0f s (build included): %s and %s goals; load average at start %s, at end %s. The "
+    head.append("%s %s at %s in %.0f s (build included): %s and %s goals; load average at start %s, at end %s. The "
                 "other sections and goals are from the run above._"
-                % (mark, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), elapsed,
+                % (mark, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), measured_commit(bench), elapsed,
                    ("section %d" % numbers[0]) if len(numbers) == 1 else "sections " + ", ".join(map(str, numbers)),
                    "its" if len(numbers) == 1 else "their", load_at_start, load_average()))
     rows = {goal: row for goal, row in old_goals}
@@ -173,9 +181,9 @@ def write_markdown(bench, sections, load_at_start, elapsed):
             file.write(text)
         return
     lines = [BEGIN_MARK, "", "## Measured by `bench/run`", ""]
-    lines.append("_Generated %s by `bench/run` in %.0f s (build included). Everything between the "
+    lines.append("_Generated %s at %s by `bench/run` in %.0f s (build included). Everything between the "
                  "`bench:begin` and `bench:end` markers is rewritten by each run; notes outside them stay._"
-                 % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), elapsed))
+                 % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), measured_commit(bench), elapsed))
     lines.append("")
     lines += environment(bench, load_at_start)
     lines.append("")
@@ -249,6 +257,9 @@ def main():
     parser.add_argument("--mirror-fanout-puts", type=int, default=30, help="puts per fan-out run")
     parser.add_argument("--mirror-fanout-interval-us", type=int, default=20000)
     parser.add_argument("--mirror-cpu-seconds", type=float, default=4, help="the idle window, and the busy one")
+    parser.add_argument("--many-trials", type=int, default=3, help="trials of each many-storages figure")
+    parser.add_argument("--many-rounds", type=int, default=5, help="set + flush rounds per many-storages trial")
+    parser.add_argument("--many-writes", type=int, default=20, help="another process's writes after each flush of all")
     parser.add_argument("--installed-ccsync", help="ccsync as scripts/install-cli installs it (static Swift runtime): the CLI goals are judged on it")
     parser.add_argument("--note", action="append", default=[], help="a line for the notes (a skipped peer)")
     parser.add_argument("--build-seconds", type=float, default=0)

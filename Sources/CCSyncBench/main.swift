@@ -15,6 +15,10 @@ case "watch-files":
   WatcherBenchmark.run(arguments: Array(arguments.dropFirst()))
 case "lossless":
   LosslessBenchmark.run(arguments: Array(arguments.dropFirst()))
+case "many-storages":
+  ManyStoragesBenchmark.run(arguments: Array(arguments.dropFirst()))
+case "many-storages-writer":
+  ManyStoragesBenchmark.runWriter()
 case "async-wakeup":
   AsyncWakeUpBenchmark.run(arguments: Array(arguments.dropFirst()))
 default:
@@ -29,6 +33,7 @@ default:
   print("  propagation-reader   the watching end of the propagation benchmark (bench/run)")
   print("  watch-files          a process watching N files, for memory and CPU (bench/run)")
   print("  lossless             the lossless JSON/JWCC document against whole parse and print")
+  print("  many-storages        N `key:` storages in one process: create, set + flush, threads, another's write seen")
   print("  async-wakeup         a sleeping task's wake-up delay while 64 tasks await contended updates")
   print("")
   print(CodecBenchmark.usage)
@@ -38,4 +43,5 @@ default:
   print(WatcherBenchmark.usage)
   print(LosslessBenchmark.usage)
   print(AsyncWakeUpBenchmark.usage)
+  print(ManyStoragesBenchmark.usage)
 }

@@ -65,13 +65,32 @@ extension AtomicReplace {
     }
   }
 
+  /// The entries of `directory` that may be temp files (a name starting with `.` and holding
+  /// `.tmp-`), from a listing made within ``leftoverSweepInterval``, or from a new one: the
+  /// first write of every file in a directory sweeps, and a process creating 1000 `key:`
+  /// storages in one directory listed it 1000 times (2000 entries each, half the instructions
+  /// of creating them). A leftover made after the listing is found by the next one, within
+  /// two intervals.
+  static func temporaryLookingEntries(of directory: String, now: ContinuousClock.Instant) -> [String]? {
+    if let listing = directoryListings.withLock({ $0[directory] }), now - listing.listedAt < leftoverSweepInterval {
+      return listing.entries
+    }
+    guard let entries = try? FileSystem.directoryEntries(directory) else { return nil }
+    let candidates = entries.filter { $0.hasPrefix(".") && $0.contains(".tmp-") }
+    directoryListings.withLock { $0[directory] = (now, candidates) }
+    return candidates
+  }
+
+  /// The last listing of each directory swept: when, and its temp-looking entries.
+  static let directoryListings = Protected<[String: (listedAt: ContinuousClock.Instant, entries: [String])]>([:])
+
   /// Removes the leftover temp files of `name` in `directory`: regular files (never a
   /// symlink, never followed), not modified for ``leftoverMinimumAge`` seconds, on which
   /// nobody holds a `flock` (a live writer keeps one on its temp file until it is renamed).
   /// Best effort: whatever cannot be inspected or removed (another user's file in a sticky
   /// directory) is left alone, and nothing here makes the save fail.
   func removeLeftoverTemporaryFiles(directory: String, name: String) {
-    guard let entries = try? FileSystem.directoryEntries(directory) else { return }
+    guard let entries = AtomicReplace.temporaryLookingEntries(of: directory, now: .now) else { return }
     let now = FileSystem.currentTime()
     for entry in entries where AtomicReplace.isTemporaryName(entry, forName: name) {
       let path = FilePath.join(directory, entry)

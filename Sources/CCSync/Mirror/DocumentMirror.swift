@@ -77,7 +77,7 @@ package final class DocumentMirror: Sendable {
   private let logger: DiagnosticLog
   /// The host's reports of its status under the key (`KEY.ccsync-status/HOST`), when on.
   private let status: FleetStatusReporter?
-  private let syncs = ReloadQueue(label: "ccsync.mirror")
+  private let syncs = ReloadQueue()
   private let state = Protected(State())
   /// How long to wait before trying a cluster that did not answer again.
   static let retryDelay: Duration = .seconds(1)

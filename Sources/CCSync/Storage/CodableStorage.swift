@@ -51,7 +51,7 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
   /// (CodableStorage+SchemaFollowing.swift).
   let schemaWatch: Protected<(name: String, watch: any StoreWatch)?> = Protected(nil)
   /// Where the reloads the watch asks for run, one after another (see ``ReloadQueue``).
-  let reloads = ReloadQueue(label: "ccsync.reload")
+  let reloads = ReloadQueue()
   /// Orders this storage's saves and updates (see ``CodableStorage/inSequence(_:)``).
   let writeSequence = RecursiveLock()
   /// Lets this storage's `async` saves and updates onto the blocking pool one at a time, so

@@ -1,31 +1,42 @@
 import CCSyncSystem
-import Dispatch
 
 /// Runs one storage's reloads, in order, off the store's watcher thread: the watcher only
-/// hands over its hint, and the reading, decoding and observer calls happen here, so an
-/// observer that blocks holds up this storage's later reloads and nothing else (every other
-/// file in the process keeps being watched and reloaded). Hints that arrive while a reload
+/// hands over its hint, and the reading, decoding and observer calls happen on the
+/// process's reload threads (``ReloadQueue/pool``), which every storage's queue shares. An
+/// observer that blocks holds up this storage's later reloads and nothing else: the other
+/// storages' reloads go on on the pool's other thread, or on a spill thread once every pool
+/// thread has been busy with one reload for ``ReloadQueue/spillAfter`` (every other file in
+/// the process keeps being watched and reloaded). Hints that arrive while a reload waits or
 /// runs are merged into one more reload after it (docs/ARCHITECTURE.md, "A reload, step by
-/// step").
+/// step", and "Threads").
 ///
-/// `Sendable`: the pending hint is behind a `Protected`; the queue is serial.
+/// `Sendable`: the pending hint is behind a `Protected`; one job of a queue is in the pool at
+/// a time.
 final class ReloadQueue: Sendable {
   private struct State {
     /// The hints not yet handed to a reload, merged.
     var pending: ChangeHint?
-    /// Whether a reload is scheduled or running.
+    /// Whether a reload is queued in the pool or running.
     var draining = false
   }
 
-  private let state = Protected(State())
-  private let queue: DispatchQueue
+  /// How long a reload may run before waiting reloads of other storages get a thread of
+  /// their own: far longer than a reload takes (well under a millisecond for a small
+  /// document), short enough that a blocked observer delays another file's reload by little.
+  static let spillAfter: Duration = .milliseconds(10)
 
-  init(label: String) {
-    queue = DispatchQueue(label: label)
+  /// The threads every storage's reloads share: two, and spill threads while reloads block.
+  static let pool = SpillingWorkPool(name: "ccsync-reload", threadsKept: 2, spillAfter: spillAfter)
+
+  private let state = Protected(State())
+  private let pool: SpillingWorkPool
+
+  init(pool: SpillingWorkPool = ReloadQueue.pool) {
+    self.pool = pool
   }
 
-  /// Queues a reload for `hint`, merged with any hint still waiting; `reload` runs on the
-  /// queue with the merged hint.
+  /// Queues a reload for `hint`, merged with any hint still waiting; `reload` runs on a pool
+  /// thread with the merged hint.
   func schedule(_ hint: ChangeHint, reload: @escaping @Sendable (ChangeHint) -> Void) {
     let startsDrain = state.withLock { state -> Bool in
       state.pending = state.pending.map { $0.merged(with: hint) } ?? hint
@@ -34,20 +45,28 @@ final class ReloadQueue: Sendable {
       return true
     }
     guard startsDrain else { return }
-    queue.async { [self] in
-      while let next = takePending() { reload(next) }
-    }
+    pool.submit { [self] in runOne(reload) }
   }
 
-  /// The merged pending hint, or `nil` (and the drain ends) when there is none.
+  /// Runs one reload with the merged pending hint; when more hints came meanwhile, queues
+  /// the next at the back of the pool's line, so that storages take turns.
+  private func runOne(_ reload: @escaping @Sendable (ChangeHint) -> Void) {
+    if let hint = takePending() { reload(hint) }
+    let more = state.withLock { state -> Bool in
+      guard state.pending != nil else {
+        state.draining = false
+        return false
+      }
+      return true
+    }
+    if more { pool.submit { [self] in runOne(reload) } }
+  }
+
+  /// The merged pending hint, taken.
   private func takePending() -> ChangeHint? {
     state.withLock { state in
-      guard let hint = state.pending else {
-        state.draining = false
-        return nil
-      }
-      state.pending = nil
-      return hint
+      defer { state.pending = nil }
+      return state.pending
     }
   }
 }

@@ -5,8 +5,13 @@ import Dispatch
 /// Decides when a storage's pending changes are written, per its ``UpdateMode``, and retries a
 /// failed write with backoff (0.1 s doubling to 30 s) while keeping the change pending.
 ///
-/// The write itself runs on a private serial queue through `save`, which returns whether it
-/// succeeded. `Sendable`: timing state is behind a `Protected`; the timer is only touched on `queue`.
+/// The timers of every storage fire on one queue (``SaveScheduler/timers``), which only hands
+/// the write to the threads every storage's automatic saves share (``SaveScheduler/pool``):
+/// `save` runs there and returns whether it succeeded. A save that waits (for another
+/// process's lock) holds up the other storages' automatic saves for at most
+/// ``SaveScheduler/spillAfter``; then they get a spill thread (docs/ARCHITECTURE.md, "Threads").
+/// `Sendable`: timing state is behind a `Protected`; a timer that fires for a deadline no
+/// longer scheduled does nothing, so two firing at once write once.
 final class SaveScheduler: Sendable {
   private struct Timing {
     var firstUnsavedChange: ContinuousClock.Instant?
@@ -20,7 +25,13 @@ final class SaveScheduler: Sendable {
 
   private let mode: UpdateMode
   private let timing = Protected(Timing())
-  private let queue = DispatchQueue(label: "ccsync.save")
+  /// The one queue every storage's save timers fire on.
+  private static let timers = DispatchQueue(label: "ccsync.save-timers")
+  /// How long an automatic save may run before waiting saves of other storages get a thread
+  /// of their own: longer than a healthy `fsync`, since a save delayed is still a save.
+  static let spillAfter: Duration = .seconds(1)
+  /// The threads every storage's automatic saves share: two, and spill threads while saves wait.
+  static let pool = SpillingWorkPool(name: "ccsync-save", threadsKept: 2, spillAfter: spillAfter)
   private let save: @Sendable () -> Bool
 
   init(mode: UpdateMode, save: @escaping @Sendable () -> Bool) {
@@ -109,8 +120,9 @@ final class SaveScheduler: Sendable {
 
   private func arm(at due: ContinuousClock.Instant) {
     let delay = max(.zero, due - .now).nanoseconds
-    queue.asyncAfter(deadline: .now() + .nanoseconds(Int(delay))) { [weak self] in
-      self?.fire(armedFor: due)
+    SaveScheduler.timers.asyncAfter(deadline: .now() + .nanoseconds(Int(delay))) { [weak self] in
+      guard self != nil else { return }
+      SaveScheduler.pool.submit { [weak self] in self?.fire(armedFor: due) }
     }
   }
 

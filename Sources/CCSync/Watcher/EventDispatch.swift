@@ -7,6 +7,10 @@ extension WatcherState {
   /// many events one registration gets in the batch, it is woken once, with the strongest
   /// reason. Events naming other entries (editor side files, temp files, `NAME.lock`) wake
   /// nobody: only the exact names on a registration's resolved path match.
+  ///
+  /// The names each directory's registrations watch are looked up in `namedPoints`, an index
+  /// made when an event first needs it and kept until a registration or a watch changes: a
+  /// thousand files watched in one directory cost one pass over them then, not one per event.
   mutating func handle(_ events: [InotifyEvent]) {
     var needsRefresh: Set<RegistrationID> = []
     var overflowed = false
@@ -25,24 +29,21 @@ extension WatcherState {
         needsRefresh.formUnion(directory.references.keys)
         continue
       }
-      for id in directory.references.keys {
-        guard let registration = registrations[id] else { continue }
-        for point in registration.watchPoints where point.name == event.name
-          && registration.armed[point.directory]?.watch == event.watch {
-          if point.isTarget {
-            wake(id, .directoryEvent(inPlaceWrite: event.has(InotifyMask.inPlaceWrite)))
-            // A new entry under the file's name may be a link, leading elsewhere. Only a link
-            // there changes what the path resolves to: a regular file (the usual rename-replace),
-            // a directory or nothing at all leave the same watch points, so one `lstat` spares
-            // resolving the whole path again on every save. The `lstat` comes after the event,
-            // so a link put there later has an event of its own.
-            if event.has(InotifyMask.nameChanged) && isSymbolicLinkOrUnknown(point.directory, point.name) {
-              needsRefresh.insert(id)
-            }
-          } else {
-            wake(id, .directoryEvent(inPlaceWrite: false))
+      if namedPoints[event.watch] == nil { namedPoints[event.watch] = watchPointsByName(event.watch, directory) }
+      for (id, point) in namedPoints[event.watch]?[event.name] ?? [] {
+        if point.isTarget {
+          wake(id, .directoryEvent(inPlaceWrite: event.has(InotifyMask.inPlaceWrite)))
+          // A new entry under the file's name may be a link, leading elsewhere. Only a link
+          // there changes what the path resolves to: a regular file (the usual rename-replace),
+          // a directory or nothing at all leave the same watch points, so one `lstat` spares
+          // resolving the whole path again on every save. The `lstat` comes after the event,
+          // so a link put there later has an event of its own.
+          if event.has(InotifyMask.nameChanged) && isSymbolicLinkOrUnknown(point.directory, point.name) {
             needsRefresh.insert(id)
           }
+        } else {
+          wake(id, .directoryEvent(inPlaceWrite: false))
+          needsRefresh.insert(id)
         }
       }
     }
@@ -54,6 +55,19 @@ extension WatcherState {
     }
   }
 
+  /// The entries on the registrations' paths that `watch` (the inotify watch on `directory`)
+  /// covers, by name: each registration's points whose directory it has armed with this watch.
+  func watchPointsByName(_ watch: Int32, _ directory: DirectoryWatch) -> [String: [(RegistrationID, WatchPoint)]] {
+    var index: [String: [(RegistrationID, WatchPoint)]] = [:]
+    for id in directory.references.keys {
+      guard let registration = registrations[id] else { continue }
+      for point in registration.watchPoints where registration.armed[point.directory]?.watch == watch {
+        index[point.name, default: []].append((id, point))
+      }
+    }
+    return index
+  }
+
   /// `IN_IGNORED`: a watch ended. When we removed it ourselves the event is expected and
   /// swallowed; otherwise the kernel dropped it (directory deleted, file system unmounted),
   /// and its registrations must find their path again.
@@ -63,6 +77,7 @@ extension WatcherState {
       return
     }
     guard let directory = directories.removeValue(forKey: watch) else { return }
+    namedPoints = [:]
     for id in directory.references.keys {
       if var registration = registrations[id] {
         registration.armed = registration.armed.filter { $0.value.watch != watch }

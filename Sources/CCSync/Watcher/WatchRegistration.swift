@@ -20,9 +20,12 @@ extension WatcherState {
   ///   closure may hold the last reference to something whose `deinit` cancels a watch,
   ///   which would take the lock again.
   mutating func unregister(_ id: RegistrationID) -> (@Sendable (FileWatchReason) -> Void)? {
+    removeFromNamedPoints(id)
     guard let registration = registrations.removeValue(forKey: id) else { return nil }
     for armed in registration.armed.values { release(armed.watch, by: id) }
     wakes[id] = nil
+    recheckDeadlines[id] = nil
+    polledRegistrations.remove(id)
     scheduleTimers(now: .now)
     return registration.handler
   }
@@ -39,6 +42,8 @@ extension WatcherState {
   /// - Returns: whether the watched entries changed (the subscriber should look again).
   mutating func refresh(_ id: RegistrationID, rearmingAll: Bool = false) -> Bool {
     guard var registration = registrations[id] else { return false }
+    removeFromNamedPoints(id)
+    defer { addToNamedPoints(id) }
     var changed = false
     var limitError: SystemError?
     for iteration in 0..<8 {
@@ -85,12 +90,35 @@ extension WatcherState {
         release(armed.watch, by: id)
       }
       registration.needsPolling = unwatchable
+      if unwatchable { polledRegistrations.insert(id) } else { polledRegistrations.remove(id) }
       if armedSomething { changed = true }
       if !armedSomething || limitError != nil { break }
     }
     registrations[id] = registration
     if let limitError { fallBackToPolling(limitError) }
     return changed
+  }
+
+  /// Takes registration `id`'s entries out of the `namedPoints` indexes made so far, before
+  /// its watch points or watches change: in place, so that registering the thousandth
+  /// storage of a directory does not make the next event index all thousand again.
+  mutating func removeFromNamedPoints(_ id: RegistrationID) {
+    guard let registration = registrations[id] else { return }
+    for point in registration.watchPoints {
+      guard let watch = registration.armed[point.directory]?.watch, namedPoints[watch] != nil else { continue }
+      namedPoints[watch]?[point.name]?.removeAll { $0.0 == id }
+      if namedPoints[watch]?[point.name]?.isEmpty == true { namedPoints[watch]?[point.name] = nil }
+    }
+  }
+
+  /// Puts registration `id`'s entries into the `namedPoints` indexes made so far (an index
+  /// not made yet will be made whole when an event needs it).
+  mutating func addToNamedPoints(_ id: RegistrationID) {
+    guard let registration = registrations[id] else { return }
+    for point in registration.watchPoints {
+      guard let watch = registration.armed[point.directory]?.watch, namedPoints[watch] != nil else { continue }
+      namedPoints[watch]?[point.name, default: []].append((id, point))
+    }
   }
 
   enum AddWatchResult {
@@ -116,11 +144,12 @@ extension WatcherState {
       if error.isInotifyWatchLimit { return .limitReached(error) }
       return .unwatchable(error)
     }
-    if var existing = directories[watch] {
-      existing.references[id, default: 0] += 1
-      existing.path = directory
-      existing.identity = identity
-      directories[watch] = existing
+    if directories[watch] != nil {
+      // In place: a copy of a directory's references (one per registration) per watch added
+      // made creating N watches in one directory quadratic.
+      directories[watch]?.references[id, default: 0] += 1
+      directories[watch]?.path = directory
+      directories[watch]?.identity = identity
     } else {
       directories[watch] = DirectoryWatch(path: directory, identity: identity, references: [id: 1])
     }
@@ -130,14 +159,11 @@ extension WatcherState {
   /// Drops one reference registration `id` holds on `watch`; removes the inotify watch when
   /// nobody holds it any more.
   mutating func release(_ watch: Int32, by id: RegistrationID) {
-    guard var directory = directories[watch] else { return }
-    let count = (directory.references[id] ?? 0) - 1
-    directory.references[id] = count > 0 ? count : nil
-    guard directory.references.isEmpty else {
-      directories[watch] = directory
-      return
-    }
+    guard let held = directories[watch]?.references[id] else { return }
+    directories[watch]?.references[id] = held > 1 ? held - 1 : nil
+    guard directories[watch]?.references.isEmpty == true else { return }
     directories[watch] = nil
+    namedPoints[watch] = nil
     do {
       try inotify?.removeWatch(watch)
       // The kernel queued IN_IGNORED for it; remember to swallow it.
@@ -159,6 +185,7 @@ extension WatcherState {
     inotify = nil
     directories = [:]
     ownRemovals = [:]
+    namedPoints = [:]
     for (id, var registration) in registrations {
       registration.armed = [:]
       registration.polledIdentity = (try? fileIdentity(atPath: registration.path)) ?? nil

@@ -60,7 +60,8 @@ final class WatcherCore: Sendable {
 
   func recheck(_ id: RegistrationID, after delay: Duration) {
     state.withLock { state in
-      state.registrations[id]?.recheckDeadlines.append(.now + delay)
+      guard state.registrations[id] != nil else { return }
+      state.recheckDeadlines[id, default: []].append(.now + delay)
       state.wakeUp?.wakeUp()
     }
   }

@@ -25,8 +25,6 @@ struct Registration {
   var needsPolling = false
   /// The identity polling last saw; `nil` while the file is missing.
   var polledIdentity: FileIdentity? = nil
-  /// When `FileWatch.recheck(after:)` asked to be woken.
-  var recheckDeadlines: [ContinuousClock.Instant] = []
 }
 
 /// A directory watch one registration holds.
@@ -72,7 +70,21 @@ struct WatcherState {
   var ownRemovals: [Int32: Int] = [:]
   /// Wake-ups found but not yet delivered, one merged reason per registration.
   var wakes: [RegistrationID: FileWatchReason] = [:]
+  /// When `FileWatch.recheck(after:)` asked to be woken, for the registrations that asked:
+  /// kept apart from `registrations` so that each turn of the thread looks at these few,
+  /// not at every registration.
+  var recheckDeadlines: [RegistrationID: [ContinuousClock.Instant]] = [:]
+  /// The registrations with a directory that cannot be watched (`Registration.needsPolling`).
+  var polledRegistrations: Set<RegistrationID> = []
+  /// The entries each inotify watch covers, by name, made when an event first needs them
+  /// (see `watchPointsByName`), kept up to date as registrations change, and dropped when a
+  /// watch ends.
+  var namedPoints: [Int32: [String: [(RegistrationID, WatchPoint)]]] = [:]
   var nextSafetyRecheck: ContinuousClock.Instant?
+  /// The registrations the safety re-check's pass under way has still to look at.
+  var safetyRecheckPass: [RegistrationID] = []
+  /// When that pass began: the next begins an interval later.
+  var safetyRecheckPassStart = ContinuousClock.now
   var nextPoll: ContinuousClock.Instant?
 
   var usesPolling: Bool { pollInterval != nil }
@@ -86,16 +98,17 @@ struct WatcherState {
   /// The earliest moment the thread has something to do without an event.
   func nextDeadline() -> ContinuousClock.Instant? {
     var deadlines = [nextSafetyRecheck, nextPoll].compactMap { $0 }
-    for registration in registrations.values {
-      if let earliest = registration.recheckDeadlines.min() { deadlines.append(earliest) }
+    for requested in recheckDeadlines.values {
+      if let earliest = requested.min() { deadlines.append(earliest) }
     }
     return deadlines.min()
   }
 
   /// Runs whatever timers are due at `now`: requested rechecks, polling, the safety re-check.
   mutating func fireTimers(now: ContinuousClock.Instant) {
-    for (id, registration) in registrations where registration.recheckDeadlines.contains(where: { $0 <= now }) {
-      registrations[id]?.recheckDeadlines.removeAll { $0 <= now }
+    for (id, requested) in recheckDeadlines where requested.contains(where: { $0 <= now }) {
+      let later = requested.filter { $0 > now }
+      recheckDeadlines[id] = later.isEmpty ? nil : later
       wake(id, .requested)
     }
     if let deadline = nextPoll, deadline <= now {
@@ -103,13 +116,35 @@ struct WatcherState {
       scheduleTimers(now: now)
     }
     if let deadline = nextSafetyRecheck, deadline <= now {
-      // Every watch is added again: one whose directory was replaced unseen (its IN_IGNORED
-      // lost in an overflow) by one with the same inode number looks alive otherwise.
-      for id in registrations.keys {
-        wake(id, refresh(id, rearmingAll: true) ? .rearmed : .safetyRecheck)
-      }
-      nextSafetyRecheck = nil
-      scheduleTimers(now: now)
+      recheckSlice(now: now)
+    }
+  }
+
+  /// The most registrations one turn of the thread re-checks: a pass over more is spread
+  /// over the first half of the interval, in 50 slices, so that a thousand watches do not
+  /// stall the events of a turn (each is a path resolved again and its watches added again)
+  /// nor wake a thousand reloads at once.
+  static let safetyRecheckSlice = 32
+
+  /// Re-checks the next slice of the safety re-check's pass (starting a pass over every
+  /// registration when none is under way): every watch is added again, since one whose
+  /// directory was replaced unseen (its IN_IGNORED lost in an overflow) by one with the same
+  /// inode number looks alive otherwise. Each registration is re-checked once an interval.
+  mutating func recheckSlice(now: ContinuousClock.Instant) {
+    guard let interval = safetyRecheckInterval else { return }
+    if safetyRecheckPass.isEmpty {
+      safetyRecheckPass = registrations.keys.sorted()
+      safetyRecheckPassStart = now
+    }
+    let sliceSize = max(Self.safetyRecheckSlice, (registrations.count + 49) / 50)
+    for id in safetyRecheckPass.prefix(sliceSize) where registrations[id] != nil {
+      wake(id, refresh(id, rearmingAll: true) ? .rearmed : .safetyRecheck)
+    }
+    safetyRecheckPass.removeFirst(min(sliceSize, safetyRecheckPass.count))
+    if safetyRecheckPass.isEmpty {
+      nextSafetyRecheck = max(now, safetyRecheckPassStart + interval)
+    } else {
+      nextSafetyRecheck = now + interval / 100
     }
   }
 
@@ -118,13 +153,14 @@ struct WatcherState {
   mutating func scheduleTimers(now: ContinuousClock.Instant) {
     if registrations.isEmpty {
       nextSafetyRecheck = nil
+      safetyRecheckPass = []
       nextPoll = nil
       return
     }
     if let interval = safetyRecheckInterval, interval > .zero, nextSafetyRecheck == nil {
       nextSafetyRecheck = now + interval
     }
-    let polled = usesPolling || registrations.values.contains { $0.needsPolling }
+    let polled = usesPolling || !polledRegistrations.isEmpty
     if !polled {
       nextPoll = nil
     } else if nextPoll == nil || nextPoll! <= now {

@@ -46,7 +46,7 @@ import CCSyncSystem
   /// Hints that arrive while a reload runs become one more reload after it, with everything
   /// either asked for.
   @Test func hintsArrivingDuringAReloadAreMergedIntoOneMore() {
-    let queue = ReloadQueue(label: "test.reload")
+    let queue = ReloadQueue()
     let gate = ConditionLock()
     let seen = Protected<[ChangeHint]>([])
     let open = Protected(false)
