@@ -66,6 +66,24 @@ struct FaultPartitionTests {
     }
   }
 
+  /// A new client whose first endpoint is cut off does not wait for it: every endpoint is
+  /// dialled at once (staggered), the first to connect serves the call. Shown without a
+  /// clock: the call's deadline (3 s) is shorter than one attempt (30 s), so a client that
+  /// tried the first endpoint alone would spend the whole deadline on it and fail with a
+  /// timeout (as it did before the endpoints were raced).
+  @Test func aNewClientDoesNotWaitForACutOffFirstEndpoint() throws {
+    try Self.withCluster { lab, cluster, _ in
+      let put = try cluster.etcdctl(["put", "partition/raced", "1"])
+      #expect(put.succeeded, "\(put.summary)")
+      try lab.cut(try #require(cluster.members.first?.host))
+      let client = try cluster.client(deadline: .seconds(3), attemptTimeout: .seconds(30))
+      let values = try cluster.onControl {
+        try client.range(.key(Array("partition/raced".utf8))).keyValues.map { String(decoding: $0.value, as: UTF8.self) }
+      }
+      #expect(values == ["1"])
+    }
+  }
+
   /// (e) A minority partition: one follower cut off from the other two. Writes through it
   /// fail within ccsync's deadline with 69 or 75 (never hang, never succeed); reads through
   /// it never return a value older than a write acknowledged before the partition; the
