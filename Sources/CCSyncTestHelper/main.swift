@@ -22,7 +22,8 @@ case "pending-pair": exit(runPendingPair(rest))
 case "powercut-saves": exit(runPowerCutSaves(rest))
 case "register-ops": exit(runRegisterOperations(rest))
 case "round-trip": exit(runRoundTrip(rest))
+case "increment-log": exit(runIncrementLog(rest))
 default:
-  FileHandle.standardError.write(Data("usage: CCSyncTestHelper increment|session|churn|watch|count-up|timed-saves|save-once|update-once|update-loop|read-document|mixed|release-then-exit|pending-pair|powercut-saves|register-ops|round-trip ...\n".utf8))
+  FileHandle.standardError.write(Data("usage: CCSyncTestHelper increment|session|churn|watch|count-up|timed-saves|save-once|update-once|update-loop|read-document|mixed|release-then-exit|pending-pair|powercut-saves|register-ops|round-trip|increment-log ...\n".utf8))
   exit(64)
 }

@@ -146,6 +146,120 @@ struct FaultPartitionTests {
     }
   }
 
+  /// (b) The leader cut off from the majority while 4 hosts make 100 `update { }`
+  /// increments each: every increment acknowledged or settled as applied is in the key once,
+  /// none twice, and the counter is their number; an update that threw is settled by
+  /// reading the key (or reported as unsettled, failing the test).
+  @Test func leaderCutOffDuringIncrementsLosesAndDoublesNothing() throws {
+    try Self.withCluster { lab, cluster, client in try Self.incrementWithTheLeaderCutOff(lab, cluster, client) }
+  }
+
+  /// The body of ``leaderCutOffDuringIncrementsLosesAndDoublesNothing()``.
+  static func incrementWithTheLeaderCutOff(_ lab: NetworkLab, _ cluster: EtcdCluster, _ client: NetworkLab.Host) throws {
+    do {
+      let hosts = try [client] + (1...3).map { try lab.addHost("h\($0)") }
+      // The leader first: the hosts' connections go to it, and the writes in flight at the
+      // cut get no answer.
+      let leader = try cluster.leaderIndex()
+      let order = [leader] + (0..<3).filter { $0 != leader }
+      let url = "etcd://" + order.map { cluster.members[$0].endpoint }.joined(separator: ",") + "/partition/counter"
+      let leaderHost = try #require(cluster.members[leader].host)
+      let workers = try IncrementHosts.start(in: lab, hosts: hosts, url: url, count: 100)
+      #expect(waitUntil(deadline: .seconds(120)) { workers.acknowledged >= 80 }, "no progress before the cut")
+      try lab.cut(leaderHost)
+      let atCut = workers.acknowledged
+      // The majority elects a new leader and the increments go on without the old one.
+      let progressed = waitUntil(deadline: .seconds(120)) { workers.acknowledged >= atCut + 120 }
+      #expect(progressed, "no progress with the leader cut off: \(workers.acknowledged - atCut) increments")
+      try lab.heal(leaderHost)
+      let outcomes = workers.wait(deadline: .seconds(180))
+      let newLeader = try cluster.leaderIndex()
+      FaultTools.report("partition-leader.leaders", "\(leader) then \(newLeader)")
+      let document = try cluster.etcdctl(["get", "--print-value-only", "partition/counter"])
+      try workers.expectExactlyOnce("partition-leader", document: document.standardOutput, outcomes: outcomes)
+    }
+  }
+
+  /// (c) A member cut off while three hosts watch the key, each through a different member
+  /// first: every watcher prints every value acknowledged, in order, and reaches the last.
+  @Test func watchersThroughACutOffMemberMissNothing() throws {
+    try Self.withCluster { lab, cluster, client in try Self.watchThroughACut(lab, cluster, client) }
+  }
+
+  /// The body of ``watchersThroughACutOffMemberMissNothing()``.
+  static func watchThroughACut(_ lab: NetworkLab, _ cluster: EtcdCluster, _ client: NetworkLab.Host) throws {
+    let members = cluster.members
+    let ccsync = try ChildProcess.builtExecutable("ccsync")
+    let url = cluster.url("partition/watched")
+    let history = try RegisterHistory(lab: lab)
+    try #require(try history.write(0, to: url, from: client, process: 0).succeeded)
+    var watchers: [ChildProcess] = []
+    defer { for watcher in watchers { watcher.stop() } }
+    for first in members.indices {
+      let order = (0..<3).map { members[(first + $0) % 3].endpoint }
+      let watched = "etcd://" + order.joined(separator: ",") + "/partition/watched"
+      watchers.append(try lab.start(in: try lab.addHost("w\(first)"), ccsync, ["watch", "--timeout", "120", watched, "register"]))
+    }
+    for watcher in watchers {
+      #expect(waitUntil(deadline: .seconds(30)) { Self.printed(by: watcher) == [0] })
+    }
+    let cutIndex = (try cluster.leaderIndex() + 1) % 3
+    let cutHost = try #require(members[cutIndex].host)
+    let others = watchers.indices.filter { $0 != cutIndex }.map { watchers[$0] }
+    var acknowledged: [Int] = []
+    for value in 1...30 {
+      if value == 6 { try lab.cut(cutHost) }
+      if value == 26 { try lab.heal(cutHost) }
+      guard try history.write(value, to: url, from: client, process: 0).succeeded else { continue }
+      acknowledged.append(value)
+      // Paced by the watchers not behind the cut: each shows the value before the next write.
+      let shown = waitUntil(deadline: .seconds(30)) { others.allSatisfy { Self.printed(by: $0).last == value } }
+      #expect(shown, "a watcher not behind the cut did not print \(value)")
+    }
+    let last = try #require(acknowledged.last)
+    for (index, watcher) in watchers.enumerated() {
+      let reached = waitUntil(deadline: .seconds(60)) { Self.printed(by: watcher).last == last }
+      let printed = Self.printed(by: watcher)
+      #expect(reached, "watcher \(index) never printed \(last): \(printed)")
+      let missing = acknowledged.filter { !printed.contains($0) }
+      #expect(missing.isEmpty, "watcher \(index) (first endpoint m\(index), m\(cutIndex) cut off) missed \(missing)")
+      #expect(printed == printed.sorted() && Set(printed).count == printed.count, "watcher \(index) out of order: \(printed)")
+    }
+    FaultTools.report("partition-watch.writes", acknowledged.count)
+  }
+
+  /// The values a `ccsync watch ... register` printed so far.
+  static func printed(by watcher: ChildProcess) -> [Int] {
+    watcher.standardOutput.split(separator: "\n").compactMap { Int($0) }
+  }
+
+  /// (d) The leader's link flapping, down and up every 200 ms for 20 s, while two hosts
+  /// make increments: no helper hangs (each ends within a bound after the flapping stops),
+  /// nothing acknowledged is lost and nothing is applied twice.
+  @Test func flappingLinkUnderWritesHangsAndDoublesNothing() throws {
+    try Self.withCluster { lab, cluster, client in
+      let hosts = [client, try lab.addHost("h1")]
+      let url = cluster.url("partition/flapping")
+      let leaderHost = try #require(cluster.members[try cluster.leaderIndex()].host)
+      let workers = try IncrementHosts.start(in: lab, hosts: hosts, url: url, count: 150)
+      #expect(waitUntil(deadline: .seconds(60)) { workers.acknowledged >= 10 }, "no progress before the flapping")
+      let end = ContinuousClock.now + .seconds(20)
+      var flaps = 0
+      while ContinuousClock.now < end {
+        try lab.cut(leaderHost)
+        ContinuousClock.sleepThread(for: .milliseconds(200))
+        try lab.heal(leaderHost)
+        ContinuousClock.sleepThread(for: .milliseconds(200))
+        flaps += 1
+      }
+      let outcomes = workers.wait(deadline: .seconds(180))
+      #expect(outcomes.allSatisfy { !$0.timedOut }, "a helper hung after the flapping")
+      FaultTools.report("partition-flapping.flaps", flaps)
+      let document = try cluster.etcdctl(["get", "--print-value-only", "partition/flapping"])
+      try workers.expectExactlyOnce("partition-flapping", document: document.standardOutput, outcomes: outcomes)
+    }
+  }
+
   /// Runs `body` with a lab, three members in it and a client host, all removed afterwards
   /// whatever `body` does.
   static func withCluster(_ body: (NetworkLab, EtcdCluster, NetworkLab.Host) throws -> Void) throws {
