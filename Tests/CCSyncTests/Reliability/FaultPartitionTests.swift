@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import CCSyncEtcd
 import CCSyncSystem
+import CCSyncJSON
 
 /// Partitions between real hosts: each etcd member and each ccsync host runs in a network
 /// namespace of its own (``NetworkLab``), joined to the others through a bridge; a partition
@@ -258,6 +259,70 @@ struct FaultPartitionTests {
       let document = try cluster.etcdctl(["get", "--print-value-only", "partition/flapping"])
       try workers.expectExactlyOnce("partition-flapping", document: document.standardOutput, outcomes: outcomes)
     }
+  }
+
+  /// (a) A mirror host cut off from every member while it and another mirror host write:
+  /// each to a field of its own (10 values each), and both to one shared field. Healed,
+  /// both files and the key converge, every acknowledged write to a field of one's own is
+  /// there, the shared field holds the key's value (the other mirror's, which reached the
+  /// key first), and the conflict is named once, by the mirror that was cut off.
+  @Test func mirrorCutOffFromEveryMemberConvergesWhenHealed() throws {
+    try Self.withCluster { lab, cluster, client in try Self.mirrorThroughACut(lab, cluster, client) }
+  }
+
+  /// The body of ``mirrorCutOffFromEveryMemberConvergesWhenHealed()``.
+  static func mirrorThroughACut(_ lab: NetworkLab, _ cluster: EtcdCluster, _ client: NetworkLab.Host) throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let ccsync = try ChildProcess.builtExecutable("ccsync")
+    let url = cluster.url("partition/mirrored")
+    try #require(try lab.run(in: client, ccsync, ["save", url], input: #"{"a": 0, "b": 0, "shared": "start"}"#).succeeded)
+    let hosts = [try lab.addHost("mirror-a"), try lab.addHost("mirror-b")]
+    let files = [directory.file("a.json"), directory.file("b.json")]
+    var mirrors: [ChildProcess] = []
+    defer { for mirror in mirrors { mirror.stop() } }
+    for (host, file) in zip(hosts, files) {
+      mirrors.append(try lab.start(in: host, ccsync, ["mirror", "--host-name", host.name, file, url]))
+    }
+    for file in files {
+      #expect(waitUntil(deadline: .seconds(30)) { fileValue(file)?.integer("a") == 0 }, "the first sync of \(file)")
+    }
+    try lab.cut(hosts[0])
+    for value in 1...10 {
+      for (field, file) in zip(["a", "b"], files) {
+        let write = try ChildProcess.run(ccsync, ["set", file, field, String(value)], deadline: .seconds(30))
+        #expect(write.succeeded, "\(write.summary)")
+      }
+    }
+    for (side, file) in zip(["from-a", "from-b"], files) {
+      #expect(try ChildProcess.run(ccsync, ["set", "--string", file, "shared", side], deadline: .seconds(30)).succeeded)
+    }
+    // The key has B's writes before A comes back: A's shared value meets a newer key.
+    let keyHasB = waitUntil(deadline: .seconds(30)) {
+      let key = try? JSONValue(text: cluster.etcdctl(["get", "--print-value-only", "partition/mirrored"]).standardOutput)
+      return key?.integer("b") == 10 && key?[field: "shared"]?.stringValue == "from-b"
+    }
+    #expect(keyHasB, "mirror b's writes did not reach the key")
+    // Mirror a finds the cluster unreachable (its pushes get no answer within a call's
+    // deadline) and keeps serving its file: the outage, not a blip TCP would hide.
+    let noticed = waitUntil(deadline: .seconds(30)) { mirrors[0].standardError.contains("cannot be reached") }
+    #expect(noticed, "mirror a never said the cluster cannot be reached: \(mirrors[0].standardError)")
+    try lab.heal(hosts[0])
+    let expected = try JSONValue(text: #"{"a": 10, "b": 10, "shared": "from-b"}"#)
+    let converged = waitUntil(deadline: .seconds(60)) {
+      let key = try? JSONValue(text: cluster.etcdctl(["get", "--print-value-only", "partition/mirrored"]).standardOutput)
+      return key == expected && files.allSatisfy { fileValue($0) == expected }
+    }
+    let key = try cluster.etcdctl(["get", "--print-value-only", "partition/mirrored"]).standardOutput
+    #expect(converged, "not converged: key \(key), files \(files.map { fileValue($0).map { "\($0)" } ?? "none" })")
+    let outcomes = mirrors.map { mirror -> ChildProcess.Outcome in
+      kill(mirror.process.processIdentifier, SIGTERM)
+      return mirror.wait(deadline: .seconds(20))
+    }
+    let conflicts = outcomes.map { $0.standardError.components(separatedBy: "changed on both sides").count - 1 }
+    #expect(conflicts == [1, 0], "conflict lines, a and b: \(conflicts); a said: \(outcomes[0].standardError)")
+    #expect(outcomes[0].standardError.contains("in sync again"), "mirror a: \(outcomes[0].standardError)")
+    for (index, outcome) in outcomes.enumerated() { #expect(outcome.status == 0, "mirror \(index): \(outcome.summary)") }
   }
 
   /// Runs `body` with a lab, three members in it and a client host, all removed afterwards
