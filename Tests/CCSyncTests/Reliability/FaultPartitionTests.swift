@@ -144,6 +144,7 @@ struct FaultPartitionTests {
       FaultTools.report(
         "partition-minority.minority-write-seconds",
         minorityWrites.map { String(format: "%.2f", $0.seconds) }.joined(separator: ","))
+      FaultTools.report("partition-minority.minority-write-exits", minorityWrites.map { String($0.outcome.status) }.joined(separator: ","))
     }
   }
 
