@@ -158,28 +158,26 @@ struct FaultPartitionTests {
 
   /// The body of ``leaderCutOffDuringIncrementsLosesAndDoublesNothing()``.
   static func incrementWithTheLeaderCutOff(_ lab: NetworkLab, _ cluster: EtcdCluster, _ client: NetworkLab.Host) throws {
-    do {
-      let hosts = try [client] + (1...3).map { try lab.addHost("h\($0)") }
-      // The leader first: the hosts' connections go to it, and the writes in flight at the
-      // cut get no answer.
-      let leader = try cluster.leaderIndex()
-      let order = [leader] + (0..<3).filter { $0 != leader }
-      let url = "etcd://" + order.map { cluster.members[$0].endpoint }.joined(separator: ",") + "/partition/counter"
-      let leaderHost = try #require(cluster.members[leader].host)
-      let workers = try IncrementHosts.start(in: lab, hosts: hosts, url: url, count: 100)
-      #expect(waitUntil(deadline: .seconds(120)) { workers.acknowledged >= 80 }, "no progress before the cut")
-      try lab.cut(leaderHost)
-      let atCut = workers.acknowledged
-      // The majority elects a new leader and the increments go on without the old one.
-      let progressed = waitUntil(deadline: .seconds(120)) { workers.acknowledged >= atCut + 120 }
-      #expect(progressed, "no progress with the leader cut off: \(workers.acknowledged - atCut) increments")
-      try lab.heal(leaderHost)
-      let outcomes = workers.wait(deadline: .seconds(180))
-      let newLeader = try cluster.leaderIndex()
-      FaultTools.report("partition-leader.leaders", "\(leader) then \(newLeader)")
-      let document = try cluster.etcdctl(["get", "--print-value-only", "partition/counter"])
-      try workers.expectExactlyOnce("partition-leader", document: document.standardOutput, outcomes: outcomes)
-    }
+    let hosts = try [client] + (1...3).map { try lab.addHost("h\($0)") }
+    // The leader first: the hosts' connections go to it, and the writes in flight at the
+    // cut get no answer.
+    let leader = try cluster.leaderIndex()
+    let order = [leader] + (0..<3).filter { $0 != leader }
+    let url = "etcd://" + order.map { cluster.members[$0].endpoint }.joined(separator: ",") + "/partition/counter"
+    let leaderHost = try #require(cluster.members[leader].host)
+    let workers = try IncrementHosts.start(in: lab, hosts: hosts, url: url, count: 100)
+    #expect(waitUntil(deadline: .seconds(120)) { workers.acknowledged >= 80 }, "no progress before the cut")
+    try lab.cut(leaderHost)
+    let atCut = workers.acknowledged
+    // The majority elects a new leader and the increments go on without the old one.
+    let progressed = waitUntil(deadline: .seconds(120)) { workers.acknowledged >= atCut + 120 }
+    #expect(progressed, "no progress with the leader cut off: \(workers.acknowledged - atCut) increments")
+    try lab.heal(leaderHost)
+    let outcomes = workers.wait(deadline: .seconds(180))
+    let newLeader = try cluster.leaderIndex()
+    FaultTools.report("partition-leader.leaders", "\(leader) then \(newLeader)")
+    let document = try cluster.etcdctl(["get", "--print-value-only", "partition/counter"])
+    try workers.expectExactlyOnce("partition-leader", document: document.standardOutput, outcomes: outcomes)
   }
 
   /// (c) A member cut off while three hosts watch the key, each through a different member
