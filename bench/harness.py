@@ -18,13 +18,13 @@ import subprocess
 import sys
 import time
 
-from lib import cli, codec, contention, etcd, many, mirror, propagation, sizes, watching
+from lib import cli, codec, contention, etcd, many, mirror, partition, propagation, sizes, watching
 
 BEGIN_MARK = "<!-- bench:begin -->"
 END_MARK = "<!-- bench:end -->"
 STEPS = {"contention": contention.measure, "propagation": propagation.measure, "cli": cli.measure,
          "sizes": sizes.measure, "watcher": watching.measure, "codec": codec.measure, "etcd": etcd.measure,
-         "mirror": mirror.measure, "many": many.measure}
+         "mirror": mirror.measure, "many": many.measure, "partition": partition.measure}
 
 
 class Bench:
@@ -243,6 +243,8 @@ def main():
     parser.add_argument("--etcd-propagation-rounds", type=int, default=5)
     parser.add_argument("--etcd-propagation-puts", type=int, default=100, help="puts per etcd propagation run")
     parser.add_argument("--etcd-propagation-interval-us", type=int, default=10000)
+    parser.add_argument("--partition-calls", type=int, default=100, help="calls per script of the partition section")
+    parser.add_argument("--partition-rounds", type=int, default=3, help="rounds of the partition section")
     parser.add_argument("--etcd-members", type=int, choices=[1, 3], default=1, help="members of the etcd the section starts")
     parser.add_argument("--etcd3gw-python", help="a Python with etcd3gw installed (bench/run makes .build/bench-venv): "
                         "without it the etcd3gw peer is skipped")

@@ -10,7 +10,10 @@ import CCSyncSystem
 /// otherwise) and tries the endpoints in turn, starting with the last one that answered.
 /// One attempt waits at most ``Configuration/attemptTimeout`` (2 s), so a member that
 /// stopped answering (`SIGSTOP`, a partition) costs that much and the call moves on; it
-/// never hangs. When every endpoint failed the call throws ``EtcdError/unreachable(_:)``
+/// never hangs. Before an attempt on an endpoint with no connection open (a new client's
+/// first, or the next after one failed), the endpoints not yet tried are dialled
+/// ``connectionStagger`` apart and the first that connects is tried first, so an endpoint
+/// that is cut off costs a few milliseconds, not an attempt. When every endpoint failed the call throws ``EtcdError/unreachable(_:)``
 /// naming each and why; when the call's deadline ran out first (endpoints left untried, or
 /// the last attempt cut short by it), ``EtcdError/timeout(operation:deadline:failures:)``.
 ///

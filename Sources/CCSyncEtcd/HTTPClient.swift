@@ -131,7 +131,7 @@ package final class HTTPClient: Sendable {
   }
 
   /// Puts `connection` back in the pool when it can carry another request and there is room.
-  private func checkIn(_ connection: HTTPConnection) {
+  func checkIn(_ connection: HTTPConnection) {
     guard connection.isReusable else {
       connection.close()
       return

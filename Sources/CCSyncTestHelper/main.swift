@@ -23,7 +23,8 @@ case "powercut-saves": exit(runPowerCutSaves(rest))
 case "register-ops": exit(runRegisterOperations(rest))
 case "round-trip": exit(runRoundTrip(rest))
 case "lock-holder": exit(runLockHolder(rest))
+case "increment-log": exit(runIncrementLog(rest))
 default:
-  FileHandle.standardError.write(Data("usage: CCSyncTestHelper increment|session|churn|watch|count-up|timed-saves|save-once|update-once|update-loop|read-document|mixed|release-then-exit|pending-pair|powercut-saves|register-ops|round-trip|lock-holder ...\n".utf8))
+  FileHandle.standardError.write(Data("usage: CCSyncTestHelper increment|session|churn|watch|count-up|timed-saves|save-once|update-once|update-loop|read-document|mixed|release-then-exit|pending-pair|powercut-saves|register-ops|round-trip|lock-holder|increment-log ...\n".utf8))
   exit(64)
 }

@@ -5,9 +5,14 @@ import Testing
 import CCSyncProcesses
 import CCSyncSystem
 
-/// One or three real etcd members on loopback for one test: free ports, a fresh data
-/// directory each, fast election settings; started, stopped, killed, frozen and thawed by
-/// the process id this object started, never by name.
+/// One or three real etcd members for one test, on loopback (free ports) or each in a host
+/// of its own in a ``NetworkLab`` (its address, ports 2379 and 2380): a fresh data directory
+/// each, fast election settings; started, stopped, killed, frozen and thawed by the process
+/// id this object started, never by name.
+///
+/// In a lab, the test process reaches the members only from a thread inside the lab's
+/// `control` host: ``client(endpoints:credentials:deadline:attemptTimeout:)``'s calls must
+/// run in ``onControl(_:)``; ``etcdctl(_:endpoints:)`` and ``leaderIndex()`` do so themselves.
 ///
 /// ```swift
 /// let cluster = try EtcdCluster(members: 3)
@@ -33,13 +38,17 @@ final class EtcdCluster: @unchecked Sendable {
     var isFrozen = false
     /// Whether the client URL is TLS (the cluster's ``TLS``).
     var isSecure = false
+    /// The lab host it runs in, or `nil` on loopback.
+    var host: NetworkLab.Host? = nil
 
-    /// `127.0.0.1:PORT`, or `https://127.0.0.1:PORT` with TLS.
-    var endpoint: String { isSecure ? "https://127.0.0.1:\(clientPort)" : "127.0.0.1:\(clientPort)" }
+    /// The address it listens on: `127.0.0.1`, or its lab host's.
+    var address: String { host?.address ?? "127.0.0.1" }
+    /// `ADDRESS:PORT`, or `https://ADDRESS:PORT` with TLS.
+    var endpoint: String { isSecure ? "https://\(address):\(clientPort)" : "\(address):\(clientPort)" }
     /// The client listener's URL, `http://` or `https://`.
-    var clientURL: String { (isSecure ? "https" : "http") + "://127.0.0.1:\(clientPort)" }
-    /// `http://127.0.0.1:PORT` of the peer listener.
-    var peerURL: String { "http://127.0.0.1:\(peerPort)" }
+    var clientURL: String { (isSecure ? "https" : "http") + "://\(address):\(clientPort)" }
+    /// `http://ADDRESS:PORT` of the peer listener.
+    var peerURL: String { "http://\(address):\(peerPort)" }
   }
 
   /// Whether the etcd server is installed (scripts/test installs etcd-server and etcd-client,
@@ -54,6 +63,10 @@ final class EtcdCluster: @unchecked Sendable {
   private let flags: [String]
   /// The client URLs' TLS, if any.
   let tls: TLS?
+  /// The lab the members run in, or `nil` on loopback.
+  let lab: NetworkLab?
+  /// The lab host the test's own calls run in (``onControl(_:)``).
+  let control: NetworkLab.Host?
   /// Guards ``table``.
   private let lock = NSLock()
   /// The members, in start order.
@@ -66,16 +79,28 @@ final class EtcdCluster: @unchecked Sendable {
   ///   - heartbeat: raft heartbeat interval in milliseconds.
   ///   - election: election timeout in milliseconds.
   ///   - tls: TLS on the client URLs (the peer URLs stay plain).
-  init(members: Int = 1, flags: [String] = [], heartbeat: Int = 10, election: Int = 50, tls: TLS? = nil) throws {
+  ///   - lab: the lab to run the members in, each in a host of its own (`m0`, `m1`...), with
+  ///     a host `control` for the test's own calls; loopback when `nil`.
+  init(members: Int = 1, flags: [String] = [], heartbeat: Int = 10, election: Int = 50, tls: TLS? = nil, lab: NetworkLab? = nil) throws {
     directory = try TemporaryDirectory()
-    let ports = try EtcdCluster.freePorts(2 * members)
     var table: [Member] = []
-    for index in 0..<members {
-      table.append(
-        Member(name: "m\(index)", clientPort: ports[2 * index], peerPort: ports[2 * index + 1], isSecure: tls != nil))
+    if let lab {
+      for index in 0..<members {
+        let host = try lab.addHost("m\(index)")
+        table.append(Member(name: "m\(index)", clientPort: 2379, peerPort: 2380, isSecure: tls != nil, host: host))
+      }
+      control = try lab.addHost("control")
+    } else {
+      let ports = try EtcdCluster.freePorts(2 * members)
+      for index in 0..<members {
+        table.append(
+          Member(name: "m\(index)", clientPort: ports[2 * index], peerPort: ports[2 * index + 1], isSecure: tls != nil))
+      }
+      control = nil
     }
     self.table = table
     self.tls = tls
+    self.lab = lab
     let initialCluster = table.map { "\($0.name)=\($0.peerURL)" }.joined(separator: ",")
     self.flags = [
       "--initial-cluster", initialCluster, "--initial-cluster-state", "new",
@@ -164,14 +189,25 @@ final class EtcdCluster: @unchecked Sendable {
   }
 
   /// The index of the member that is the leader, asking each running member's status.
-  /// - Throws: when no member names a leader that is one of them.
-  func leaderIndex() throws -> Int {
+  /// - Parameter among: the members to ask (every running one by default).
+  /// - Throws: when no member asked names itself the leader.
+  func leaderIndex(among candidates: [Int]? = nil) throws -> Int {
     let client = try self.client(deadline: .seconds(2))
-    for (index, member) in members.enumerated() where member.process != nil && !member.isFrozen {
-      let status = try client.status(of: HTTPEndpoint(parsing: member.endpoint))
-      if status.isLeader { return index }
+    let members = self.members
+    return try onControl {
+      for index in candidates ?? Array(members.indices) where members[index].process != nil && !members[index].isFrozen {
+        let status = try client.status(of: HTTPEndpoint(parsing: members[index].endpoint))
+        if status.isLeader { return index }
+      }
+      throw EtcdClusterError.noLeader
     }
-    throw EtcdClusterError.noLeader
+  }
+
+  /// Runs `body` where the test process reaches the members: at once on loopback, on a
+  /// thread inside the lab's `control` host otherwise (``NetworkLab/inside(_:deadline:_:)``).
+  func onControl<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) throws -> Value {
+    guard let lab, let control else { return try body() }
+    return try lab.inside(control, body)
   }
 
   /// Runs `etcdctl` (v3 API) against this cluster, or `endpoints`, to completion.
@@ -181,9 +217,9 @@ final class EtcdCluster: @unchecked Sendable {
     let list = (endpoints ?? self.endpoints).joined(separator: ",")
     let files = [("--cacert", tls?.client.caFile), ("--cert", tls?.client.certificateFile), ("--key", tls?.client.privateKeyFile)]
     let tlsFlags = files.compactMap { flag, file in file.map { "\(flag)=\($0)" } }
-    return try ChildProcess.run(
-      EtcdInstallation.chosen.etcdctl ?? "etcdctl", ["--endpoints=\(list)", "--dial-timeout=2s", "--command-timeout=5s"] + tlsFlags + arguments,
-      environment: environment, deadline: .seconds(20))
+    let command = [EtcdInstallation.chosen.etcdctl ?? "etcdctl", "--endpoints=\(list)", "--dial-timeout=2s", "--command-timeout=5s"] + tlsFlags + arguments
+    let line = lab.flatMap { lab in control.map { lab.command(in: $0, command) } } ?? command
+    return try ChildProcess.run(line[0], Array(line.dropFirst()), environment: environment, deadline: .seconds(20))
   }
 
   /// Kills every member (thawing frozen ones first is not needed: `SIGKILL` ends a stopped
@@ -214,11 +250,12 @@ final class EtcdCluster: @unchecked Sendable {
   /// Starts member `index`'s process, its output appended to its log.
   private func launch(_ index: Int) throws {
     let member = members[index]
-    let arguments = [
+    let etcd = [
       EtcdInstallation.chosen.etcd ?? "etcd", "--name", member.name, "--data-dir", directory.file(member.name),
       "--listen-client-urls", member.clientURL, "--advertise-client-urls", member.clientURL,
       "--listen-peer-urls", member.peerURL, "--initial-advertise-peer-urls", member.peerURL,
     ] + flags
+    let arguments = lab.flatMap { lab in member.host.map { lab.command(in: $0, etcd) } } ?? etcd
     // Appends, so that a restarted member's log follows the first run's.
     let descriptor = open(logPath(index), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
     guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
@@ -263,9 +300,9 @@ final class EtcdCluster: @unchecked Sendable {
   }
 
   /// Polls `condition` until it holds, failing at once if the member exited and after 15 s.
-  private func waitUntilServing(_ index: Int, what: String, _ condition: () -> Bool) throws {
+  private func waitUntilServing(_ index: Int, what: String, _ condition: @escaping @Sendable () -> Bool) throws {
     let deadline = ContinuousClock.now + .seconds(15)
-    while !condition() {
+    while !((try? onControl(condition)) ?? false) {
       if let process = members[index].process, let status = try process.exitStatusIfExited() {
         lock.withLock { table[index].process = nil }
         throw EtcdClusterError.exited(member: index, status: status.shellStatus, log: logTail(index))

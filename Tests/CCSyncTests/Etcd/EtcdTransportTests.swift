@@ -67,6 +67,31 @@ extension EtcdTests {
       #expect(String(decoding: buffer[..<count], as: UTF8.self).hasPrefix("HTTP/1.1 200"))
     }
 
+    /// The endpoint race: an endpoint that refuses drops out at once and the next one that
+    /// connects wins, its connection left in the pool for the request; with none listening
+    /// the race fails naming each endpoint and why. (An endpoint whose packets are dropped
+    /// is the partition tests' case: `FaultPartitionTests`.)
+    @Test func theFirstEndpointToConnectWinsTheRace() throws {
+      let cluster = try EtcdCluster()
+      defer { cluster.shutdown() }
+      let ports = try EtcdCluster.freePorts(2)
+      let refused = try ports.map { try HTTPEndpoint(parsing: "127.0.0.1:\($0)") }
+      let serving = try HTTPEndpoint(parsing: cluster.endpoints[0])
+      let http = HTTPClient()
+      guard case .connected(let winner) = http.connectFirst([refused[0], serving, refused[1]], stagger: .milliseconds(5), deadline: .now + .seconds(5)) else {
+        Issue.record("no endpoint connected")
+        return
+      }
+      #expect(winner == serving)
+      #expect(http.hasIdleConnection(to: serving))
+      guard case .failed(let errors) = http.connectFirst(refused, stagger: .milliseconds(5), deadline: .now + .seconds(5)) else {
+        Issue.record("a closed port connected")
+        return
+      }
+      #expect(errors.map(\.endpoint) == refused.map(\.description))
+      #expect(errors.allSatisfy { $0.reason.contains("Connection refused") }, "\(errors)")
+    }
+
     @Test func namesAndLiteralsResolve() throws {
       let local = try SocketAddress.resolve(host: "localhost", port: 2379).map(\.description)
       #expect(local.contains("127.0.0.1:2379") || local.contains("[::1]:2379"), "\(local)")
