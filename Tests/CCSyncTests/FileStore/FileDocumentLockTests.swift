@@ -28,7 +28,7 @@ import CCSyncSystem
       // The same lock file as `ccsync lock` and flock(1): both are refused too.
       #expect(try CLI.run(["lock", "-n", path, "--", "true"]).status == 1)
       #expect(try ChildProcess.run(try FaultTools.tool("flock"), ["-n", path + ".lock", "true"]).status == 1)
-      #expect(lockIsRefused { _ = try SharedFile(path: path).lock(wait: .nonBlocking) })
+      #expect(lockIsUnavailable { _ = try SharedFile(path: path).lock(wait: .nonBlocking) })
 
       // A waiter without a bound gets it once the holder releases.
       second.send("file \(path) exclusive forever")
@@ -51,12 +51,12 @@ import CCSyncSystem
       let shared = try SharedFile(path: path).lock(exclusive: false, wait: .nonBlocking)
       #expect(!shared.isExclusive && shared.lockPath == path + ".lock")
       shared.release()
-      #expect(lockIsRefused { _ = try SharedFile(path: path).lock(exclusive: true, wait: .timeout(.milliseconds(200))) })
+      #expect(lockIsUnavailable { _ = try SharedFile(path: path).lock(exclusive: true, wait: .timeout(.milliseconds(200))) })
       #expect(try CLI.run(["lock", "-n", path, "--", "true"]).status == 1)
       #expect(try CLI.run(["lock", "-s", "-n", path, "--", "true"]).status == 0)
 
       #expect(first.request("release", reply: "released") != nil)
-      #expect(lockIsRefused { _ = try SharedFile(path: path).lock(wait: .nonBlocking) }, "the second still holds it")
+      #expect(lockIsUnavailable { _ = try SharedFile(path: path).lock(wait: .nonBlocking) }, "the second still holds it")
       #expect(second.request("release", reply: "released") != nil)
       let exclusive = try SharedFile(path: path).lock(wait: .nonBlocking)
       #expect(exclusive.isHeld && exclusive.isExclusive)
@@ -166,16 +166,4 @@ private func finishes<Success: Sendable>(_ task: Task<Success, any Error>, withi
   }
   watcher.cancel()
   return ended.withLock { $0 }
-}
-
-/// Whether `body` throws ``StoreError/lockUnavailable(path:)``.
-private func lockIsRefused(_ body: () throws -> Void) -> Bool {
-  do {
-    try body()
-    return false
-  } catch StoreError.lockUnavailable {
-    return true
-  } catch {
-    return false
-  }
 }

@@ -428,7 +428,7 @@ private func expectTimeout(
 }
 
 /// Whether `body` throws ``StoreError/lockUnavailable(path:)``.
-private func lockIsUnavailable(_ body: () throws -> Void) -> Bool {
+func lockIsUnavailable(_ body: () throws -> Void) -> Bool {
   do {
     try body()
     return false
