@@ -122,6 +122,6 @@ extension FaultPowerCutTests {
     }
     FaultTools.report("power-cuts.mirror.fs", fileSystem.statistics())
     Self.report("mirror", placements: placements)
-    _ = done
+    Self.expectSomethingDropped(changedByCuts, rounds: done)
   }
 }
