@@ -52,6 +52,15 @@ struct FileHistory {
   /// The path of the kept version `id`.
   func versionPath(_ id: Int) -> String { FilePath.join(folder, "\(id).json") }
 
+  /// Whether the version `entry` records is kept: its file is there and is the file the
+  /// line names. After a power cut the log and the links may disagree (neither is made
+  /// durable: the log's lines are data, the links names), and a file under the id that is
+  /// another version must not pass for this one.
+  func isKept(_ entry: Entry) -> Bool {
+    guard let kept = (try? FileSystem.linkStatus(versionPath(entry.id))) ?? nil else { return false }
+    return kept.identity.device == entry.device && kept.identity.inode == entry.inode
+  }
+
   /// How many versions the history keeps.
   func keep() -> Int {
     guard let bytes = try? readSmallFile(keepPath), let number = Int(String(decoding: bytes, as: UTF8.self).trimmingWhitespace()) else {
@@ -122,9 +131,7 @@ struct FileHistory {
     }
     pending.createdFolder = try makeFolder()
     do {
-      try FileSystem.link(target, as: versionPath(id))
-    } catch where error.errorNumber == .fileExists {
-      // Kept already (a write that failed after linking it).
+      try linkKeeping(current, as: id)
     } catch {
       // Not kept (a file bind-mounted from elsewhere cannot be linked): no folder for it.
       if pending.createdFolder { try? FileSystem.removeEmptyDirectory(folder) }
@@ -132,6 +139,24 @@ struct FileHistory {
     }
     pending.keptID = id
     return pending
+  }
+
+  /// Links the file (`current`) as the kept version `id`. A file already there is this one
+  /// when a write failed after linking it; any other is left by a history that lost log lines
+  /// it never made durable (a power cut after links were made, before their lines reached the
+  /// disk): it is no version the log now lists as `id`, so it is replaced, lest the log name
+  /// another version's bytes.
+  private func linkKeeping(_ current: FileIdentity, as id: Int) throws(SystemError) {
+    let path = versionPath(id)
+    do {
+      try FileSystem.link(target, as: path)
+    } catch where error.errorNumber == .fileExists {
+      if let kept = try FileSystem.linkStatus(path)?.identity, kept.device == current.device, kept.inode == current.inode {
+        return
+      }
+      try FileSystem.removeFile(path)
+      try FileSystem.link(target, as: path)
+    }
   }
 
   /// The write after ``keepReplaced(_:)`` failed: the version it kept is still the current

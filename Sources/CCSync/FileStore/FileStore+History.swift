@@ -22,7 +22,7 @@ extension FileStore {
     var index = newest
     while index >= 0, versions.count < (limit ?? Int.max) {
       let entry = entries[index]
-      if (try? FileSystem.status(history.versionPath(entry.id))) ?? nil != nil {
+      if history.isKept(entry) {
         versions.append(DocumentVersion(entry: entry, isCurrent: false))
       }
       index -= 1
@@ -34,6 +34,7 @@ extension FileStore {
     guard let number = Int(id) else { return nil }
     if let current = try versions(limit: 1).first, current.id == id { return try file.read()?.bytes }
     let history = FileHistory(target: try file.resolvedPath())
+    guard let entry = history.entries().last(where: { $0.id == number }), history.isKept(entry) else { return nil }
     return try SharedFile(path: history.versionPath(number), durable: false, logger: .silent).read()?.bytes
   }
 

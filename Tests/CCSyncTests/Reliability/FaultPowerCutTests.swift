@@ -16,12 +16,16 @@ import CCSyncSystem
 /// missing, and the file may come back empty or zero-filled (the documented loss of relaxed
 /// writes on a file system that renames before it writes data), but never torn.
 ///
-/// `CCSYNC_FAULT_POWER_CUTS` sets the number of cuts, shared between the four tests (default
-/// 50; `.ci/run` asks for 1000); `CCSYNC_FAULT_POWER_SECONDS`, when set, bounds their time
-/// (shared likewise), and the count done is reported. `CCSYNC_FAULT_SEED` repeats the delays
+/// `CCSYNC_FAULT_POWER_CUTS` sets the number of cuts, shared between the four tests of saves
+/// and updates (default 50; `.ci/run` asks for 1000), the mirror's test making a fiftieth of
+/// it (at least 4); `CCSYNC_FAULT_POWER_SECONDS`, when set, bounds their time (a fifth each),
+/// and the count done is reported. `CCSYNC_FAULT_SEED` repeats the delays
 /// and orders. Skipped, saying why, when FUSE cannot mount here.
 @Suite(.serialized) struct FaultPowerCutTests {
+  /// The tests that share `CCSYNC_FAULT_POWER_CUTS` equally; the mirror's, whose rounds are
+  /// slower, takes a fiftieth of it (at least 4), and a fifth of the time bound like each.
   static let tests = 4
+  static let testsSharingTheTime = 5
 
   /// The outcome of one round's file after its cut.
   enum Found: Equatable, CustomStringConvertible {
@@ -85,15 +89,15 @@ import CCSyncSystem
   /// `CCSYNC_FAULT_POWER_SECONDS` has passed, with a seeded generator for delays and orders.
   /// Reports the rounds done and the time taken as `fault-figure power-cuts.NAME`.
   @discardableResult
-  static func rounds(_ name: String, _ round: (Int, inout SeededJSONRandom) throws -> Void) rethrows -> Int {
+  static func rounds(_ name: String, share: ((Int) -> Int)? = nil, _ round: (Int, inout SeededJSONRandom) throws -> Void) rethrows -> Int {
     let total = FaultTools.count("CCSYNC_FAULT_POWER_CUTS", default: 50)
-    let share = (total + tests - 1) / tests
+    let share = share?(total) ?? (total + tests - 1) / tests
     let seconds = ProcessInfo.processInfo.environment["CCSYNC_FAULT_POWER_SECONDS"].flatMap { Double($0) }
     let seed = ProcessInfo.processInfo.environment["CCSYNC_FAULT_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...1_000_000)
     var random = SeededJSONRandom(seed: seed)
     let clock = ContinuousClock()
     let start = clock.now
-    let end = seconds.map { start + .milliseconds(Int($0 * 1000) / tests) }
+    let end = seconds.map { start + .milliseconds(Int($0 * 1000) / testsSharingTheTime) }
     var done = 0
     while done < share {
       if let end, clock.now >= end { break }
@@ -189,6 +193,7 @@ import CCSyncSystem
     var lastAcknowledgedWasNewest = 0
     var outcomes: [String: Int] = [:]
     var placements: [String: Int] = [:]
+    var history = PowerCutHistoryCheck()
     let name = durable ? "durable-saves" : "relaxed-saves"
     let done = try Self.rounds(name) { round, random in
       let before = Self.classify(path)
@@ -228,12 +233,18 @@ import CCSyncSystem
         Issue.record("\(label): \(after) after acknowledging \(acks.suffix(3)) (round began with \(before))")
         try Self.place(base, at: path, on: fileSystem)
       }
+      // The history is on (20 versions, the default): each durable save keeps the version it
+      // replaced as a hard link, neither link nor log line made durable.
+      if durable { try history.check(path, label) }
     }
     Self.expectSomethingDropped(changedByCuts, rounds: done)
     FaultTools.report("power-cuts.\(name).acknowledged", acknowledged)
     FaultTools.report("power-cuts.\(name).names-changed-by-cuts", changedByCuts)
     for (outcome, count) in outcomes.sorted(by: { $0.key < $1.key }) { FaultTools.report("power-cuts.\(name).\(outcome)", count) }
-    if durable { FaultTools.report("power-cuts.\(name).last-acknowledged-was-newest", lastAcknowledgedWasNewest) }
+    if durable {
+      FaultTools.report("power-cuts.\(name).last-acknowledged-was-newest", lastAcknowledgedWasNewest)
+      history.report(name)
+    }
     Self.report(name, placements: placements)
     FaultTools.report("power-cuts.\(name).fs", fileSystem.statistics())
   }
