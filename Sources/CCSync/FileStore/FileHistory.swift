@@ -30,7 +30,9 @@ struct FileHistory {
   /// A version linked into the history before the write that replaces it, to be recorded
   /// (or undone) once the write is done.
   struct Pending {
-    var entries: [Entry]
+    /// The last version the log recorded, and how many lines it holds.
+    var last: Entry?
+    var recordedLines: Int
     var keep: Int
     /// The id the replaced version was kept under, and the entry to record for it when it
     /// was written outside ccsync.
@@ -69,11 +71,10 @@ struct FileHistory {
     return max(0, number)
   }
 
-  /// Sets how many versions the history keeps; made with the folder when it is missing
-  /// (a setting of 0 on a file without history makes nothing).
+  /// Sets how many versions the history keeps; made with the folder when it is missing (a
+  /// setting of 0 too: without it the next write would start a history of the default size).
   func setKeep(_ count: Int) throws(SystemError) {
     guard count != keep() else { return }
-    if count == 0, (try FileSystem.status(folder)) == nil { return }
     _ = try makeFolder()
     let temporary = keepPath + ".tmp-" + FileSystem.randomSuffix(length: 6)
     let file = try OpenFile(path: temporary, options: .createExclusive(mode: 0o644))
@@ -91,21 +92,30 @@ struct FileHistory {
   /// The versions recorded, oldest first; unreadable lines are skipped.
   func entries() -> [Entry] {
     guard let bytes = try? readSmallFile(logPath) else { return [] }
-    var entries: [Entry] = []
-    for line in bytes.split(separator: UInt8(ascii: "\n")) {
-      guard case .object(let object)? = try? JSONValue(parsing: Array(line)),
-        let id = object["id"]?.numberValue?.int64Value,
-        let device = object["device"]?.numberValue?.int64Value, let inode = object["inode"]?.numberValue?.int64Value
-      else { continue }
-      var time: String?
-      if case .string(let text)? = object["time"] { time = text }
-      var rollbackOf: String?
-      if case .string(let text)? = object["rollbackOf"] { rollbackOf = text }
-      entries.append(Entry(
-        id: Int(id), time: time, author: VersionAuthor(json: object["author"]), device: UInt64(bitPattern: device),
-        inode: UInt64(bitPattern: inode), rollbackOf: rollbackOf))
-    }
-    return entries
+    return bytes.split(separator: UInt8(ascii: "\n")).compactMap { Self.entry(line: $0) }
+  }
+
+  /// The last version recorded and how many lines the log holds: what every write needs,
+  /// without parsing the other lines.
+  func lastRecorded() -> (last: Entry?, lines: Int) {
+    guard let bytes = try? readSmallFile(logPath) else { return (nil, 0) }
+    let lines = bytes.split(separator: UInt8(ascii: "\n"))
+    return (lines.reversed().lazy.compactMap { Self.entry(line: $0) }.first, lines.count)
+  }
+
+  /// The version one line of the log records; `nil` for a line that is not one.
+  private static func entry(line: ArraySlice<UInt8>) -> Entry? {
+    guard case .object(let object)? = try? JSONValue(parsing: Array(line)),
+      let id = object["id"]?.numberValue?.int64Value,
+      let device = object["device"]?.numberValue?.int64Value, let inode = object["inode"]?.numberValue?.int64Value
+    else { return nil }
+    var time: String?
+    if case .string(let text)? = object["time"] { time = text }
+    var rollbackOf: String?
+    if case .string(let text)? = object["rollbackOf"] { rollbackOf = text }
+    return Entry(
+      id: Int(id), time: time, author: VersionAuthor(json: object["author"]), device: UInt64(bitPattern: device),
+      inode: UInt64(bitPattern: inode), rollbackOf: rollbackOf)
   }
 
   /// Before a write replaces `current`: keeps it, as a link, when the history keeps
@@ -116,22 +126,28 @@ struct FileHistory {
   func keepReplaced(_ current: FileIdentity?) throws(SystemError) -> Pending? {
     let keep = self.keep()
     guard keep > 0 else { return nil }
-    let entries = self.entries()
-    var pending = Pending(entries: entries, keep: keep, keptID: nil, outsideEntry: nil, createdFolder: false)
+    let (last, lines) = lastRecorded()
+    var pending = Pending(last: last, recordedLines: lines, keep: keep, keptID: nil, outsideEntry: nil, createdFolder: false)
     guard let current else { return pending }
     var id: Int
-    if let last = entries.last, last.inode == current.inode, last.device == current.device {
+    if let last, last.inode == current.inode, last.device == current.device {
       id = last.id
     } else {
       // Written by a program that is not ccsync (or before the history began).
-      id = (entries.last?.id ?? 0) + 1
+      id = (last?.id ?? 0) + 1
       pending.outsideEntry = Entry(
         id: id, time: FileSystem.isoTimestamp(current.modificationTime), author: nil, device: current.device,
         inode: current.inode, rollbackOf: nil)
     }
-    pending.createdFolder = try makeFolder()
     do {
-      try linkKeeping(current, as: id)
+      do {
+        try linkKeeping(current, as: id)
+      } catch where error.errorNumber == .noSuchFileOrDirectory {
+        // No folder yet: this is its first version (a write does not try to make it first,
+        // which would cost every later write a `mkdir`).
+        pending.createdFolder = try makeFolder()
+        try linkKeeping(current, as: id)
+      }
     } catch {
       // Not kept (a file bind-mounted from elsewhere cannot be linked): no folder for it.
       if pending.createdFolder { try? FileSystem.removeEmptyDirectory(folder) }
@@ -162,7 +178,7 @@ struct FileHistory {
   /// The write after ``keepReplaced(_:)`` failed: the version it kept is still the current
   /// one, and a folder made for it goes too.
   func undo(_ pending: Pending) {
-    if let id = pending.keptID, pending.outsideEntry != nil || pending.entries.last?.id != id {
+    if let id = pending.keptID, pending.outsideEntry != nil || pending.last?.id != id {
       try? FileSystem.removeFile(versionPath(id))
     }
     if pending.createdFolder { try? FileSystem.removeEmptyDirectory(folder) }
@@ -171,8 +187,9 @@ struct FileHistory {
   /// The write is done: records the version written (as `identity`, with `note`), and the
   /// replaced one when it was written outside ccsync; drops versions beyond the limit.
   func record(written identity: FileIdentity, note: WriteNote?, after pending: Pending) throws(SystemError) {
-    if !pending.createdFolder, (try FileSystem.status(folder)) == nil { _ = try makeFolder() }
-    let newID = (pending.keptID ?? pending.entries.last?.id ?? 0) + 1
+    // A version linked into the folder proves it is there.
+    if pending.keptID == nil, !pending.createdFolder, (try FileSystem.status(folder)) == nil { _ = try makeFolder() }
+    let newID = (pending.keptID ?? pending.last?.id ?? 0) + 1
     var lines: [Entry] = []
     if let outside = pending.outsideEntry { lines.append(outside) }
     lines.append(Entry(
@@ -188,8 +205,7 @@ struct FileHistory {
       try FileSystem.removeFile(versionPath(newID - pending.keep - 1))
     } catch where error.errorNumber == .noSuchFileOrDirectory {
     }
-    let recorded = pending.entries.count + lines.count
-    if recorded > pending.keep + 64 { try compactLog(keeping: pending.keep + 1, of: pending.entries + lines) }
+    if pending.recordedLines + lines.count > pending.keep + 64 { try compactLog(keeping: pending.keep + 1) }
   }
 
   /// Removes every kept version older than the `keep` before `newest` (a smaller `keep`).
@@ -203,9 +219,10 @@ struct FileHistory {
     }
   }
 
-  /// Rewrites the log with its last `count` lines (no `fsync`: a lost compaction leaves the
-  /// longer log, which reads the same).
-  private func compactLog(keeping count: Int, of entries: [Entry]) throws(SystemError) {
+  /// Rewrites the log with its last `count` versions (no `fsync`: a lost compaction leaves
+  /// the longer log, which reads the same).
+  private func compactLog(keeping count: Int) throws(SystemError) {
+    let entries = self.entries()
     let temporary = logPath + ".tmp-" + FileSystem.randomSuffix(length: 6)
     let file = try OpenFile(path: temporary, options: .createExclusive(mode: 0o644))
     do {

@@ -79,6 +79,24 @@ import Testing
     }
   }
 
+  /// A limit of 0 set before a file has any history (the library's `setHistoryLimit(0)`
+  /// before the first write) turns it off too: it did nothing there, and the writes that
+  /// followed kept 20 versions.
+  @Test func aLimitOfZeroSetBeforeAnyHistoryKeepsNothing() throws {
+    try withTemporaryDirectory { directory in
+      let file = directory.file("c.json")
+      try CLI.write(#"{"n": 0}"#, to: file)
+      let document = SharedDocument(path: file)
+      try document.setHistoryLimit(0)
+      for value in 1...4 { try document.update { try $0.setValue(.number(JSONNumber(value)), at: JSONPath(parsing: "n")) } }
+      let folder = directory.file(".c.json.history")
+      let kept = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".json") }
+      #expect(kept.isEmpty, "versions kept with a limit of 0: \(kept)")
+      let lines = try log([file])
+      #expect(lines.count == 1, "only the current version: \(lines)")
+    }
+  }
+
   @Test func aRollbackRestoresTheBytesAndIsItselfInTheLog() throws {
     try withTemporaryDirectory { directory in
       let file = directory.file("c.json")
