@@ -403,7 +403,9 @@ package final class DocumentMirror: Sendable {
     guard let status else { return }
     switch outcome {
     case .done:
-      if let revision = status.keyRevision(of: location) { status.report(.applied, revision: revision) }
+      // The revision the sync read or wrote: the key holds it (or a later one, whose news
+      // brings the next sync) without a range to ask.
+      if let revision = key.lastSeenRevision ?? status.keyRevision(of: location) { status.report(.applied, revision: revision) }
     case .failed(let error):
       guard case .rejected = error, let revision = status.keyRevision(of: location) else { return }
       status.report(.rejected, revision: revision, reason: error.description)

@@ -1,6 +1,8 @@
 import CCSyncEtcd
 import CCSyncJSON
 import CCSyncSystem
+import Dispatch
+import Glibc
 
 /// What one host's mirror says of the key: which revision its file holds, or which one it
 /// refused and why. Kept at `KEY.ccsync-status/HOST` under a lease of the mirror's, so a
@@ -87,7 +89,15 @@ package final class FleetStatusReporter: Sendable {
     var claimed = false
     /// The name was found taken after the start: nothing more is reported.
     var refused = false
+    /// The report to send next (the latest asked for: older ones are dropped unsent), and
+    /// whether the sending queue is at work.
+    var next: (status: HostStatus.State, revision: Int64, reason: String?)?
+    var sending = false
   }
+
+  /// At most one report is sent per this interval: under a write every 10 ms a host's
+  /// status lags by at most this much, and the cluster gets a fraction of the puts.
+  static let reportInterval: Duration = .milliseconds(25)
 
   let host: String
   let ttl: Int64
@@ -96,6 +106,8 @@ package final class FleetStatusReporter: Sendable {
   private let logger: DiagnosticLog
   private let state = Protected(State())
   private let pause = ConditionLock()
+  /// Sends the reports, off the mirror's sync: a sync does not wait for its report's put.
+  private let reports = DispatchQueue(label: "ccsync.status")
 
   /// A reporter for `location`'s key under `host`, with leases of `ttl` seconds.
   package init(location: EtcdLocation, host: String, ttl: Int64, logger: DiagnosticLog) throws(StoreError) {
@@ -166,8 +178,45 @@ package final class FleetStatusReporter: Sendable {
     }
   }
 
-  /// Reports `state` of `revision`; a report that fails is logged and replaced by the next.
+  /// Reports `state` of `revision`, soon and off the caller's thread; a report superseded
+  /// before it was sent is dropped, and one that fails is logged and replaced by the next.
   package func report(_ status: HostStatus.State, revision: Int64, reason: String? = nil) {
+    let startsSending = state.withLock { state -> Bool in
+      state.next = (status, revision, reason)
+      defer { state.sending = true }
+      return !state.sending
+    }
+    guard startsSending else { return }
+    reports.async { [self] in
+      var lastSent: ContinuousClock.Instant?
+      while true {
+        // The latest report is taken once the interval since the last put has passed.
+        if let lastSent {
+          let left = lastSent + Self.reportInterval - ContinuousClock.now
+          if left > .zero { usleep(UInt32(left.components.attoseconds / 1_000_000_000_000) + UInt32(left.components.seconds) * 1_000_000) }
+        }
+        guard let next = takeNext() else { return }
+        send(next.status, revision: next.revision, reason: next.reason)
+        lastSent = .now
+      }
+    }
+  }
+
+  /// The report to send next, or `nil` (and the sending stops) when there is none.
+  private func takeNext() -> (status: HostStatus.State, revision: Int64, reason: String?)? {
+    state.withLock { state in
+      guard let next = state.next else {
+        state.sending = false
+        return nil
+      }
+      state.next = nil
+      return next
+    }
+  }
+
+  /// Puts the report of `status` of `revision`, claiming the name first if it is not yet.
+  private func send(_ status: HostStatus.State, revision: Int64, reason: String?) {
+    guard !isStopped else { return }
     if !state.withLock({ $0.claimed || $0.refused }) {
       do {
         try claimNow()
