@@ -6,7 +6,9 @@ import CCSyncSystem
 /// - closing the descriptor of the version the write replaced: its last `close` frees the
 ///   replaced file, which a file system mounted with `discard` does synchronously;
 /// - the directory's `fsync` that makes the rename durable (durable mode);
-/// - the `fsync`s that make durable a version a durable commit left in place (nothing changed).
+/// - the `fsync`s that make durable a version a durable commit left in place (nothing changed);
+/// - removing the kept version the write pushed out of the history's window (its last link:
+///   removing it frees the file, as the close above does without a history).
 ///
 /// Releasing the lock before the directory's `fsync` keeps every guarantee a writer gives:
 /// its call still returns only once its version is durable, and the next writer, which may
@@ -24,6 +26,8 @@ final class AfterUnlock: Sendable {
     var versionsToSynchronize: [(file: OpenFile, displayPath: String)] = []
     /// Directories whose `fsync` makes a rename durable, each with the path to name in errors.
     var directories: [(directory: String, displayPath: String)] = []
+    /// Files to remove, last.
+    var removals: [String] = []
   }
 
   private let pending = Protected(Work())
@@ -31,6 +35,12 @@ final class AfterUnlock: Sendable {
   /// Closes `file` once the lock is released.
   func close(_ file: OpenFile) {
     pending.withLock { $0.files.append(file) }
+  }
+
+  /// Removes the file at `path` once the lock is released (after the `fsync`s: its removal
+  /// is no part of what they make durable); a file already gone is no error.
+  func remove(_ path: String) {
+    pending.withLock { $0.removals.append(path) }
   }
 
   /// Makes `renamed` durable once the lock is released.
@@ -83,6 +93,7 @@ final class AfterUnlock: Sendable {
         if firstFailure == nil { firstFailure = .notDurable(path: displayPath, error) }
       }
     }
+    for path in work.removals { try? FileSystem.removeFile(path) }
     if let firstFailure { throw firstFailure }
   }
 }

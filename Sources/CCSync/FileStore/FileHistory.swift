@@ -185,8 +185,10 @@ struct FileHistory {
   }
 
   /// The write is done: records the version written (as `identity`, with `note`), and the
-  /// replaced one when it was written outside ccsync; drops versions beyond the limit.
-  func record(written identity: FileIdentity, note: WriteNote?, after pending: Pending) throws(SystemError) {
+  /// replaced one when it was written outside ccsync.
+  /// - Returns: the path of the version that fell out of the window, for the caller to
+  ///   remove once the lock is released (it may be gone already).
+  func record(written identity: FileIdentity, note: WriteNote?, after pending: Pending) throws(SystemError) -> String {
     // A version linked into the folder proves it is there.
     if pending.keptID == nil, !pending.createdFolder, (try FileSystem.status(folder)) == nil { _ = try makeFolder() }
     let newID = (pending.keptID ?? pending.last?.id ?? 0) + 1
@@ -199,13 +201,10 @@ struct FileHistory {
     let log = try OpenFile(path: logPath, options: .append)
     try log.writeAll(Array(text.utf8))
     try log.close()
+    if pending.recordedLines + lines.count > pending.keep + 64 { try compactLog(keeping: pending.keep + 1) }
     // One version falls out of the window per write: the older ones went with earlier writes
     // (or with the sweep of a smaller `keep`, see ``setKeep(_:)``).
-    do {
-      try FileSystem.removeFile(versionPath(newID - pending.keep - 1))
-    } catch where error.errorNumber == .noSuchFileOrDirectory {
-    }
-    if pending.recordedLines + lines.count > pending.keep + 64 { try compactLog(keeping: pending.keep + 1) }
+    return versionPath(newID - pending.keep - 1)
   }
 
   /// Removes every kept version older than the `keep` before `newest` (a smaller `keep`).

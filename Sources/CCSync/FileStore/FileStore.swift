@@ -98,7 +98,7 @@ final class FileStore: DocumentStore {
         }
         if let pending {
           do throws(SystemError) {
-            try history.record(written: identity, note: writer.note, after: pending)
+            locked.afterUnlock.remove(try history.record(written: identity, note: writer.note, after: pending))
           } catch {
             historyProblem = error
           }
