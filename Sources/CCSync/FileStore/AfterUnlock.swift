@@ -1,4 +1,5 @@
 import CCSyncSystem
+import Dispatch
 
 /// What a write under the lock leaves for after the lock is released, so that other writers
 /// waiting for the lock do not wait for it too:
@@ -74,6 +75,15 @@ final class AfterUnlock: Sendable {
       work = Work()
       return taken
     }
+    // The removals run beside the `fsync`s (freeing a file is work for the processor, an
+    // `fsync` mostly a wait for the disk), and are done before this returns.
+    let removals = DispatchGroup()
+    let paths = work.removals
+    if !paths.isEmpty {
+      DispatchQueue.global().async(group: removals) {
+        for path in paths { try? FileSystem.removeFile(path) }
+      }
+    }
     var firstFailure: StoreError?
     for (file, displayPath) in work.versionsToSynchronize {
       do {
@@ -93,7 +103,7 @@ final class AfterUnlock: Sendable {
         if firstFailure == nil { firstFailure = .notDurable(path: displayPath, error) }
       }
     }
-    for path in work.removals { try? FileSystem.removeFile(path) }
+    removals.wait()
     if let firstFailure { throw firstFailure }
   }
 }

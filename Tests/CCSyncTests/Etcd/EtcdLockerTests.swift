@@ -143,7 +143,13 @@ extension EtcdTests {
       reporter.report(.applied, revision: 7)
       let client = try cluster.client()
       let statusKey = Array((HostStatus.prefix(of: "cfg/app") + "host-a").utf8)
-      let first = try #require(try client.get(statusKey).keyValue, "the first report")
+      // Reports are sent off the caller's thread: the first arrives soon after.
+      var sent: EtcdKeyValue?
+      #expect(waitUntil(deadline: .seconds(10)) {
+        sent = try? client.get(statusKey).keyValue
+        return sent != nil
+      })
+      let first = try #require(sent, "the first report")
       #expect(first.lease != 0)
 
       try client.revokeLease(first.lease)
