@@ -244,7 +244,11 @@ package final class TLSSocket: @unchecked Sendable {
           throw TLSError(error)
         }
       case CCSYNC_TLS_SYSTEM:
-        throw TLSError(SystemError(code: ccsync_tls_last_errno(), operation: operation, path: peer))
+        let code = ccsync_tls_last_errno()
+        // A server that does not speak TLS may reset the connection at the handshake instead
+        // of closing it (etcd 3.5 serving plain HTTP does either): the same as a close.
+        if code == ECONNRESET, operation == "TLS handshake" { return Int32(CCSYNC_TLS_CLOSED) }
+        throw TLSError(SystemError(code: code, operation: operation, path: peer))
       case CCSYNC_TLS_VERIFY:
         throw TLSError(.refused, "TLS handshake with '\(peer)': " + TLSLibrary.lastMessage)
       case CCSYNC_TLS_ALERT where !hasReceivedData:

@@ -149,6 +149,30 @@ struct EtcdTLSTests {
     }
   }
 
+  /// A server that resets the connection at the ClientHello (etcd 3.5 serving plain HTTP
+  /// sometimes does, where 3.4 closes it) is the same: unreachable, with the hint. Without
+  /// the mapping the reset surfaced as a bare "Connection reset by peer".
+  @Test func aResetDuringTheHandshakeGetsTheSameHint() throws {
+    let server = """
+      import socket, struct
+      s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(4)
+      print("port", s.getsockname()[1], flush=True)
+      while True:
+          c, _ = s.accept(); c.recv(1)
+          c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)); c.close()
+      """
+    let child = try InteractiveChild("/usr/bin/python3", ["-c", server])
+    defer { _ = child.terminate(signal: SIGKILL) }
+    let port = try #require(child.nextLine(startingWith: "port ").map { $0.dropFirst(5) })
+    let client = try EtcdClient(EtcdClient.Configuration(endpoints: ["https://127.0.0.1:\(port)"]))
+    #expect {
+      try client.put(Array("k".utf8), value: Array("1".utf8))
+    } throws: { error in
+      guard case EtcdError.unreachable(let failures) = error else { return false }
+      return failures.count == 1 && failures[0].reason.hasSuffix("the server closed the connection (does it serve TLS?)")
+    }
+  }
+
   /// `https://` to a member that serves plain HTTP: it drops the connection without a word,
   /// which is all the client sees, so it is an endpoint that did not answer (69), with a hint.
   @Test func anHTTPSEndpointOnAPlainMemberIsUnreachable() throws {
