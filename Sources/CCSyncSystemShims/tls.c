@@ -199,6 +199,12 @@ ccsync_tls_library *ccsync_tls_library_open(const char *const *names) {
       snprintf(tried + used, sizeof tried - used, "%s%s", separator, dlerror());
       continue;
     }
+    // OpenSSL frees its global state in an atexit handler unless told not to, and a thread
+    // still in a handshake when the process exits (a racing dial that the call which exits no
+    // longer waits for) would then take locks already freed: told first, before any call
+    // initialises it.
+    int (*init_ssl)(uint64_t, const void *) = (int (*)(uint64_t, const void *))dlsym(handle, "OPENSSL_init_ssl");
+    if (init_ssl != NULL) init_ssl(0x00080000ULL /* OPENSSL_INIT_NO_ATEXIT */, NULL);
     ccsync_tls_library *library = calloc(1, sizeof *library);
     if (library == NULL) {
       dlclose(handle);
