@@ -70,12 +70,6 @@ extension SharedDocument {
       if self.gate.mayApply(to: document) { try self.gate.judge(document, bytes: text.bytes, in: self.store) }
       return .replacement(document, text)
     }
-    do {
-      try runInStore(writer, wait: wait)
-    } catch let error as StorageError {
-      throw error
-    } catch {
-      throw .encodingFailed(path: name, message: "\(error)")
-    }
+    try runInStoreTyped(writer, wait: wait)
   }
 }

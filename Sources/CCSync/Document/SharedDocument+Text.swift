@@ -32,13 +32,7 @@ extension SharedDocument {
       written = true
       return .replacement(value, (bytes, nil, value.nestingDepth))
     }
-    do {
-      try runInStore(writer, wait: wait)
-    } catch let error as StorageError {
-      throw error
-    } catch {
-      throw .encodingFailed(path: name, message: "\(error)")
-    }
+    try runInStoreTyped(writer, wait: wait)
     return written
   }
 }

@@ -175,6 +175,18 @@ extension SharedDocument {
       throw StorageError.store(error)
     }
   }
+
+  /// ``runInStore(_:wait:)`` for a writer whose planner may throw anything: what is not a
+  /// `StorageError` is the document's failure to be encoded.
+  func runInStoreTyped(_ writer: DocumentCommit, wait: LockWait) throws(StorageError) {
+    do {
+      try runInStore(writer, wait: wait)
+    } catch let error as StorageError {
+      throw error
+    } catch {
+      throw .encodingFailed(path: name, message: "\(error)")
+    }
+  }
 }
 
 /// Choosing and recording a write's version.
