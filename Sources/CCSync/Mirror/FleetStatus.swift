@@ -193,7 +193,7 @@ package final class FleetStatusReporter: Sendable {
         // The latest report is taken once the interval since the last put has passed.
         if let lastSent {
           let left = lastSent + Self.reportInterval - ContinuousClock.now
-          if left > .zero { usleep(UInt32(left.components.attoseconds / 1_000_000_000_000) + UInt32(left.components.seconds) * 1_000_000) }
+          if left > .zero { usleep(UInt32(left / .microseconds(1))) }
         }
         guard let next = takeNext() else { return }
         send(next.status, revision: next.revision, reason: next.reason)
