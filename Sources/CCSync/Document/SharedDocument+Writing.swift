@@ -206,8 +206,10 @@ extension SharedDocument {
     var isMissing: Bool { version == nil }
   }
 
-  /// A document's text as a write puts it in the store, with its layout and how deep it nests
-  /// arrays and objects (see ``JSONDocumentLayout/printMeasuringNesting(_:sizeHint:)``).
+  /// A document's text as a write puts it in the store, with its layout and how deep the text
+  /// it wrote anew nests arrays and objects (see
+  /// ``JSONDocumentLayout/printMeasuringNesting(_:sizeHint:)``; text kept from the version
+  /// found was read within the readers' limit).
   typealias PrintedVersion = (bytes: [UInt8], layout: JSONDocumentLayout?, nesting: Int)
 
   /// Parses the version a write found. An invalid version is refused under `.fail`
@@ -265,7 +267,7 @@ extension SharedDocument {
     // ``LosslessJSONDocument``).
     if editingText, let original = current.document, let bytes = current.version?.bytes, !current.isInvalid {
       let edited = LosslessJSONDocument(bytes: bytes, syntax: syntax, value: original).bytes(updatedTo: document)
-      return (edited, nil, document.nestingDepth)
+      return (edited, nil, max(1, document.nestingDepth(changedFrom: original)))
     }
     return JSONDocumentLayout.printMeasuringNesting(document, sizeHint: current.version?.bytes.count ?? 0)
   }

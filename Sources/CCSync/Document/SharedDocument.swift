@@ -113,11 +113,11 @@ public final class SharedDocument: Sendable {
     return .strict
   }
 
-  /// Whether `bytes` hold no value: empty, blank, or (JWCC) only comments.
+  /// Whether `bytes` hold no value: empty, blank, or (JWCC) only comments. A scan to the
+  /// first byte of a value, not a parse: a write then parses the text once.
   static func holdsNoValue(_ bytes: [UInt8], syntax: JSONSyntax) -> Bool {
     if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return true }
-    guard syntax == .jwcc, let document = try? LosslessJSONDocument(parsing: bytes, syntax: .jwcc) else { return false }
-    return document.isEmpty
+    return syntax == .jwcc && LosslessJSONDocument.holdsNoValue(bytes, syntax: .jwcc)
   }
 
   /// Judges a version another process wrote: a valid parse that the gate refuses becomes

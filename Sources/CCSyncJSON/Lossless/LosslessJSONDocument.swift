@@ -65,6 +65,17 @@ public struct LosslessJSONDocument: Sendable {
     bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF
   }
 
+  /// Whether `bytes` hold no value (what ``isEmpty`` says of a document read from them,
+  /// without reading it): after a byte order mark, only whitespace and, in JWCC, complete
+  /// comments. A scan to the first byte that is neither: text that is not empty but not valid
+  /// either (an unterminated comment) holds something, which the parse then refuses.
+  package static func holdsNoValue(_ bytes: [UInt8], syntax: JSONSyntax) -> Bool {
+    bytes.withUnsafeBufferPointer { text in
+      let start = text.count >= 3 && text[0] == 0xEF && text[1] == 0xBB && text[2] == 0xBF ? 3 : 0
+      return LosslessScanner(text: text, allowsComments: syntax == .jwcc).skipTrivia(from: start) == text.count
+    }
+  }
+
   /// Reads a document.
   /// - Parameters:
   ///   - bytes: the whole text, UTF-8.
