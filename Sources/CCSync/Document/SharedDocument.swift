@@ -255,7 +255,7 @@ public final class SharedDocument: Sendable {
   /// the changed top-level values are parsed, and the result is kept for the next update.
   func parse(_ bytes: [UInt8], after seen: VersionTracking.SeenVersion?) throws(StorageError) -> VersionTracking.ParsedVersion {
     guard let seen, seen.document != nil else { return VersionTracking.ParsedVersion(document: try parse(bytes)) }
-    if let known = seen.knownVersion(for: bytes) {
+    if let known = seen.knownVersion(for: bytes, syntax: syntax) {
       return VersionTracking.ParsedVersion(document: known.document, kept: known.document, layout: known.layout)
     }
     let document = try parse(bytes)
@@ -270,11 +270,12 @@ public final class SharedDocument: Sendable {
   ///   back to an equal document, so a process that is the only writer (or the last one) of
   ///   its document skips the parse its next update would repeat.
   /// - Bytes that differ from them only inside top-level values (another process changed a
-  ///   setting): those values' text alone is parsed (see ``JSONDocumentLayout``).
+  ///   setting): those values' text alone is parsed (see ``TextLayout``), whether the text
+  ///   is the printer's or laid out by a person or another program.
   ///
   /// The bytes themselves are always read under the lock; only the parse is spared.
-  func knownVersion(for bytes: [UInt8]) -> (document: JSONValue, layout: JSONDocumentLayout?)? {
-    tracking.withLock { $0.seen }?.knownVersion(for: bytes)
+  func knownVersion(for bytes: [UInt8]) -> (document: JSONValue, layout: TextLayout?)? {
+    tracking.withLock { $0.seen }?.knownVersion(for: bytes, syntax: syntax)
   }
 
   /// The bytes a document is written as: pretty JSON with a trailing newline.
