@@ -9,7 +9,12 @@
 //   in the same syntax to the new value;
 // - an added member or inserted element, removed again, gives back the original bytes (an
 //   empty container comes back as `{}` or `[]`, so it is left out); a set
-//   scalar, set back and set again, gives back the edited bytes.
+//   scalar, set back and set again, gives back the edited bytes;
+// - the layout an edit reports (where the new text's top-level members lie) is the one a scan
+//   of the new text finds, and the layout does not change the edit;
+// - a text parsed by way of the old text's layout (the edited text, or the old text with one
+//   byte changed) is accepted only when the whole parse accepts it, with the same value and
+//   the layout a scan finds.
 import CCSyncJSON
 
 /// A small deterministic generator: the edit depends only on the input.
@@ -134,6 +139,26 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     fatalError("edited text does not parse:\n\(show(bytes))\n---\n\(show(edited))")
   }
   guard rereadValue == changed else { fatalError("edited text holds another value") }
+  let known = LosslessLayout.scan(bytes, syntax: syntax, document: original)
+  let withLayout = document.edited(to: changed, layout: known)
+  guard withLayout.bytes == edited else { fatalError("the layout changed the edit") }
+  if let layout = withLayout.layout, layout != LosslessLayout.scan(edited, syntax: syntax, document: rereadValue) {
+    fatalError("the edit reports another layout than its text's:\n\(show(bytes))\n---\n\(show(edited))")
+  }
+  if let known {
+    var mutated = bytes
+    let replacements = Array("01\",}] /*\na-.e".utf8)
+    mutated[random.next(mutated.count)] = replacements[random.next(replacements.count)]
+    for other in [edited, mutated] {
+      guard let parsed = known.parse(other, over: bytes, parsedAs: original, syntax: syntax) else { continue }
+      guard let whole = try? LosslessJSONDocument(parsing: other, syntax: syntax), let wholeValue = whole.value,
+        parsed.document.printsIdentically(to: wholeValue),
+        parsed.layout == LosslessLayout.scan(other, syntax: syntax, document: wholeValue)
+      else {
+        fatalError("parsed by way of the layout, not as the whole parse:\n\(show(bytes))\n---\n\(show(other))")
+      }
+    }
+  }
   if invertible, reread.bytes(updatedTo: original) != bytes {
     fatalError("removing what was added does not restore:\n\(show(bytes))\n---\n\(show(edited))\n---\n\(show(reread.bytes(updatedTo: original)))")
   }

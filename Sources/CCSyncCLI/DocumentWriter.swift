@@ -53,6 +53,8 @@ struct DocumentWriter {
         wait: wait, invalidFile: .fail, missingFile: createIfMissing ? .create : .fail, writes: policy, change)
       // Set after the write, so that a failed write makes no history folder.
       if let historyLimit { try document.setHistoryLimit(historyLimit) }
+      // Every command that writes exits right after: the version it wrote is left to the exit.
+      document.leaveKeptVersionToExit()
       return result
     } catch StorageError.missingFile where !address.isFile {
       throw address.missing

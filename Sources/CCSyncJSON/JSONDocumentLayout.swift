@@ -194,13 +194,7 @@ package struct JSONDocumentLayout: Sendable, Equatable {
   /// The member whose line holds `offset`: the last one whose line starts at or before it
   /// (the first member for an offset before every line).
   private func memberLine(containing offset: Int) -> Int {
-    var low = 0
-    var high = memberCount - 1
-    while low < high {
-      let middle = (low + high + 1) / 2
-      if lineStarts[middle] <= offset { low = middle } else { high = middle - 1 }
-    }
-    return low
+    lineStarts.lastPosition(atOrBefore: offset, among: memberCount)
   }
 
   /// Whether the printer writes `value`, as a top-level member's value, as exactly `text`.
@@ -216,6 +210,20 @@ package struct JSONDocumentLayout: Sendable, Equatable {
   /// overlap in the shorter one).
   package static func commonEnds(_ a: [UInt8], _ b: [UInt8]) -> (prefix: Int, suffix: Int) {
     a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in commonByteEnds(a, b) } }
+  }
+}
+
+extension Array where Element == Int {
+  /// Among the first `count` of these offsets, in ascending order, the position of the last
+  /// one at or before `offset`; 0 when none is. A binary search.
+  package func lastPosition(atOrBefore offset: Int, among count: Int) -> Int {
+    var low = 0
+    var high = count - 1
+    while low < high {
+      let middle = (low + high + 1) / 2
+      if self[middle] <= offset { low = middle } else { high = middle - 1 }
+    }
+    return low
   }
 }
 

@@ -246,7 +246,8 @@ package struct JSONReader: ~Copyable {
   @inline(__always)
   package mutating func skipWhitespace() {
     skipSpaces()
-    if allowsJWCC { skipComments() }
+    // Checked here, inline: most calls stand before a value, not a comment.
+    if allowsJWCC, position < input.count, input[position] == UInt8(ascii: "/") { skipComments() }
   }
 
   /// Moves ``position`` past comments and the whitespace after each.

@@ -83,7 +83,7 @@ extension SharedDocument {
   /// - Throws: as ``update(wait:invalidFile:_:)``.
   public func replace(with value: JSONValue, wait: LockWait = .forever) throws {
     let writer = DocumentCommit(document: self, generationBeforeRead: tracking.withLock(\.generation)) { _ in
-      let text = JSONDocumentLayout.printMeasuringNesting(value)
+      let text = SharedDocument.printed(value)
       try SharedDocument.checkNesting(text.nesting, name: self.name)
       if self.gate.mayApply(to: value) { try self.gate.judge(value, bytes: text.bytes, in: self.store) }
       return .replacement(value, text)
@@ -197,18 +197,27 @@ extension SharedDocument {
     var document: JSONValue?
     /// The version found, `nil` when the document is missing.
     var version: StoredVersion?
-    /// Where `document`'s top-level members lie in the version's bytes, when those bytes are
-    /// the printer's text of `document` (see ``JSONDocumentLayout``).
-    var layout: JSONDocumentLayout?
+    /// Where `document`'s top-level members lie in the version's bytes, when known (see
+    /// ``TextLayout``).
+    var layout: TextLayout?
     /// Whether the version found is not valid JSON (to be kept aside before it is replaced).
     var isInvalid = false
 
     var isMissing: Bool { version == nil }
   }
 
-  /// A document's text as a write puts it in the store, with its layout and how deep it nests
-  /// arrays and objects (see ``JSONDocumentLayout/printMeasuringNesting(_:sizeHint:)``).
-  typealias PrintedVersion = (bytes: [UInt8], layout: JSONDocumentLayout?, nesting: Int)
+  /// A document's text as a write puts it in the store, with its layout and how deep the text
+  /// it wrote anew nests arrays and objects (see
+  /// ``JSONDocumentLayout/printMeasuringNesting(_:sizeHint:)``; text kept from the version
+  /// found was read within the readers' limit).
+  typealias PrintedVersion = (bytes: [UInt8], layout: TextLayout?, nesting: Int)
+
+  /// `value` printed whole, in the printer's layout (the bytes of ``documentBytes(_:)``).
+  /// - Parameter sizeHint: the size of the version it replaces, if known.
+  static func printed(_ value: JSONValue, sizeHint: Int = 0) -> PrintedVersion {
+    let printed = JSONDocumentLayout.printMeasuringNesting(value, sizeHint: sizeHint)
+    return (printed.bytes, printed.layout.map(TextLayout.printed), printed.nesting)
+  }
 
   /// Parses the version a write found. An invalid version is refused under `.fail`
   /// (``StorageError/invalidJSON(path:_:)``) and marked to be kept aside under
@@ -255,19 +264,22 @@ extension SharedDocument {
   static func printedVersion(
     of document: JSONValue, over current: CurrentVersion, syntax: JSONSyntax, editingText: Bool = true
   ) -> PrintedVersion {
-    if let layout = current.layout, let original = current.document, let bytes = current.version?.bytes,
+    if case .printed(let layout)? = current.layout, let original = current.document, let bytes = current.version?.bytes,
       let printed = layout.printMeasuringNesting(document, over: bytes, printedFrom: original)
     {
-      return (printed.bytes, printed.layout, printed.nesting)
+      return (printed.bytes, .printed(printed.layout), printed.nesting)
     }
     // Text a person (or another program) laid out: only the changed values' text is
     // rewritten, in the style of their neighbours; comments and layout stay (see
-    // ``LosslessJSONDocument``).
+    // ``LosslessJSONDocument``). With the layout of the text found, the top-level values that
+    // stay are passed over without a scan; the layout of the text written comes back.
     if editingText, let original = current.document, let bytes = current.version?.bytes, !current.isInvalid {
-      let edited = LosslessJSONDocument(bytes: bytes, syntax: syntax, value: original).bytes(updatedTo: document)
-      return (edited, nil, document.nestingDepth)
+      var known: LosslessLayout?
+      if case .edited(let layout)? = current.layout { known = layout }
+      let edited = LosslessJSONDocument(bytes: bytes, syntax: syntax, value: original).edited(to: document, layout: known)
+      return (edited.bytes, edited.layout.map(TextLayout.edited), max(1, document.nestingDepth(changedFrom: original)))
     }
-    return JSONDocumentLayout.printMeasuringNesting(document, sizeHint: current.version?.bytes.count ?? 0)
+    return printed(document, sizeHint: current.version?.bytes.count ?? 0)
   }
 
   /// Refuses a document that nests arrays and objects deeper than readers accept (the
@@ -306,7 +318,7 @@ final class DocumentCommit: StoreWriter {
   private let planner: (StoredVersion?) throws -> Decision
   /// The version found by the last plan, and what it decided to write.
   private var found: StoredVersion?
-  private var planned: (document: JSONValue, layout: JSONDocumentLayout?)?
+  private var planned: (document: JSONValue, layout: TextLayout?)?
   private var started: UInt64 = 0
   private var publishing: [UInt8] = []
   /// Freed with this object: see the type's comment.

@@ -43,17 +43,17 @@ struct VersionTracking {
     /// values alone (see ``knownVersion(for:)``). A process that only reads keeps none: it
     /// would pay its memory (about three times the text's size) for nothing.
     var document: JSONValue? = nil
-    /// Where `document`'s top-level members lie in `bytes`, when `bytes` are exactly the
-    /// printer's text of `document` (see ``JSONDocumentLayout``).
-    var layout: JSONDocumentLayout? = nil
+    /// Where `document`'s top-level members lie in `bytes`, when known: the printer's text
+    /// of `document`, or text edited in place (see ``TextLayout``).
+    var layout: TextLayout? = nil
 
     /// `bytes` parsed by way of this version, when it kept its document: the same bytes give
-    /// that document, bytes that differ inside top-level values the parse of those values;
-    /// `nil` otherwise (the caller parses).
-    func knownVersion(for bytes: [UInt8]) -> (document: JSONValue, layout: JSONDocumentLayout?)? {
+    /// that document, bytes that differ inside top-level values the parse of those values
+    /// (read in `syntax`); `nil` otherwise (the caller parses).
+    func knownVersion(for bytes: [UInt8], syntax: JSONSyntax) -> (document: JSONValue, layout: TextLayout?)? {
       guard let document else { return nil }
       if self.bytes.hasSameBytes(as: bytes) { return (document, layout) }
-      return layout?.parse(bytes, over: self.bytes, parsedAs: document)
+      return layout?.parse(bytes, over: self.bytes, parsedAs: document, syntax: syntax)
     }
   }
 
@@ -64,7 +64,7 @@ struct VersionTracking {
     /// `document` when the version seen before kept its document (a process that writes:
     /// its next update then starts from this one without a parse), `nil` otherwise.
     var kept: JSONValue?
-    var layout: JSONDocumentLayout?
+    var layout: TextLayout?
   }
 
   /// What a reader started from: the version recorded and the generation then.
@@ -171,7 +171,7 @@ struct VersionTracking {
   /// - Returns: the generation the written version ranks under, and the version record it
   ///   replaced (for the caller to free after releasing the lock).
   mutating func finishWrite(
-    _ bytes: [UInt8], identity: VersionIdentity, document: JSONValue, layout: JSONDocumentLayout?,
+    _ bytes: [UInt8], identity: VersionIdentity, document: JSONValue, layout: TextLayout?,
     replacing: VersionIdentity?, started: UInt64, now: FileIdentity.Timestamp
   ) -> (generation: UInt64, retired: SeenVersion?) {
     writing = nil
@@ -198,7 +198,7 @@ struct VersionTracking {
   /// event is still to come.
   /// - Returns: the generation this version ranks under, and the record it replaced.
   mutating func recordLeft(
-    _ version: StoredVersion?, document: JSONValue?, layout: JSONDocumentLayout?, generationBeforeRead: UInt64,
+    _ version: StoredVersion?, document: JSONValue?, layout: TextLayout?, generationBeforeRead: UInt64,
     now: FileIdentity.Timestamp
   ) -> (generation: UInt64, retired: SeenVersion?) {
     guard let version else { return (generationBeforeRead, nil) }

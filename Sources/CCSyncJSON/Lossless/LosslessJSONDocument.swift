@@ -65,6 +65,17 @@ public struct LosslessJSONDocument: Sendable {
     bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF
   }
 
+  /// Whether `bytes` hold no value (what ``isEmpty`` says of a document read from them,
+  /// without reading it): after a byte order mark, only whitespace and, in JWCC, complete
+  /// comments. A scan to the first byte that is neither: text that is not empty but not valid
+  /// either (an unterminated comment) holds something, which the parse then refuses.
+  package static func holdsNoValue(_ bytes: [UInt8], syntax: JSONSyntax) -> Bool {
+    bytes.withUnsafeBufferPointer { text in
+      let start = text.count >= 3 && text[0] == 0xEF && text[1] == 0xBB && text[2] == 0xBF ? 3 : 0
+      return LosslessScanner(text: text, allowsComments: syntax == .jwcc).skipTrivia(from: start) == text.count
+    }
+  }
+
   /// Reads a document.
   /// - Parameters:
   ///   - bytes: the whole text, UTF-8.
@@ -97,7 +108,18 @@ public struct LosslessJSONDocument: Sendable {
   /// description for what is kept). Equal to ``bytes`` when `newValue` prints identically to
   /// ``value``.
   public func bytes(updatedTo newValue: JSONValue) -> [UInt8] {
-    bytes.withUnsafeBufferPointer { text in
+    edited(to: newValue, layout: nil).bytes
+  }
+
+  /// ``bytes(updatedTo:)``, with where the new text's top-level members lie: a writer keeps it
+  /// with the version it wrote, so that its next write parses the version it then finds by
+  /// the changed top-level values alone and passes over the others without a scan.
+  /// - Parameter layout: where this text's top-level members lie, when known (from the edit
+  ///   that wrote it, or a parse by way of a layout), or `nil`.
+  /// - Returns: the new text, and its layout when the text is an object whose members were
+  ///   edited in place (none added or removed); otherwise `nil`.
+  package func edited(to newValue: JSONValue, layout known: LosslessLayout?) -> (bytes: [UInt8], layout: LosslessLayout?) {
+    bytes.withUnsafeBufferPointer { text -> (bytes: [UInt8], layout: LosslessLayout?) in
       let scanner = LosslessScanner(text: text, allowsComments: syntax == .jwcc)
       var renderer = LosslessRenderer(scanner: scanner)
       let bodyStart = hasByteOrderMark ? 3 : 0
@@ -114,13 +136,20 @@ public struct LosslessJSONDocument: Sendable {
         var printer = JSONPrinter(style: .compact)
         style.write(newValue, into: &output, printer: &printer)
         output += style.newline
-        return output
+        return (output, nil)
       }
       let start = scanner.skipTrivia(from: bodyStart)
       var topStyle = style
       topStyle.indent = Array(UnsafeBufferPointer(rebasing: text[scanner.lineIndent(of: start)]))
+      if start < text.count, text[start] == UInt8(ascii: "{") {
+        renderer.topLevelOpen = start
+        renderer.knownTopLevel = known
+      }
       renderer.edit(value, newValue, at: start, style: topStyle)
-      return renderer.edits.isEmpty ? bytes : renderer.apply()
+      let members = renderer.topLevelMembers.map(LosslessLayout.init(members:))
+      if renderer.edits.isEmpty { return (bytes, known ?? members) }
+      let sorted = renderer.sortedEdits
+      return (renderer.apply(sorted), members?.applying(sorted))
     }
   }
 

@@ -24,6 +24,15 @@ package struct LosslessRenderer: ~Copyable {
   package let scanner: LosslessScanner
   package private(set) var edits: [Edit] = []
   var printer = JSONPrinter(style: .compact, initialCapacity: 256)
+  /// The top-level object's opening brace, when the walk is to find where its members lie
+  /// (see ``LosslessLayout``).
+  package var topLevelOpen: Int?
+  /// Where the top-level object's members lie in the text, when known: the values that stay
+  /// are then passed over without a scan.
+  package var knownTopLevel: LosslessLayout?
+  /// The top-level object's members as the walk found them, when it edited them in place (no
+  /// member added or removed); `nil` otherwise.
+  package private(set) var topLevelMembers: [LosslessScanner.Member]?
 
   package init(scanner: LosslessScanner) {
     self.scanner = scanner
@@ -111,6 +120,8 @@ package struct LosslessRenderer: ~Copyable {
   /// stays keep their place and are edited in place; members whose key is gone are removed
   /// with their comments and comma; new keys are appended at the end, in `new`'s order.
   mutating func editObjectInOrder(_ old: JSONObject, _ new: JSONObject, at open: Int, style: LosslessStyle) -> Int? {
+    let isTopLevel = open == topLevelOpen
+    let known = isTopLevel && knownTopLevel?.memberCount == old.count ? knownTopLevel : nil
     var members: [LosslessScanner.Member] = []
     members.reserveCapacity(old.count)
     var removed: [Int] = []
@@ -128,7 +139,7 @@ package struct LosslessRenderer: ~Copyable {
         let oldValue = old[position].value
         let newValue = new[newPosition].value
         if oldValue.printsIdentically(to: newValue) {
-          end = scanner.valueEnd(from: valueStart)
+          end = valueEnd(member: position, start: index, valueStart: valueStart, known: known)
         } else if newValue.isScalar {
           end = replaceWithScalar(newValue, at: valueStart)
         } else {
@@ -137,7 +148,7 @@ package struct LosslessRenderer: ~Copyable {
         }
       } else {
         removed.append(position)
-        end = scanner.valueEnd(from: valueStart)
+        end = valueEnd(member: position, start: index, valueStart: valueStart, known: known)
       }
       let member = finishMember(start: index, valueStart: valueStart, end: end)
       members.append(member)
@@ -154,7 +165,17 @@ package struct LosslessRenderer: ~Copyable {
       for position in removed { isRemoved[position] = true }
       restructure(container, removed: isRemoved, items: added, before: nil, style: learnedStyle(of: container, around: style))
     }
+    if isTopLevel { topLevelMembers = removed.isEmpty && added.isEmpty ? members : nil }
     return index + 1
+  }
+
+  /// The end of the value of member `position`, which starts at `start`, its value at
+  /// `valueStart`: from `known` when it places the member there, otherwise by a scan.
+  private func valueEnd(member position: Int, start: Int, valueStart: Int, known: LosslessLayout?) -> Int {
+    if let known, known.memberStarts[position] == start, known.valueStarts[position] == valueStart {
+      return known.valueEnds[position]
+    }
+    return scanner.valueEnd(from: valueStart)
   }
 
   /// ``editObjectInOrder(_:_:at:style:)`` for an object whose text repeats a key (the last
@@ -247,11 +268,21 @@ package struct LosslessRenderer: ~Copyable {
 
   // MARK: Output
 
-  /// The original text with every edit applied.
-  package func apply() -> [UInt8] {
-    let sorted = edits.sorted {
+  /// The edits in the order ``apply(_:)`` applies them: by where they start, then end, then
+  /// in the order they were made.
+  package var sortedEdits: [Edit] {
+    edits.sorted {
       ($0.range.lowerBound, $0.range.upperBound, $0.order) < ($1.range.lowerBound, $1.range.upperBound, $1.order)
     }
+  }
+
+  /// The original text with every edit applied.
+  package func apply() -> [UInt8] {
+    apply(sortedEdits)
+  }
+
+  /// The original text with `sorted` applied (``sortedEdits``).
+  package func apply(_ sorted: [Edit]) -> [UInt8] {
     var output: [UInt8] = []
     output.reserveCapacity(text.count + sorted.reduce(0) { $0 + $1.replacement.count })
     var copied = 0

@@ -165,7 +165,7 @@ import CCSyncSystem
       #expect(value.printsIdentically(to: whole))
       let kept = writer.tracking.withLock { $0.seen }
       #expect(kept?.document.map { $0.printsIdentically(to: whole) } == true, "the writer keeps the document")
-      #expect(kept?.layout == JSONDocumentLayout.print(whole).layout, "and the layout of the printer's text")
+      #expect(kept?.layout == JSONDocumentLayout.print(whole).layout.map(TextLayout.printed), "and the layout of the printer's text")
 
       guard case .changed = reader.readIfChanged(contentMayDiffer: true) else {
         Issue.record("the reader did not see the change")
@@ -178,6 +178,22 @@ import CCSyncSystem
       #expect(writer.tracking.withLock { $0.seen?.layout } == nil, "no layout for text that is not the printer's")
       try writer.update { try $0.setValue(4, at: JSONPath(tokens: ["counter"])) }
       #expect(try JSONValue(parsing: try contents(of: path)) == ["counter": 4, "name": "foreign", "list": [1, 2]])
+      // The text it edited in place: it keeps where the members lie, and reads another
+      // process's change of one value by that value.
+      let edited = try contents(of: path)
+      #expect(String(decoding: edited, as: UTF8.self) == #"{"counter": 4, "name": "foreign", "list": [1, 2]}"#)
+      let editedLayout = LosslessLayout.scan(edited, syntax: .strict, document: ["counter": 4, "name": "foreign", "list": [1, 2]])
+      #expect(writer.tracking.withLock { $0.seen?.layout } == editedLayout.map(TextLayout.edited), "the layout of the text it wrote")
+      try other.update { try $0.setValue(["x": [true]], at: JSONPath(tokens: ["name"])) }
+      guard case .changed(let otherValue) = writer.readIfChanged(contentMayDiffer: true) else {
+        Issue.record("the other writer's version was not seen")
+        return
+      }
+      let otherBytes = try contents(of: path)
+      let otherWhole = try JSONValue(parsing: otherBytes)
+      #expect(otherValue.printsIdentically(to: otherWhole))
+      #expect(writer.tracking.withLock { $0.seen?.layout } == LosslessLayout.scan(otherBytes, syntax: .strict, document: otherWhole).map(TextLayout.edited),
+              "parsed by way of the layout, which moved with the text")
     }
   }
 
