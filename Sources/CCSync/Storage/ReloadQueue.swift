@@ -1,14 +1,16 @@
 import CCSyncSystem
 
-/// Runs one storage's reloads, in order, off the store's watcher thread: the watcher only
-/// hands over its hint, and the reading, decoding and observer calls happen on the
-/// process's reload threads (``ReloadQueue/pool``), which every storage's queue shares. An
-/// observer that blocks holds up this storage's later reloads and nothing else: the other
+/// Runs one storage's reloads, in order and one at a time. A reload the file watcher asks for
+/// early in a turn runs right there, on the watcher thread that read the event (no thread is
+/// woken between the event and the observers; ``InlineReload``); the others, and any reload
+/// that follows one, run on the process's reload threads (``ReloadQueue/pool``), which every
+/// storage's queue shares. An observer that blocks holds up this storage's later reloads and
+/// nothing else: when it blocks on the watcher thread, a standby thread takes the watcher's
+/// loop over after ``LoopHandOver/bound``; when it blocks on a pool thread, the other
 /// storages' reloads go on on the pool's other thread, or on a spill thread once every pool
-/// thread has been busy with one reload for ``ReloadQueue/spillAfter`` (every other file in
-/// the process keeps being watched and reloaded). Hints that arrive while a reload waits or
-/// runs are merged into one more reload after it (docs/ARCHITECTURE.md, "A reload, step by
-/// step", and "Threads").
+/// thread has been busy with one reload for ``ReloadQueue/spillAfter``. Hints that arrive
+/// while a reload waits or runs are merged into one more reload after it
+/// (docs/ARCHITECTURE.md, "A reload, step by step", and "Threads").
 ///
 /// `Sendable`: the pending hint is behind a `Protected`; one job of a queue is in the pool at
 /// a time.
@@ -35,8 +37,10 @@ final class ReloadQueue: Sendable {
     self.pool = pool
   }
 
-  /// Queues a reload for `hint`, merged with any hint still waiting; `reload` runs on a pool
-  /// thread with the merged hint.
+  /// Queues a reload for `hint`, merged with any hint still waiting; `reload` runs with the
+  /// merged hint on a pool thread, or at once on the calling thread when it is a file
+  /// watcher's thread that gives the permission (``InlineReload``) and no reload of this
+  /// storage is queued or running.
   func schedule(_ hint: ChangeHint, reload: @escaping @Sendable (ChangeHint) -> Void) {
     let startsDrain = state.withLock { state -> Bool in
       state.pending = state.pending.map { $0.merged(with: hint) } ?? hint
@@ -45,7 +49,11 @@ final class ReloadQueue: Sendable {
       return true
     }
     guard startsDrain else { return }
-    pool.submit { [self] in runOne(reload) }
+    if InlineReload.take() {
+      runOne(reload)  // on the watcher thread that read the event: no thread woken
+    } else {
+      pool.submit { [self] in runOne(reload) }
+    }
   }
 
   /// Runs one reload with the merged pending hint; when more hints came meanwhile, queues

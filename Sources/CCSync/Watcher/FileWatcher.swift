@@ -6,9 +6,10 @@ import Synchronization
 /// Kubernetes ConfigMap `..data` swap), its directory deleted and re-created.
 ///
 /// One inotify instance and one thread serve all the watches of a watcher, whatever their
-/// number; `FileWatcher.shared` is the one a process normally uses. The thread starts on the
-/// first `watch` and sleeps in `poll(2)` until an event, a request or a timer: idle, it uses
-/// no CPU apart from the safety re-check. While other files in a watched directory change
+/// number, with a standby thread that takes the loop over when a handler runs long (see
+/// `LoopHandOver`); `FileWatcher.shared` is the one a process normally uses. The thread
+/// starts on the first `watch` and sleeps in `poll(2)` until an event, a request or a timer:
+/// idle, it uses no CPU apart from the safety re-check. While other files in a watched directory change
 /// thousands of times a second, it reads their events in batches a millisecond apart instead
 /// of waking for each (see `NoiseGate`); a watched file's change may then be seen up to a
 /// millisecond later.
@@ -84,9 +85,12 @@ public final class FileWatcher: Sendable {
   ///   - path: the file, absolute or relative to the current directory (made absolute now).
   ///     It need not exist, nor need its directory: the nearest existing ancestor is watched
   ///     until they appear. Symbolic links on the path are followed, and watched.
-  ///   - handler: called on the watcher's thread, serially for all the watcher's watches,
-  ///     each time the file may have changed. It must return quickly (compare the identity,
-  ///     then hand any reload to other code); it may call `cancel()` and `recheck(after:)`.
+  ///   - handler: called on a thread of the watcher each time the file may have changed, one
+  ///     call at a time for this watch, in order. It should return quickly (well under
+  ///     2 ms): the calls for the watcher's watches are made one after another by the thread
+  ///     that read the events, and a handler that runs longer has its thread's loop taken
+  ///     over by another, so the calls of other watches may then overlap it. It may call
+  ///     `cancel()` and `recheck(after:)`.
   /// - Returns: the watch; it stays active until cancelled or deinitialised.
   public func watch(_ path: String, handler: @escaping @Sendable (FileWatchReason) -> Void) -> FileWatch {
     // A relative path when the current directory was removed (nothing can appear in it any
@@ -100,7 +104,8 @@ public final class FileWatcher: Sendable {
   /// Whether this watcher polls: asked for, or after falling back from inotify.
   public var usesPolling: Bool { core.state.withLock { $0.usesPolling } }
 
-  /// The kernel id of the watcher's thread once started, for tests (`/proc/self/task/ID`).
+  /// The kernel id of the thread leading the watcher's loop once started, for tests
+  /// (`/proc/self/task/ID`).
   var threadID: Int32? { core.state.withLock { $0.threadID } }
 
   /// How many inotify watches the watcher holds, for tests.

@@ -1,11 +1,13 @@
 import CCSyncSystem
 
-/// The state and the thread behind one `FileWatcher`.
+/// The state and the threads behind one `FileWatcher`: the loop's leader and a standby that
+/// takes the loop over when a handler outstays ``LoopHandOver/bound``.
 ///
-/// `Sendable`: all mutable state is inside `state`, a `Protected`. The thread holds a strong
-/// reference until it ends; `FileWatcher.deinit` ends it.
+/// `Sendable`: all mutable state is inside `state`, a `Protected`, and `handOver`. The threads
+/// hold strong references until they end; `FileWatcher.deinit` ends them.
 final class WatcherCore: Sendable {
   let state: Protected<WatcherState>
+  let handOver = LoopHandOver()
   private let threadName: String
   private let requestedPolling: Bool
 
@@ -20,7 +22,7 @@ final class WatcherCore: Sendable {
 
   /// Starts the thread (and opens inotify) on first use. Runs under the lock.
   private func startIfNeeded(_ state: inout WatcherState) {
-    guard state.thread == nil, !state.stopping else { return }
+    guard !state.started, !state.stopping else { return }
     do {
       let wakeUp = try WakeUpChannel()
       state.wakeUp = wakeUp
@@ -34,7 +36,8 @@ final class WatcherCore: Sendable {
           state.fallBackToPolling(error)
         }
       }
-      state.thread = try BackgroundThread(name: threadName) { [self] in run(wakeUp) }
+      try handOver.startThread(name: threadName) { [self] in serve(wakeUp, leading: true) }
+      state.started = true
     } catch {
       state.diagnostics("ccsync: cannot start the file watcher thread (\(error)); changes by other processes will not be noticed")
     }
@@ -66,22 +69,37 @@ final class WatcherCore: Sendable {
     }
   }
 
-  /// Ends the thread; waits for it unless called from it (a handler dropping the last
-  /// reference), in which case the thread ends by itself after the handler returns.
+  /// Ends the threads; waits for them unless called from one (a handler dropping the last
+  /// reference), in which case they end by themselves once their handlers return.
   func stop() {
-    let thread = state.withLock { state in
+    state.withLock { state in
       state.stopping = true
       state.wakeUp?.wakeUp()
-      return state.thread
     }
-    guard let thread else { return }
-    if thread.isCurrent { thread.detach() } else { thread.join() }
+    handOver.stop()
   }
 
-  /// The thread's loop: wait in `poll` on the wake-up pipe and the inotify descriptor until
-  /// the next timer, handle what came, then call the handlers outside the lock.
-  private func run(_ wakeUp: WakeUpChannel) {
-    state.withLock { $0.threadID = BackgroundThread.currentThreadID() }
+  /// One thread of the watcher: leads the loop, and when its loop was taken over while it was
+  /// in a handler, stands by (or ends, when another thread stands by or the watcher stops).
+  private func serve(_ wakeUp: WakeUpChannel, leading: Bool) {
+    var resuming = false
+    if !leading {
+      guard handOver.standBy(isNew: true) else { return }
+      resuming = true
+    }
+    while true {
+      state.withLock { $0.threadID = BackgroundThread.currentThreadID() }
+      guard run(wakeUp, resuming: resuming) == .replaced, handOver.standBy(isNew: false) else { return }
+      resuming = true
+    }
+  }
+
+  /// The leader's loop: wait in `poll` on the wake-up pipe and the inotify descriptor until
+  /// the next timer, handle what came, then call the handlers outside the lock. `resuming`:
+  /// the thread has just taken the loop over, and first makes the calls the old leader left.
+  /// Returns `.replaced` when the loop was taken over during a turn, `.done` when it stopped.
+  private func run(_ wakeUp: WakeUpChannel, resuming: Bool) -> LoopHandOver.TurnEnd {
+    if resuming, deliver(nil, wakeUp) == .replaced { return .replaced }
     var noise = NoiseGate()
     var pauseFirst = false
     while true {
@@ -111,14 +129,10 @@ final class WatcherCore: Sendable {
         let wakes = state.wakes
         state.wakes = [:]
         return wakes.sorted { $0.key < $1.key }.compactMap { id, reason in
-          state.registrations[id].map { (id, $0.handler, reason) }
+          state.registrations[id].map { Delivery(id: id, handler: $0.handler, reason: reason) }
         }
       }
-      for (id, handler, reason) in deliveries {
-        // A registration cancelled since the batch was read is not called.
-        guard state.withLock({ $0.registrations[id] != nil }) else { continue }
-        handler(reason)
-      }
+      if !deliveries.isEmpty, deliver(deliveries, wakeUp) == .replaced { return .replaced }
       pauseFirst = ready[1] && !ready[0] && deliveries.isEmpty
         && noise.recordUnwatchedWakeUp(now: .now)
     }
@@ -126,5 +140,35 @@ final class WatcherCore: Sendable {
       state.inotify = nil
       state.retiredInotify.removeAll()
     }
+    return .done
+  }
+
+  /// One turn of handler calls: `deliveries`, or what a replaced leader left (`nil`). The
+  /// handlers called within ``LoopHandOver/inlineBudget`` of the turn's start may do their
+  /// reload inline (``InlineReload``). A registration cancelled since the batch was read is
+  /// not called.
+  private func deliver(_ deliveries: [Delivery]?, _ wakeUp: WakeUpChannel) -> LoopHandOver.TurnEnd {
+    let turnStart = ContinuousClock.now
+    let (turn, startStandby) = handOver.beginTurn(deliveries)
+    if startStandby {
+      do {
+        try handOver.startThread(name: threadName) { [self] in serve(wakeUp, leading: false) }
+      } catch {
+        handOver.standbyFailed()
+      }
+    }
+    let inlineUntil = handOver.canHandOver && deliveries != nil ? turnStart + LoopHandOver.inlineBudget : turnStart
+    while let delivery = handOver.next(in: turn) {
+      var reason: FileWatchReason? = delivery.reason
+      var inline = ContinuousClock.now < inlineUntil
+      while let current = reason {
+        if state.withLock({ $0.registrations[delivery.id] != nil }) {
+          InlineReload.permitting(inline) { delivery.handler(current) }
+        }
+        reason = handOver.finished(delivery.id)
+        inline = false
+      }
+    }
+    return handOver.endTurn(turn)
   }
 }

@@ -57,7 +57,9 @@ struct WatcherState {
   /// Instances given up after a fallback, closed by the thread once `poll` has returned.
   var retiredInotify: [InotifyInstance] = []
   var wakeUp: WakeUpChannel?
-  var thread: BackgroundThread?
+  /// Whether the first thread was started.
+  var started = false
+  /// The kernel id of the thread leading the loop now.
   var threadID: Int32?
   var stopping = false
 

@@ -2,6 +2,7 @@
 #ifndef CCSYNC_SYSTEM_SHIMS_H
 #define CCSYNC_SYSTEM_SHIMS_H
 #include <spawn.h>
+#include <sys/timerfd.h>
 #include <sys/types.h>
 #include <sys/xattr.h>
 #include "CCSyncTLS.h"

@@ -47,4 +47,24 @@ import CCSyncSystem
     let afterGap = later.recordUnwatchedWakeUp(now: start + window * 3)
     #expect(!afterGap)
   }
+
+  /// Paused, the thread wakes at most once a pause, under the threshold: noise going on at
+  /// that rate keeps the pause on, window after window, until it falls below `sustain`.
+  @Test func noiseGoingOnWhilePausedKeepsThePause() {
+    var gate = NoiseGate()
+    let start = ContinuousClock.now
+    for index in 0..<threshold { _ = gate.recordUnwatchedWakeUp(now: start + .microseconds(index)) }
+    var now = start + window
+    for _ in 0..<1000 {  // ten windows, a wake-up a millisecond: the paused rate
+      let pauses = gate.recordUnwatchedWakeUp(now: now)
+      #expect(pauses)
+      now += NoiseGate.pause
+    }
+    for _ in 0..<(NoiseGate.sustain - 1) {  // a window with fewer: the next does not pause
+      _ = gate.recordUnwatchedWakeUp(now: now)
+      now += window / NoiseGate.sustain
+    }
+    let afterSlowWindow = gate.recordUnwatchedWakeUp(now: now + window)
+    #expect(!afterSlowWindow)
+  }
 }
