@@ -31,7 +31,7 @@ extension CodableStorage: Observable {}
 extension CodableStorage {
   /// Registers a read of ``wrappedValue`` with an enclosing `withObservationTracking`.
   func observationAccess() {
-    observationRegistrar.access(self, keyPath: \.wrappedValue)
+    observationRegistrar.access(self, keyPath: wrappedValueKeyPath)
   }
 
   /// Makes every change the observers hear a mutation of ``wrappedValue`` for the
@@ -43,7 +43,7 @@ extension CodableStorage {
   func connectObservation() {
     observers.addForLifetime { [weak self] _ in
       guard let self else { return }
-      self.observationRegistrar.withMutation(of: self, keyPath: \.wrappedValue) {}
+      self.observationRegistrar.withMutation(of: self, keyPath: self.wrappedValueKeyPath) {}
     }
   }
 }

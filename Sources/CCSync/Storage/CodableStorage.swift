@@ -60,6 +60,9 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
   /// Tells the Observation module of reads and changes of ``wrappedValue``
   /// (CodableStorage+Observation.swift).
   let observationRegistrar = ObservationRegistrar()
+  /// `\.wrappedValue`, made once: a key path into a generic class is built at run time
+  /// each time its literal is evaluated, which every reload's Observation notice would pay.
+  let wrappedValueKeyPath: KeyPath<CodableStorage, Value> & Sendable = \.wrappedValue
 
   /// Creates a storage that reads the file now (when it exists) and starts from
   /// `defaultValue` otherwise.
