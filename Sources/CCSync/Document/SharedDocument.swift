@@ -51,8 +51,10 @@ public final class SharedDocument: Sendable {
     case invalid(StorageError)
   }
 
-  /// The store underneath (a file today).
-  package let store: any DocumentStore
+  /// The store underneath: a file, an etcd key. Private: the document layer alone works
+  /// through the seam (the calls the rest of the layer makes are at the end of this file),
+  /// and every reader of changes follows the document through ``follow(followsSchema:everyVersion:_:)``.
+  private let store: any DocumentStore
   /// What a version must pass to be written or adopted (see ``DocumentGate``).
   public let gate: DocumentGate
   /// The grammar the document's text is read with: JWCC (comments, trailing commas) for a
@@ -77,6 +79,11 @@ public final class SharedDocument: Sendable {
     syntax: JSONSyntax? = nil
   ) {
     self.init(store: FileStore(file: SharedFile(path: path, durable: durable, logger: logger)), gate: gate, syntax: syntax)
+  }
+
+  /// Creates a document over `path` whose changes `watcher` tells (`ccsync watch --poll`).
+  package convenience init(path: String, gate: DocumentGate, watcher: FileWatcher) {
+    self.init(store: FileStore(file: SharedFile(path: path), watcher: watcher), gate: gate)
   }
 
   /// Creates a document over an existing ``SharedFile``.
@@ -166,13 +173,6 @@ public final class SharedDocument: Sendable {
     readIfChangedTracked(contentMayDiffer: contentMayDiffer).observation
   }
 
-  /// ``readIfChanged(contentMayDiffer:)`` for the news in `hint`, from ``store``'s watch:
-  /// the version it carried (an etcd watch event's value) is taken instead of reading.
-  /// For `ccsync watch`, which follows a key's versions one by one.
-  package func readIfChanged(after hint: ChangeHint) -> Observation {
-    readIfChangedTracked(contentMayDiffer: hint.contentMayDiffer, current: hint.current).observation
-  }
-
   /// ``readIfChanged(contentMayDiffer:)``, with the rank a `.changed` version was recorded
   /// under. Ranks grow in the order versions are recorded, reads and writes alike, so a
   /// subscriber that also adopts its own writes' results can tell a version older than one it
@@ -233,6 +233,42 @@ public final class SharedDocument: Sendable {
     }
   }
 
+  /// Starts the store's watch (see ``DocumentStore/watch(_:)``): for ``DocumentFollower``,
+  /// the one subscriber of a document's changes.
+  func watchStore(_ handler: @escaping @Sendable (ChangeHint) -> Void) -> any StoreWatch {
+    store.watch(handler)
+  }
+
+  /// The store of the schema that judges `json` (see ``DocumentGate/schemaStore(for:in:)``);
+  /// `nil` when none applies or it cannot be resolved.
+  func schemaStore(for json: JSONValue) -> (any DocumentStore)? {
+    try? gate.schemaStore(for: json, in: store)
+  }
+
+  /// What the invalid version just read may be (see ``DocumentStore/partialWrite()``).
+  func partialWrite() -> PartialWrite {
+    store.partialWrite()
+  }
+
+  /// Whether `rank` is that of the version recorded last, with no write started since: the
+  /// version it ranks is the latest this process knows of.
+  func isLatestRecorded(_ rank: VersionTracking.Rank) -> Bool {
+    tracking.withLock { $0.generation == rank.generation }
+  }
+
+  /// Whether the document exists, whatever its text (an etcd lock's key holds none): the
+  /// version is recorded as seen, valid or not, so a follower then reports its deletion as
+  /// `.missing`.
+  /// - Throws: what the store's read throws.
+  package func exists() throws(StorageError) -> Bool {
+    switch readIfChangedTracked(contentMayDiffer: true).observation {
+    case .invalid(.store(let error)): throw .store(error)
+    case .changed, .invalid: return true
+    case .missing: return false
+    case .unchanged: return tracking.withLock { $0.seen != nil }
+    }
+  }
+
   /// Forgets the version seen, so that the next ``readIfChanged(contentMayDiffer:)`` reports
   /// whatever the store holds.
   public func forgetSeenVersion() {
@@ -283,6 +319,60 @@ public final class SharedDocument: Sendable {
   }
 }
 
+
+/// The seam, as the rest of the document layer (writing, history, the gate) calls it.
+extension SharedDocument {
+  /// Judges `value`, whose text is `bytes`, as a version of this document (``DocumentGate/judge(_:bytes:in:)``).
+  func judgeByGate(_ value: JSONValue, bytes: @autoclosure () -> [UInt8]) throws(StorageError) {
+    try gate.judge(value, bytes: bytes(), in: store)
+  }
+
+  /// Judges `value` by the schema alone (``DocumentGate/judgeBySchema(_:in:)``).
+  func judgeBySchema(_ value: JSONValue) throws(StorageError) {
+    try gate.judgeBySchema(value, in: store)
+  }
+
+  /// Runs the gate's check on `value`, whose text is `bytes` (``DocumentGate/runCheck(_:bytes:in:)``).
+  func runCheck(_ value: JSONValue, bytes: [UInt8]) throws(StorageError) {
+    try gate.runCheck(value, bytes: bytes, in: store)
+  }
+
+  /// Writes one version through the store (``DocumentStore/write(wait:_:)``).
+  func writeToStore(wait: LockWait, _ writer: some StoreWriter) throws {
+    try store.write(wait: wait, writer)
+  }
+
+  /// The store's error for a write nested in a write of this document on one thread.
+  func nestedWriteError() -> StoreError {
+    store.nestedWriteError()
+  }
+
+  /// Whether a write waits for a lock, which a wait bounds (a file); a key's writes take none.
+  package var writesTakeLocks: Bool {
+    store.takesLocks
+  }
+
+  /// The versions the store keeps (``DocumentStore/versions(limit:)``).
+  func storedVersions(limit: Int?) throws(StoreError) -> [DocumentVersion] {
+    try store.versions(limit: limit)
+  }
+
+  /// The bytes of a version kept (``DocumentStore/contents(ofVersion:)``).
+  func storedContents(ofVersion id: String) throws(StoreError) -> [UInt8]? {
+    try store.contents(ofVersion: id)
+  }
+
+  /// Sets how many versions the store keeps (``DocumentStore/setHistoryLimit(_:)``).
+  func setStoredHistoryLimit(_ count: Int) throws(StoreError) {
+    try store.setHistoryLimit(count)
+  }
+
+  /// The current version's bytes as stored, valid or not, without recording it as seen;
+  /// `nil` when there is none (`ccsync edit` hands them to an editor as they are).
+  package func readBytes() throws(StorageError) -> [UInt8]? {
+    try storeCall { () throws(StoreError) in try store.read()?.bytes }
+  }
+}
 
 extension SharedDocument {
   /// The etcd revision of the version last read or written, when the store is a key.

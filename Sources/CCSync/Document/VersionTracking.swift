@@ -15,15 +15,15 @@ import CCSyncJSON
 ///   change, to the version it left), so ranks grow in the order the versions appeared;
 /// - while ``writing`` holds bytes, a reader that finds exactly them has found this process's
 ///   own write, which is never reported as another's change.
-struct VersionTracking {
+package struct VersionTracking {
   /// Where a version stands among those this document recorded: its generation, then, for
   /// the requests of one group-commit batch (one write), the request's position in the batch,
   /// since each request's result is the document as it stood after that request. `Sendable`.
-  struct Rank: Comparable, Sendable {
+  package struct Rank: Comparable, Sendable {
     var generation: UInt64
     var position: Int = 0
 
-    static func < (lhs: Rank, rhs: Rank) -> Bool {
+    package static func < (lhs: Rank, rhs: Rank) -> Bool {
       (lhs.generation, lhs.position) < (rhs.generation, rhs.position)
     }
   }

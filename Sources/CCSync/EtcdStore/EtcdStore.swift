@@ -286,7 +286,8 @@ final class EtcdStore: DocumentStore {
       path: name))
   }
 
-  func mayBeMidWrite() -> Bool { false }
+  /// A key's versions are whole: each is what its writer put.
+  func partialWrite() -> PartialWrite { .impossible }
 
   /// Remembers that the store has seen `revision`.
   private func note(_ revision: Int64) {

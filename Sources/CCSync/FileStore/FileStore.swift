@@ -19,7 +19,7 @@ final class FileStore: DocumentStore {
   /// than a truncating writer (`echo >`, `cp`) between its truncation and its write, which on
   /// a loaded machine can take longer than a reload's grace period. A configuration file
   /// left empty on purpose is rare.
-  static let emptyFileWritingWindow: Int64 = 1_000_000_000
+  static let emptyFileWritingWindow: Int64 = FollowGrace.empty.nanoseconds
 
   /// The file underneath.
   let file: SharedFile
@@ -128,12 +128,12 @@ final class FileStore: DocumentStore {
     FileLock.heldByThisThread(file.path + ".lock")
   }
 
-  /// Whether the file is empty and was changed less than ``emptyFileWritingWindow`` ago:
-  /// probably a writer between truncating and writing.
-  func mayBeMidWrite() -> Bool {
-    guard let identity = (try? file.identity()) ?? nil, identity.size == 0 else { return false }
+  /// Any program may write the file in place; an empty file changed less than
+  /// ``emptyFileWritingWindow`` ago is probably a writer between truncating and writing.
+  func partialWrite() -> PartialWrite {
+    guard let identity = (try? file.identity()) ?? nil, identity.size == 0 else { return .possible }
     let age = FileSystem.currentTime().nanoseconds(since: identity.modificationTime)
-    return age >= 0 && age < FileStore.emptyFileWritingWindow
+    return age >= 0 && age < FileStore.emptyFileWritingWindow ? .likely : .possible
   }
 }
 

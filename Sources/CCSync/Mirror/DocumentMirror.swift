@@ -42,7 +42,14 @@ package final class DocumentMirror: Sendable {
   }
 
   private struct State {
-    var watches: [any StoreWatch] = []
+    var followers: [DocumentFollower] = []
+    /// The key's version its follower took from the news of its watch, and the rank it was
+    /// recorded under: the next sync takes it instead of ranging the key again, while no
+    /// later version of the key was recorded.
+    var keyNews: (value: JSONValue, rank: VersionTracking.Rank?)?
+    /// Why the version both sides hold fails its schema, changed since it was agreed (the
+    /// key's follower judged it again): reported as a sync's failure until a new version comes.
+    var keptVersionRefused: StorageError?
     var historyLock: FileLock?
     /// Whether the first sync has been tried (then `firstSync` has been called).
     var triedOnce = false
@@ -81,13 +88,13 @@ package final class DocumentMirror: Sendable {
   private let state = Protected(State())
   /// How long to wait before trying a cluster that did not answer again.
   static let retryDelay: Duration = .seconds(1)
-  /// How long a file may stay invalid before it is reported, as for `ccsync watch`.
-  static let invalidFileGrace: Duration = .milliseconds(200)
+  /// How long a file may stay invalid before it is reported: every follower's grace.
+  static let invalidFileGrace = FollowGrace.invalid
   /// How long a file that disappeared while mirrored is left missing before it is created
-  /// again: an editor that saves by moving the old version away first and renaming the new
-  /// one in is mid-save, and the lock does not hold it off (it takes none), so a file created
-  /// meanwhile could be renamed over its save.
-  static let missingFileGrace: Duration = .milliseconds(500)
+  /// again (``FollowGrace/missing``): an editor that saves by moving the old version away
+  /// first and renaming the new one in is mid-save, and the lock does not hold it off (it
+  /// takes none), so a file created meanwhile could be renamed over its save.
+  static let missingFileGrace = FollowGrace.missing
 
   /// A mirror of `filePath` and `location`; nothing happens until ``start(firstSync:)``.
   /// - Parameters:
@@ -143,24 +150,48 @@ package final class DocumentMirror: Sendable {
       state.firstSync = firstSync
       state.refusedAtStart = refusedAtStart
     }
-    let schedule: @Sendable (ChangeHint) -> Void = { [weak self] hint in self?.scheduleSync(hint) }
-    let watches = [file.store.watch(schedule), key.store.watch(schedule)]
-    state.withLock { $0.watches = watches }
+    // The key's schema judges both sides: its follower alone follows it, so a schema
+    // change is reported once.
+    let followers = [
+      file.follow(followsSchema: false) { [weak self] event in self?.followed(event, onKey: false) },
+      key.follow { [weak self] event in self?.followed(event, onKey: true) },
+    ]
+    state.withLock { $0.followers = followers }
     scheduleSync(ChangeHint(contentMayDiffer: true, isRequestedRecheck: false, description: "start"))
+  }
+
+  /// What a side's follower found: anything new starts a sync; the key's new version is kept
+  /// for it, so it need not range the key again.
+  private func followed(_ event: DocumentFollower.Event, onKey: Bool) {
+    let reason: String
+    switch event {
+    case .changed(let value, let rank, _):
+      state.withLock { state in
+        state.keptVersionRefused = nil
+        if onKey { state.keyNews = (value, rank) }
+      }
+      reason = onKey ? "the key changed" : "the file changed"
+    case .rejected(let error):
+      state.withLock { $0.keptVersionRefused = error }
+      reason = "a version refused"
+    case .missing, .invalid, .refused:
+      reason = onKey ? "the key's watch" : "the file's watch"
+    }
+    scheduleSync(ChangeHint(contentMayDiffer: true, isRequestedRecheck: false, description: reason))
   }
 
   /// Stops watching and releases the pair. A sync under way is not waited for: the process
   /// may end in the middle of it, which the next run finishes as it would after a crash.
   package func stop() {
-    let (watches, lock) = state.withLock { state in
+    let (followers, lock) = state.withLock { state in
       state.stopped = true
       defer {
-        state.watches = []
+        state.followers = []
         state.historyLock = nil
       }
-      return (state.watches, state.historyLock)
+      return (state.followers, state.historyLock)
     }
-    for watch in watches { watch.cancel() }
+    for follower in followers { follower.stop() }
     lock?.release()
     status?.stop()
   }
@@ -177,6 +208,11 @@ package final class DocumentMirror: Sendable {
       outcome = try syncOnce()
     } catch {
       outcome = .failed(error)
+    }
+    if case .done = outcome, let refused = state.withLock(\.keptVersionRefused) {
+      // In sync, on a version its schema now refuses: said once, kept, tried again.
+      settle(.failed(refused))
+      return
     }
     switch outcome {
     case .raced:
@@ -209,7 +245,8 @@ package final class DocumentMirror: Sendable {
   private func syncOnce() throws(StorageError) -> Outcome {
     let fileValue = try file.read()
     if fileValue != nil { state.withLock { $0.fileMissingSince = nil } }
-    let keyValue = try key.read()
+    let keyValue: JSONValue?
+    if let news = keyNews() { keyValue = news } else { keyValue = try key.read() }
     let history = try self.history.load()
     let merged: JSONValue
     switch (fileValue, keyValue) {
@@ -252,6 +289,7 @@ package final class DocumentMirror: Sendable {
     }
     if fileValue == merged && keyValue == merged {
       if history != MirrorHistory.Record(agreed: merged) { try self.history.save(MirrorHistory.Record(agreed: merged)) }
+      followSchema(of: merged)
       return .done
     }
     let before = history ?? MirrorHistory.Record()
@@ -275,7 +313,23 @@ package final class DocumentMirror: Sendable {
       return .raced
     }
     try self.history.save(MirrorHistory.Record(agreed: merged))
+    followSchema(of: merged)
     return .done
+  }
+
+  /// Has the key's follower follow the schema of `agreed`, the version both sides hold.
+  private func followSchema(of agreed: JSONValue) {
+    state.withLock { $0.followers.last }?.followSchema(of: agreed)
+  }
+
+  /// The key's version its watch's news carried, when nothing of the key was recorded since
+  /// (no sync read or wrote it): what a range would return, without the range. Taken once.
+  private func keyNews() -> JSONValue?? {
+    guard let news = state.withLock({ state in
+      defer { state.keyNews = nil }
+      return state.keyNews
+    }), let rank = news.rank, key.isLatestRecorded(rank) else { return nil }
+    return .some(news.value)
   }
 
   /// Both sides exist, differ, and have no common history: the preferred side's version is

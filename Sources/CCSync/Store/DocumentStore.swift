@@ -63,9 +63,22 @@ package protocol DocumentStore: Sendable {
   /// file's history); a cluster keeps revisions until it compacts them, and ignores it.
   func setHistoryLimit(_ count: Int) throws(StoreError)
 
-  /// Whether an invalid version read just now is probably a writer half way through its write
-  /// (an empty file changed within the last second), to be looked at again before reporting.
-  func mayBeMidWrite() -> Bool
+  /// What an invalid version read just now may be: a write still under way, seen part done
+  /// (``PartialWrite``). Followers and writers act on it by one policy (``FollowGrace``).
+  func partialWrite() -> PartialWrite
+}
+
+/// Whether an invalid version a reader found may be a write seen part way through.
+package enum PartialWrite: Sendable {
+  /// The store shows only whole versions (a key, written by compare-and-swap): an invalid
+  /// version is what its writer wrote, reported at once.
+  case impossible
+  /// A writer may write in place (a file: truncated, then written): the version is reported
+  /// once it has stayed invalid for ``FollowGrace/invalid``.
+  case possible
+  /// It very probably is one (an empty file changed less than ``FollowGrace/empty`` ago):
+  /// looked at again, neither reported nor taken for an empty document yet.
+  case likely
 }
 
 /// One version of a stored document: its bytes and what identifies it. `Sendable`.

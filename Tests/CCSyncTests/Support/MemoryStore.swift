@@ -84,12 +84,33 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
   func watch(_ handler: @escaping @Sendable (ChangeHint) -> Void) -> any StoreWatch {
     let id = UUID()
     state.withLock { $0.watches[id] = handler }
-    return MemoryWatch { [weak self] in _ = self?.state.withLock { $0.watches.removeValue(forKey: id) } } recheck: { handler($0) }
+    return MemoryWatch(held: heldRechecks) { [weak self] in _ = self?.state.withLock { $0.watches.removeValue(forKey: id) } } recheck: {
+      handler($0)
+    }
+  }
+
+  /// When set, the re-checks watches are asked for wait here, each until a test runs it,
+  /// instead of running after their delay: a test of a grace then needs no clock.
+  let heldRechecks = Protected<[@Sendable () -> Void]?>(nil)
+
+  /// Runs the re-checks held, in order; returns how many ran.
+  @discardableResult
+  func runHeldRechecks() -> Int {
+    let held = heldRechecks.withLock { held in
+      defer { if held != nil { held = [] } }
+      return held ?? []
+    }
+    for recheck in held { recheck() }
+    return held.count
   }
 
   func nestedWriteError() -> StoreError { .cluster("'\(name)': a write nested in a write of the same document") }
 
-  func mayBeMidWrite() -> Bool { false }
+  /// What an invalid version may be: whole by default, as a key's; a test sets `.possible`
+  /// or `.likely` to stand for a store written in place.
+  let partialWrites = Protected(PartialWrite.impossible)
+
+  func partialWrite() -> PartialWrite { partialWrites.withLock { $0 } }
 
   func sibling(at relativePath: String) -> (any DocumentStore)? {
     let resolved = FilePath.resolve(relativePath, against: FilePath.directory(of: name))
@@ -123,8 +144,12 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
 final class MemoryWatch: StoreWatch, @unchecked Sendable {
   private let stop: @Sendable () -> Void
   private let again: @Sendable (ChangeHint) -> Void
+  private let held: Protected<[@Sendable () -> Void]?>
 
-  init(stop: @escaping @Sendable () -> Void, recheck: @escaping @Sendable (ChangeHint) -> Void) {
+  init(
+    held: Protected<[@Sendable () -> Void]?>, stop: @escaping @Sendable () -> Void, recheck: @escaping @Sendable (ChangeHint) -> Void
+  ) {
+    self.held = held
     self.stop = stop
     self.again = recheck
   }
@@ -133,6 +158,13 @@ final class MemoryWatch: StoreWatch, @unchecked Sendable {
 
   func recheck(after delay: Duration) {
     let again = self.again
+    let hint = ChangeHint(contentMayDiffer: true, isRequestedRecheck: true, description: "recheck")
+    let isHeld = held.withLock { held -> Bool in
+      guard held != nil else { return false }
+      held?.append { again(hint) }
+      return true
+    }
+    if isHeld { return }
     DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000))) {
       again(ChangeHint(contentMayDiffer: true, isRequestedRecheck: true, description: "recheck"))
     }
