@@ -377,7 +377,6 @@ extension SharedDocument {
 extension SharedDocument {
   /// The etcd revision of the version last read or written, when the store is a key.
   package var lastSeenRevision: Int64? {
-    guard case .revision(let revision)? = tracking.withLock({ $0.seen?.identity }) else { return nil }
-    return revision
+    tracking.withLock { $0.seen?.identity.order }
   }
 }

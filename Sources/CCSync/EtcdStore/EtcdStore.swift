@@ -121,11 +121,11 @@ final class EtcdStore: DocumentStore {
         return
       case .replace(let bytes, let keepsInvalidCopy):
         var alsoWrite: [EtcdOperation] = []
-        if keepsInvalidCopy, let current, !current.bytes.isEmpty, case .revision(let revision) = current.identity {
+        if keepsInvalidCopy, let current, !current.bytes.isEmpty, let revision = current.identity.order {
           alsoWrite.append(.put(key: key + Array(".corrupt-\(revision)".utf8), value: current.bytes, lease: nil))
         }
         let expected: EtcdExpectedKey
-        if case .revision(let revision)? = current?.identity { expected = .modifiedAt(revision) } else { expected = .absent }
+        if let revision = current?.identity.order { expected = .modifiedAt(revision) } else { expected = .absent }
         let swap = Swap(bytes: bytes, expected: expected, basis: basis, stamp: EtcdStore.writeStamps.next(note: writer.note), alsoWrite: alsoWrite)
         writer.willPublish(bytes)
         let outcome: SwapResult
@@ -138,7 +138,7 @@ final class EtcdStore: DocumentStore {
         switch outcome {
         case .written(let revision):
           note(revision)
-          writer.didPublish(.revision(revision))
+          writer.didPublish(.ordered(revision))
           return
         case .conflict(let now, let revision):
           note(revision)
@@ -346,7 +346,7 @@ final class WriteStamps: Sendable {
 extension StoredVersion {
   /// An etcd key's value as a stored version.
   init(_ keyValue: EtcdKeyValue) {
-    self.init(bytes: keyValue.value, identity: .revision(keyValue.modRevision))
+    self.init(bytes: keyValue.value, identity: .ordered(keyValue.modRevision))
   }
 }
 

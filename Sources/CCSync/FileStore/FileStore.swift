@@ -50,7 +50,7 @@ final class FileStore: DocumentStore {
   }
 
   func provesUnchanged(_ identity: VersionIdentity, seenAt: FileIdentity.Timestamp) throws(StoreError) -> Bool {
-    guard case .file(let seen) = identity, !seen.mayRecur(seenAt: seenAt, window: identityRecurrenceWindow),
+    guard let seen = identity.token(as: FileIdentity.self), !seen.mayRecur(seenAt: seenAt, window: identityRecurrenceWindow),
       let current = try file.identity()
     else { return false }
     return current == seen
@@ -81,7 +81,7 @@ final class FileStore: DocumentStore {
         // write has succeeded (a write that fails reports its own failure alone).
         var historyProblem: SystemError?
         var pending: FileHistory.Pending?
-        let replaced: FileIdentity? = current.flatMap { if case .file(let identity) = $0.identity { identity } else { nil } }
+        let replaced = current?.identity.token(as: FileIdentity.self)
         do throws(SystemError) {
           pending = try history.keepReplaced(replaced)
         } catch {
@@ -104,7 +104,7 @@ final class FileStore: DocumentStore {
           }
         }
         if let historyProblem { reportHistoryProblem(historyProblem, history) }
-        writer.didPublish(.file(identity))
+        writer.didPublish(VersionIdentity(identity))
       }
     }
   }
@@ -140,9 +140,13 @@ final class FileStore: DocumentStore {
 extension StoredVersion {
   /// A file's snapshot as a stored version.
   init(_ snapshot: FileSnapshot) {
-    self.init(bytes: snapshot.bytes, identity: .file(snapshot.identity))
+    self.init(bytes: snapshot.bytes, identity: VersionIdentity(snapshot.identity))
   }
 }
+
+/// A file's version is told by its device, inode, size and times (no order: a version's
+/// identity may recur within one timestamp tick, ``FileIdentity/mayRecur(seenAt:window:)``).
+extension FileIdentity: VersionToken {}
 
 extension ChangeHint {
   /// What a watcher's reason means for a reload. Every event naming the file compares

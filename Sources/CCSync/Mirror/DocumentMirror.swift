@@ -47,9 +47,10 @@ package final class DocumentMirror: Sendable {
     /// recorded under: the next sync takes it instead of ranging the key again, while no
     /// later version of the key was recorded.
     var keyNews: (value: JSONValue, rank: VersionTracking.Rank?)?
-    /// Why the version both sides hold fails its schema, changed since it was agreed (the
-    /// key's follower judged it again): reported as a sync's failure until a new version comes.
-    var keptVersionRefused: StorageError?
+    /// Whether a follower refused a version since the last one adopted (a version another
+    /// writer put, or the version kept, judged again after its schema changed): a sync that
+    /// finds both sides in sync judges what they hold again, and reports it when refused.
+    var refusalSeen = false
     var historyLock: FileLock?
     /// Whether the first sync has been tried (then `firstSync` has been called).
     var triedOnce = false
@@ -167,12 +168,12 @@ package final class DocumentMirror: Sendable {
     switch event {
     case .changed(let value, let rank, _):
       state.withLock { state in
-        state.keptVersionRefused = nil
+        state.refusalSeen = false
         if onKey { state.keyNews = (value, rank) }
       }
       reason = onKey ? "the key changed" : "the file changed"
-    case .rejected(let error):
-      state.withLock { $0.keptVersionRefused = error }
+    case .rejected:
+      state.withLock { $0.refusalSeen = true }
       reason = "a version refused"
     case .missing, .invalid, .refused:
       reason = onKey ? "the key's watch" : "the file's watch"
@@ -209,10 +210,14 @@ package final class DocumentMirror: Sendable {
     } catch {
       outcome = .failed(error)
     }
-    if case .done = outcome, let refused = state.withLock(\.keptVersionRefused) {
-      // In sync, on a version its schema now refuses: said once, kept, tried again.
-      settle(.failed(refused))
-      return
+    if case .done = outcome, state.withLock(\.refusalSeen) {
+      // In sync, on a version its schema may refuse now: said once, kept, tried again until
+      // a version passes (a schema loosened again passes the same version).
+      if let refused = key.judgeSeenVersionAgain() {
+        settle(.failed(refused))
+        return
+      }
+      state.withLock { $0.refusalSeen = false }
     }
     switch outcome {
     case .raced:

@@ -73,7 +73,7 @@ import CCSyncSystem
         writeFile(path, #"{"theme": "new"}"#)  // same size
         let newer = try #require(try SharedFile(path: path).identity())
         document.tracking.withLock { state in  // the collision
-          state.seen?.identity = .file(newer)
+          state.seen?.identity = VersionIdentity(newer)
           state.seen?.seenAt = FileSystem.currentTime()
         }
         let observation = document.readIfChanged(contentMayDiffer: false)

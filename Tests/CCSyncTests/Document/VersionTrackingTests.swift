@@ -11,7 +11,7 @@ import CCSyncSystem
   private func version(_ text: String, inode: UInt64) -> StoredVersion {
     let time = FileIdentity.Timestamp(seconds: 900, nanoseconds: 0)
     let identity = FileIdentity(device: 1, inode: inode, size: Int64(text.utf8.count), modificationTime: time, statusChangeTime: time)
-    return StoredVersion(bytes: Array(text.utf8), identity: .file(identity))
+    return StoredVersion(bytes: Array(text.utf8), identity: VersionIdentity(identity))
   }
 
   private func parsed(_ text: String) -> VersionTracking.ParsedVersion {

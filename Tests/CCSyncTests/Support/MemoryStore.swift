@@ -36,8 +36,8 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
   func put(_ text: String) {
     let (version, watches) = state.withLock { state -> (StoredVersion, [@Sendable (ChangeHint) -> Void]) in
       state.revision += 1
-      let version = StoredVersion(bytes: Array(text.utf8), identity: .revision(state.revision))
-      if let current = state.current, case .revision(let id) = current.identity { state.kept.append((id, current.bytes, nil)) }
+      let version = StoredVersion(bytes: Array(text.utf8), identity: .ordered(state.revision))
+      if let current = state.current, let id = current.identity.order { state.kept.append((id, current.bytes, nil)) }
       state.current = version
       return (version, Array(state.watches.values))
     }
@@ -66,8 +66,8 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
       writer.willPublish(bytes)
       let (version, watches) = state.withLock { state -> (StoredVersion, [@Sendable (ChangeHint) -> Void]) in
         state.revision += 1
-        if let current = state.current, case .revision(let id) = current.identity { state.kept.append((id, current.bytes, writer.note)) }
-        state.current = StoredVersion(bytes: bytes, identity: .revision(state.revision))
+        if let current = state.current, let id = current.identity.order { state.kept.append((id, current.bytes, writer.note)) }
+        state.current = StoredVersion(bytes: bytes, identity: .ordered(state.revision))
         return (state.current!, Array(state.watches.values))
       }
       writer.didPublish(version.identity)
@@ -120,7 +120,7 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
   func versions(limit: Int?) throws(StoreError) -> [DocumentVersion] {
     state.withLock { state in
       var versions: [DocumentVersion] = []
-      if let current = state.current, case .revision(let id) = current.identity {
+      if let current = state.current, let id = current.identity.order {
         versions.append(DocumentVersion(id: String(id), time: nil, author: .thisProcess, rollbackOf: nil, isCurrent: true))
       }
       for kept in state.kept.reversed() {
@@ -132,7 +132,7 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
 
   func contents(ofVersion id: String) throws(StoreError) -> [UInt8]? {
     state.withLock { state in
-      if let current = state.current, current.identity == .revision(Int64(id) ?? -1) { return current.bytes }
+      if let current = state.current, current.identity == .ordered(Int64(id) ?? -1) { return current.bytes }
       return state.kept.first { String($0.id) == id }?.bytes
     }
   }
