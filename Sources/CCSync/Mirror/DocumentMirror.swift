@@ -314,10 +314,14 @@ package final class DocumentMirror: Sendable {
     guard fileWrite != .raced else {
       // Nothing written: the record goes back to what it was, so the next sync merges from
       // the agreed version, not from this sync's plan.
-      if keyWrite != .written { try self.history.save(before) }
+      if keyWrite == .unchanged || keyWrite == .raced { try self.history.save(before) }
       return .raced
     }
     try self.history.save(MirrorHistory.Record(agreed: merged))
+    // A side that held a change this sync had not read (a compare-and-swap that lost and
+    // planned again over another host's write) holds more than the other now; that write's
+    // news came before this process's and is stale: sync again, reading both sides.
+    if keyWrite == .writtenOverNewer || fileWrite == .writtenOverNewer { return .raced }
     followSchema(of: merged)
     return .done
   }
@@ -364,6 +368,9 @@ package final class DocumentMirror: Sendable {
     /// The side already held the result.
     case unchanged
     case written
+    /// Written, over a version that held changes the sync had not read: the side now holds
+    /// more than the result.
+    case writtenOverNewer
     /// The side appeared or disappeared since the sync read it; nothing written.
     case raced
   }
@@ -378,9 +385,11 @@ package final class DocumentMirror: Sendable {
     guard read != target else { return .unchanged }
     let changes = read.map { JSONChangeSet(from: $0, to: target) }
     var raced = false
+    var overNewer = false
     do {
       let written = try document.updateTracked(invalidFile: .fail, missingFile: read == nil ? .create : .fail) { current, held in
         if let changes {
+          overNewer = current != read  // the last run's (a lost swap runs it again)
           current = changes.applied(to: current)
         } else if held {
           raced = true  // created meanwhile: merge with it instead
@@ -396,7 +405,7 @@ package final class DocumentMirror: Sendable {
     } catch {
       throw .encodingFailed(path: document.name, message: "\(error)")
     }
-    return raced ? .raced : .written
+    return raced ? .raced : overNewer ? .writtenOverNewer : .written
   }
 
   /// Reports what a sync found (once per problem; an invalid file only when it is still
