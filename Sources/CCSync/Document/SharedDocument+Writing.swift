@@ -348,11 +348,10 @@ final class DocumentCommit: StoreWriter {
 
   func didPublish(_ identity: VersionIdentity) {
     guard let planned else { return }
-    let now = FileSystem.currentTime()
     let (generation, retiredVersion) = document.tracking.withLock {
       $0.finishWrite(
         publishing, identity: identity, document: planned.document, layout: planned.layout, replacing: found?.identity,
-        started: started, now: now)
+        started: started)
     }
     resultGeneration = generation
     retired.append(retiredVersion as Any)
@@ -363,10 +362,9 @@ final class DocumentCommit: StoreWriter {
   }
 
   func didLeave(_ current: StoredVersion?) {
-    let now = FileSystem.currentTime()
     let (generation, retiredVersion) = document.tracking.withLock {
       $0.recordLeft(
-        current, document: planned?.document, layout: planned?.layout, generationBeforeRead: generationBeforeRead, now: now)
+        current, document: planned?.document, layout: planned?.layout, generationBeforeRead: generationBeforeRead)
     }
     resultGeneration = generation
     retired.append(retiredVersion as Any)

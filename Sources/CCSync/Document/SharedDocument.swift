@@ -156,8 +156,7 @@ public final class SharedDocument: Sendable {
       let start = tracking.withLock(\.readStart)
       guard let version = try storeCall({ () throws(StoreError) in try store.read() }) else { return (nil, nil) }
       let parsed = try parse(version.bytes, after: start.seen)
-      let now = FileSystem.currentTime()
-      guard let rank = tracking.withLock({ $0.recordRead(version, parsed, since: start, isLastAttempt: isLastAttempt, now: now) })
+      guard let rank = tracking.withLock({ $0.recordRead(version, parsed, since: start, isLastAttempt: isLastAttempt) })
       else { return nil }
       return (parsed.document, rank)
     }
@@ -165,7 +164,7 @@ public final class SharedDocument: Sendable {
 
   /// Checks whether the store still holds the version last seen: an identity check first,
   /// and the bytes when `contentMayDiffer` (an in-place write within one timestamp tick) or
-  /// when the identity check cannot vouch for it (see ``DocumentStore/provesUnchanged(_:seenAt:)``).
+  /// when the identity check cannot vouch for it (see ``DocumentStore/provesUnchanged(_:)``).
   /// Records what it finds as seen, valid or not, so one invalid version is reported as
   /// `.invalid` each time it is looked at closely but a mere identity check of it is
   /// `.unchanged`. Never throws: problems are observations.
@@ -196,7 +195,7 @@ public final class SharedDocument: Sendable {
       do throws(StoreError) {
         // The identity check decides alone only when contents cannot differ under the same
         // identity; otherwise the bytes are read and compared anyway.
-        if news == nil, !contentMayDiffer, let seen = start.seen, try store.provesUnchanged(seen.identity, seenAt: seen.seenAt) {
+        if news == nil, !contentMayDiffer, let seen = start.seen, try store.provesUnchanged(seen.identity) {
           return (.unchanged, nil)
         }
         let found: StoredVersion?
@@ -226,9 +225,8 @@ public final class SharedDocument: Sendable {
       let sameBytes = start.seen.map { $0.bytes.hasSameBytes(as: version.bytes) } ?? false
       let parsed: Result<VersionTracking.ParsedVersion, StorageError>? =
         sameBytes ? nil : judged(Result { () throws(StorageError) in try parse(version.bytes, after: start.seen) }, bytes: version.bytes)
-      let now = FileSystem.currentTime()
       return tracking.withLock {
-        $0.observe(version, sameBytes: sameBytes, parsed: parsed, since: start, isLastAttempt: isLastAttempt, now: now)
+        $0.observe(version, sameBytes: sameBytes, parsed: parsed, since: start, isLastAttempt: isLastAttempt)
       }
     }
   }

@@ -77,7 +77,7 @@ final class EtcdStore: DocumentStore {
   }
 
   /// Only a read tells: a revision check is a read too.
-  func provesUnchanged(_ identity: VersionIdentity, seenAt: FileIdentity.Timestamp) throws(StoreError) -> Bool {
+  func provesUnchanged(_ identity: VersionIdentity) throws(StoreError) -> Bool {
     false
   }
 

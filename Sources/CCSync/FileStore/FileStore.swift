@@ -49,11 +49,13 @@ final class FileStore: DocumentStore {
     try file.read().map(StoredVersion.init)
   }
 
-  func provesUnchanged(_ identity: VersionIdentity, seenAt: FileIdentity.Timestamp) throws(StoreError) -> Bool {
-    guard let seen = identity.token(as: FileIdentity.self), !seen.mayRecur(seenAt: seenAt, window: identityRecurrenceWindow),
-      let current = try file.identity()
+  /// Only an identity seen ``identityRecurrenceWindow`` or more after the version's last
+  /// change can vouch for it (``FileVersion/seenAt``).
+  func provesUnchanged(_ identity: VersionIdentity) throws(StoreError) -> Bool {
+    guard let version = identity.token(as: FileVersion.self),
+      !version.identity.mayRecur(seenAt: version.seenAt, window: identityRecurrenceWindow)
     else { return false }
-    return current == seen
+    return try file.identity() == version.identity
   }
 
   /// Under the exclusive lock: reads the file, asks `writer` for its plan, keeps an invalid
@@ -81,7 +83,7 @@ final class FileStore: DocumentStore {
         // write has succeeded (a write that fails reports its own failure alone).
         var historyProblem: SystemError?
         var pending: FileHistory.Pending?
-        let replaced = current?.identity.token(as: FileIdentity.self)
+        let replaced = current?.identity.token(as: FileVersion.self)?.identity
         do throws(SystemError) {
           pending = try history.keepReplaced(replaced)
         } catch {
@@ -104,7 +106,7 @@ final class FileStore: DocumentStore {
           }
         }
         if let historyProblem { reportHistoryProblem(historyProblem, history) }
-        writer.didPublish(VersionIdentity(identity))
+        writer.didPublish(VersionIdentity(FileVersion(identity)))
       }
     }
   }
@@ -140,13 +142,32 @@ final class FileStore: DocumentStore {
 extension StoredVersion {
   /// A file's snapshot as a stored version.
   init(_ snapshot: FileSnapshot) {
-    self.init(bytes: snapshot.bytes, identity: VersionIdentity(snapshot.identity))
+    self.init(bytes: snapshot.bytes, identity: VersionIdentity(FileVersion(snapshot.identity)))
   }
 }
 
-/// A file's version is told by its device, inode, size and times (no order: a version's
-/// identity may recur within one timestamp tick, ``FileIdentity/mayRecur(seenAt:window:)``).
-extension FileIdentity: VersionToken {}
+/// What a file store tells one version of its file by: its device, inode, size and times
+/// (no order), and when this process saw them, since an identity may recur within one
+/// timestamp tick of the version's last change (``FileIdentity/mayRecur(seenAt:window:)``):
+/// ``FileStore/provesUnchanged(_:)`` trusts it only once it was seen long enough after. Two
+/// are equal when their file identities are: when each was seen does not make another
+/// version. `Sendable`.
+struct FileVersion: VersionToken {
+  /// The file's device, inode, size and times.
+  var identity: FileIdentity
+  /// When this process saw that identity (wall clock).
+  var seenAt: FileIdentity.Timestamp
+
+  /// `identity`, seen now.
+  init(_ identity: FileIdentity, seenAt: FileIdentity.Timestamp = FileSystem.currentTime()) {
+    self.identity = identity
+    self.seenAt = seenAt
+  }
+
+  static func == (lhs: FileVersion, rhs: FileVersion) -> Bool { lhs.identity == rhs.identity }
+
+  func hash(into hasher: inout Hasher) { hasher.combine(identity) }
+}
 
 extension ChangeHint {
   /// What a watcher's reason means for a reload. Every event naming the file compares

@@ -23,9 +23,10 @@ package protocol DocumentStore: Sendable {
   func read() throws(StoreError) -> StoredVersion?
 
   /// Whether a check cheaper than a read proves that the store still holds the version
-  /// identified by `identity`, seen at `seenAt` (wall clock). `false` means only a read can
-  /// tell: the check says it changed, or cannot vouch for it.
-  func provesUnchanged(_ identity: VersionIdentity, seenAt: FileIdentity.Timestamp) throws(StoreError) -> Bool
+  /// identified by `identity` (as the store gave it, with a read or a write: whatever the
+  /// store needs to judge it travels in it). `false` means only a read can tell: the check
+  /// says it changed, or cannot vouch for it.
+  func provesUnchanged(_ identity: VersionIdentity) throws(StoreError) -> Bool
 
   /// Writes one new version against the current one: reads it, asks `writer` for a plan,
   /// and carries the plan out, telling `writer` around the moment the new version becomes

@@ -49,7 +49,7 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
 
   func read() throws(StoreError) -> StoredVersion? { state.withLock(\.current) }
 
-  func provesUnchanged(_ identity: VersionIdentity, seenAt: FileIdentity.Timestamp) throws(StoreError) -> Bool {
+  func provesUnchanged(_ identity: VersionIdentity) throws(StoreError) -> Bool {
     state.withLock { $0.current?.identity == identity }
   }
 
