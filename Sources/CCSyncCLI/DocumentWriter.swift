@@ -67,8 +67,9 @@ struct DocumentWriter {
 }
 
 extension DocumentWriter {
-  /// How long an empty file may be a writer caught between truncating and writing.
-  static let emptyFileGrace: Duration = .seconds(1)
+  /// How long an empty file may be a writer caught between truncating and writing: the
+  /// followers' (``FollowGrace/empty``).
+  static let emptyFileGrace: Duration = FollowGrace.empty
 
   /// Waits, when `path` is an empty file changed less than ``emptyFileGrace`` ago, until it is
   /// that old: `touch app.json; ccsync set app.json a 1` then writes into it as into `{}`
@@ -77,7 +78,7 @@ extension DocumentWriter {
     guard let status = (try? FileSystem.status(path)) ?? nil, status.identity.size == 0 else { return }
     let now = FileSystem.currentTime()
     let age = now.nanoseconds(since: status.identity.modificationTime)
-    let grace = Int64(emptyFileGrace.components.seconds) * 1_000_000_000
+    let grace = emptyFileGrace.nanoseconds
     guard age >= 0, age < grace else { return }
     ContinuousClock.sleepThread(for: .nanoseconds(grace - age + 10_000_000))
   }

@@ -114,10 +114,10 @@ enum EditCommand: Command {
       guard let snapshot = try shared.read() else { throw StorageError.missingFile(path: path) }
       return (snapshot.bytes, { FilePath.name(of: try shared.resolvedPath()) })
     case .etcd(let location):
-      guard let version = try address.document().store.read() else { throw address.missing }
+      guard let bytes = try address.document().readBytes() else { throw address.missing }
       let last = location.key.split(separator: "/").last.map(String.init) ?? ""
       let name = last.isEmpty ? "document" : last
-      return (version.bytes, { name.hasSuffix(".json") ? name : name + ".json" })
+      return (bytes, { name.hasSuffix(".json") ? name : name + ".json" })
     }
   }
 

@@ -4,10 +4,11 @@ import CCSyncProcesses
 /// `ccsync watch [-c] [--count N] [--timeout SECS] [--poll SECS] FILE [PATH]
 /// [--exec | --restart | --signal SIG] [--debounce SECS] [-- CMD ARGS...]`.
 ///
-/// One thread does everything: it waits in `poll(2)` on a self-pipe the watcher's handler writes
-/// to and on the signal pipe (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD), with a
-/// timeout for the next deadline (--timeout, the grace period of an invalid file, a restart's
-/// SIGKILL, the end of a debounce period). Every way the watch ends goes through
+/// The document is followed as every reader follows one (`DocumentFollower`: the gate, the
+/// schema, the grace of a file caught mid-write); one thread does everything else: it waits in
+/// `poll(2)` on a self-pipe the follower's handler writes to and on the signal pipe (SIGINT,
+/// SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD), with a timeout for the next deadline
+/// (--timeout, a restart's SIGKILL, the end of a debounce period). Every way the watch ends goes through
 /// ``WatchSession/finish(_:)``, which stops the command's process group; none calls `exit` or
 /// dies of a signal before it.
 enum WatchCommand: Command {
@@ -85,9 +86,9 @@ enum WatchCommand: Command {
       address: address, path: path, pathText: arguments.operands.count > 1 ? arguments.operands[1] : ".",
       count: lines, timeout: stopAfter,
       children: mode.map { WatchChildren(mode: $0, command: command, file: file, debounce: debounceTime) },
-      gate: try GateOptions.gate(arguments, documentName: address.name))
-    let watcher = pollInterval.map { FileWatcher(mode: .polling(interval: $0)) } ?? FileWatcher.shared
-    return try session.run(watcher: watcher)
+      gate: try GateOptions.gate(arguments, documentName: address.name),
+      watcher: pollInterval.map { FileWatcher(mode: .polling(interval: $0)) } ?? FileWatcher.shared)
+    return try session.run()
   }
 }
 
@@ -99,11 +100,6 @@ final class WatchSession {
     case noValue
     case invalid(String)
   }
-
-  /// How long an invalid file may stay invalid before it is reported: another program may be
-  /// writing it in place. An etcd key is never written in place: an invalid value is
-  /// reported at once.
-  static let invalidGracePeriod: Duration = .milliseconds(200)
 
   let address: DocumentAddress
   /// What notes name: the file as given, or the etcd key's URL.
@@ -118,19 +114,18 @@ final class WatchSession {
   private var printed = 0
   private var lastPrinted: JSONValue?
   private var gap: Gap?
-  private var invalidSince: ContinuousClock.Instant?
   /// A write to standard output that failed; it ends the watch.
   private var outputFailure: SystemError?
   /// The cluster's refusal to watch the key (credentials, permission) after the client
   /// authenticated again; it ends the watch (77) rather than leaving it waiting for ever.
   private var refusal: StoreError?
-  /// An etcd key's news, in the order its watch stream delivered it, each with the value it
-  /// carried: every version is looked at, not only the latest.
-  private let news = Protected<[ChangeHint]>([])
+  /// What the follower found, in order: for an etcd key, every version its watch stream
+  /// delivered, not only the latest.
+  private let events = Protected<[DocumentFollower.Event]>([])
 
   init(
     address: DocumentAddress, path: JSONPath, pathText: String, count: Int?, timeout: Duration?, children: WatchChildren?,
-    gate: DocumentGate = .standard
+    gate: DocumentGate = .standard, watcher: FileWatcher = .shared
   ) {
     self.address = address
     self.file = address.name
@@ -140,7 +135,10 @@ final class WatchSession {
     self.timeout = timeout
     self.deadline = timeout.map { ContinuousClock.now + $0 }
     self.children = children
-    document = address.document(gate: gate)
+    switch address {
+    case .file(let path): document = SharedDocument(path: path, gate: gate, watcher: watcher)
+    case .etcd: document = address.document(gate: gate)
+    }
   }
 
   private var countReached: Bool { count.map { printed >= $0 } ?? false }
@@ -151,29 +149,22 @@ final class WatchSession {
   ///   an etcd key, what its first read throws when the cluster cannot be reached or refuses
   ///   (later outages are retried by the key's watch, with a note on standard error), and
   ///   the cluster's refusal of the watch itself, with a fresh token, later on.
-  func run(watcher: FileWatcher) throws -> Int32 {
+  func run() throws -> Int32 {
     // SIGQUIT and SIGPIPE (a reader that went away) are caught too, so that the command is
     // stopped before the process ends by them.
     let signals = try SignalPipe.install([.interrupt, .terminate, .hangUp, .quit, .brokenPipe, .childStatusChanged])
     let wake = try WakeUpChannel()
-    let cancelWatch: () -> Void
-    switch address {
-    case .file(let path):
-      let watch = watcher.watch(path) { _ in wake.wakeUp() }
-      cancelWatch = watch.cancel
-      try checkInitial()
-    case .etcd:
-      // Read first: the key's watch then starts at the revision after the one read, so it
-      // misses no change and repeats none.
-      try checkInitial()
-      let news = self.news
-      let watch = document.store.watch { hint in
-        news.withLock { $0.append(hint) }
-        wake.wakeUp()
-      }
-      cancelWatch = watch.cancel
+    // Read first: a key's watch then starts at the revision after the one read, so it misses
+    // no change and repeats none; a file is looked at once more after its watch started.
+    let initial = try checkInitial()
+    let events = self.events
+    let follower = document.follow(everyVersion: !address.isFile) { event in
+      events.withLock { $0.append(event) }
+      wake.wakeUp()
     }
-    defer { cancelWatch() }
+    defer { follower.stop() }
+    if let initial { follower.followSchema(of: initial) }
+    if address.isFile { follower.lookAgain("the watch started") }
 
     if let outputFailure { return finish(afterOutputFailure: outputFailure) }
     // --restart and --signal start the command at once, with no value if there is none yet.
@@ -194,7 +185,6 @@ final class WatchSession {
       var wakeAt = [deadline, children?.nextDeadline].compactMap { $0 }
       // SIGCHLD wakes the wait; a periodic look is a safety net should one be missed.
       if let children, !children.isIdle { wakeAt.append(ContinuousClock.now + .seconds(1)) }
-      if let invalidSince { wakeAt.append(invalidSince + WatchSession.invalidGracePeriod) }
       let wait = wakeAt.min().map { max($0 - ContinuousClock.now, .zero) }
       let ready = waitForInput([signals, wake], timeout: wait)
 
@@ -204,8 +194,7 @@ final class WatchSession {
       children?.reap()
       if ready[1] { wake.drain() }
       let now = ContinuousClock.now
-      let graceOver = invalidSince.map { now >= $0 + WatchSession.invalidGracePeriod } ?? false
-      if (ready[1] || graceOver) && !countReached { check() }
+      if ready[1] && !countReached { check() }
       if let outputFailure { return finish(afterOutputFailure: outputFailure) }
       if let refusal {
         _ = finish(ExitCode.permission)
@@ -253,63 +242,38 @@ final class WatchSession {
     return seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
   }
 
-  /// The first look at the document. A file that cannot be read counts as invalid (it may
-  /// be mid-write); an etcd cluster that cannot be reached, or refuses, ends the watch (69,
-  /// 77) rather than being waited for.
-  private func checkInitial() throws {
-    let observation: SharedDocument.Observation
+  /// The first look at the document; returns the version taken, if any. A file that cannot
+  /// be read counts as invalid (it may be mid-write); an etcd cluster that cannot be reached,
+  /// or refuses, ends the watch (69, 77) rather than being waited for.
+  private func checkInitial() throws -> JSONValue? {
     do {
-      if let value = try document.read() {
-        // The first version is judged as every later one is: a refused one is not acted on.
-        if document.gateApplies(to: value) { try document.judge(value) }
-        observation = .changed(value)
-      } else {
-        observation = .missing
+      guard let value = try document.read() else {
+        note(.missingFile)
+        return nil
       }
+      // The first version is judged as every later one is: a refused one is not acted on.
+      if document.gateApplies(to: value) { try document.judge(value) }
+      show(value, initial: true)
+      return value
     } catch {
       if case .store = error, !address.isFile { throw error }
-      observation = .invalid(error)
+      note(.invalid(error.description))
+      return nil
     }
-    observe(observation, initial: true)
   }
 
-  /// Looks at the file again, or at each version the key's watch delivered, and prints the
-  /// value if it is new.
+  /// Takes what the follower found since the last look, in order, and prints each new value.
   private func check() {
-    guard address.isFile else {
-      let delivered = news.withLock { news in
-        defer { news = [] }
-        return news
-      }
-      for hint in delivered where !countReached && outputFailure == nil && refusal == nil {
-        if let refused = hint.refusal {
-          refusal = refused
-        } else {
-          observe(document.readIfChanged(after: hint), initial: false)
-        }
-      }
-      return
+    let found = events.withLock { events in
+      defer { events = [] }
+      return events
     }
-    observe(document.readIfChanged(contentMayDiffer: true), initial: false)
-  }
-
-  private func observe(_ observation: SharedDocument.Observation, initial: Bool) {
-    switch observation {
-    case .unchanged:
-      invalidSince = nil
-    case .changed(let value):
-      invalidSince = nil
-      show(value, initial: initial)
-    case .missing:
-      invalidSince = nil
-      note(.missingFile)
-    case .invalid(let error):
-      let now = ContinuousClock.now
-      if initial || !address.isFile || invalidSince.map({ now >= $0 + WatchSession.invalidGracePeriod }) == true {
-        invalidSince = nil
-        note(.invalid(error.description))
-      } else if invalidSince == nil {
-        invalidSince = now
+    for event in found where !countReached && outputFailure == nil && refusal == nil {
+      switch event {
+      case .changed(let value, _, _): show(value, initial: false)
+      case .missing: note(.missingFile)
+      case .rejected(let error), .invalid(let error): note(.invalid(error.description))
+      case .refused(let error): refusal = error
       }
     }
   }

@@ -25,10 +25,10 @@ extension SharedDocument {
     try await BlockingWorkPool.shared.run { cancellation in
       // A key takes no lock to wait for in slices: its wait is its calls' deadline, and the
       // cancellation is looked at before each compare-and-swap attempt.
-      let sliced = self.store.takesLocks ? wait : .forever
+      let sliced = self.writesTakeLocks ? wait : .forever
       let tracked = try sliced.inSlices(checking: cancellation) { sliceEnd in
         try self.updateTracked(
-          wait: !self.store.takesLocks ? wait : (wait == .nonBlocking ? .nonBlocking : .until(sliceEnd)), invalidFile: invalidFile,
+          wait: !self.writesTakeLocks ? wait : (wait == .nonBlocking ? .nonBlocking : .until(sliceEnd)), invalidFile: invalidFile,
           missingFile: missingFile, writes: writes, cancellation: cancellation
         ) { document, _ in try body(&document) }
       }

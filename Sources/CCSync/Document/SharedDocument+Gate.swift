@@ -8,7 +8,7 @@ extension SharedDocument {
   ///   ``StorageError/schemaUnavailable(path:schema:message:)`` or
   ///   ``StorageError/invalidSchema(path:schema:message:)``.
   public func judge(_ value: JSONValue) throws(StorageError) {
-    try gate.judge(value, bytes: SharedDocument.documentBytes(value), in: store)
+    try judgeByGate(value, bytes: SharedDocument.documentBytes(value))
   }
 
   /// Whether the gate has anything to judge `value` by: a schema (its own, or one the

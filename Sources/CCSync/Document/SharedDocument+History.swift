@@ -7,14 +7,14 @@ extension SharedDocument {
   /// The versions kept, newest first, the current one first; at most `limit`.
   /// - Throws: ``StorageError/store(_:)`` when the store cannot be read.
   public func versions(limit: Int? = nil) throws(StorageError) -> [DocumentVersion] {
-    try storeCall { () throws(StoreError) in try store.versions(limit: limit) }
+    try storeCall { () throws(StoreError) in try storedVersions(limit: limit) }
   }
 
   /// The text of the version `id`.
   /// - Throws: ``StorageError/versionNotKept(path:id:oldestKept:)`` when it is not kept or
   ///   never was.
   public func contents(ofVersion id: String) throws(StorageError) -> [UInt8] {
-    guard let bytes = try storeCall({ () throws(StoreError) in try store.contents(ofVersion: id) }) else {
+    guard let bytes = try storeCall({ () throws(StoreError) in try storedContents(ofVersion: id) }) else {
       let oldest = (try? versions())?.last?.id
       throw .versionNotKept(path: name, id: id, oldestKept: oldest)
     }
@@ -32,7 +32,7 @@ extension SharedDocument {
   /// with other defaults do not change it); 0 keeps none. An etcd key keeps its revisions
   /// until the cluster compacts them.
   public func setHistoryLimit(_ count: Int) throws(StorageError) {
-    try storeCall { () throws(StoreError) in try store.setHistoryLimit(count) }
+    try storeCall { () throws(StoreError) in try setStoredHistoryLimit(count) }
   }
 
   /// Writes a new version whose content is that of version `id`, or, with `path`, whose
@@ -67,7 +67,7 @@ extension SharedDocument {
         text = SharedDocument.printedVersion(of: changed, over: current, syntax: self.syntax)
         try SharedDocument.checkNesting(text.nesting, name: self.name)
       }
-      if self.gate.mayApply(to: document) { try self.gate.judge(document, bytes: text.bytes, in: self.store) }
+      if self.gate.mayApply(to: document) { try self.judgeByGate(document, bytes: text.bytes) }
       return .replacement(document, text)
     }
     try runInStoreTyped(writer, wait: wait)

@@ -15,7 +15,7 @@ extension SharedDocument {
       document = parsed.document
     }
     do {
-      try gate.judge(document, bytes: seen.bytes, in: store)
+      try judgeByGate(document, bytes: seen.bytes)
       return nil
     } catch {
       return error

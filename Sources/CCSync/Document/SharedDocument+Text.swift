@@ -28,7 +28,7 @@ extension SharedDocument {
         if value != given { bytes = LosslessJSONDocument(bytes: text, syntax: self.syntax, value: given).bytes(updatedTo: value) }
       }
       if let found, found.bytes.hasSameBytes(as: bytes) { return .abandon }
-      if self.gate.mayApply(to: value) { try self.gate.judge(value, bytes: bytes, in: self.store) }
+      if self.gate.mayApply(to: value) { try self.judgeByGate(value, bytes: bytes) }
       written = true
       return .replacement(value, (bytes, nil, value.nestingDepth))
     }

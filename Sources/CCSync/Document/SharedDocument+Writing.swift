@@ -63,7 +63,7 @@ extension SharedDocument {
             try groupCommit.submit(request) { batch in try self.commit(batch, wait: .forever) }
           } catch is GroupCommit.NestedSubmission {
             // Nested in an update of this document on this thread: it would wait for itself.
-            throw StorageError.store(store.nestedWriteError())
+            throw StorageError.store(self.nestedWriteError())
           }
         } else {
           try commit([request], wait: wait)
@@ -85,7 +85,7 @@ extension SharedDocument {
     let writer = DocumentCommit(document: self, generationBeforeRead: tracking.withLock(\.generation)) { _ in
       let text = SharedDocument.printed(value)
       try SharedDocument.checkNesting(text.nesting, name: self.name)
-      if self.gate.mayApply(to: value) { try self.gate.judge(value, bytes: text.bytes, in: self.store) }
+      if self.gate.mayApply(to: value) { try self.judgeByGate(value, bytes: text.bytes) }
       return .replacement(value, text)
     }
     try runInStore(writer, wait: wait)
@@ -118,7 +118,7 @@ extension SharedDocument {
           request.run(on: &document, fileHeldDocument: current.document != nil)
           guard request.succeeded, self.gate.mayApply(to: document), document != before else { continue }
           do {
-            try self.gate.judgeBySchema(document, in: self.store)
+            try self.judgeBySchema(document)
           } catch {
             document = before
             request.fail(error)
@@ -133,7 +133,7 @@ extension SharedDocument {
       do {
         try SharedDocument.checkNesting(text.nesting, name: self.name)
         // The check sees exactly the text that will be written; it judges the batch's result.
-        try self.gate.runCheck(document, bytes: text.bytes, in: self.store)
+        try self.runCheck(document, bytes: text.bytes)
       } catch {
         for request in committed { request.fail(error) }
         return .abandon
@@ -170,7 +170,7 @@ extension SharedDocument {
     // for.
     defer { withExtendedLifetime(writer) {} }
     do {
-      try store.write(wait: wait, writer)
+      try writeToStore(wait: wait, writer)
     } catch let error as StoreError {
       throw StorageError.store(error)
     }
@@ -227,7 +227,7 @@ extension SharedDocument {
     // Text that holds no value (empty, blank, or only comments) and has stayed so past the
     // mid-write grace is an empty document for a writer: it starts from `{}`. One that may be
     // a writer caught between truncating and writing is invalid, as for every reader.
-    if SharedDocument.holdsNoValue(found.bytes, syntax: syntax), !store.mayBeMidWrite() {
+    if SharedDocument.holdsNoValue(found.bytes, syntax: syntax), partialWrite() != .likely {
       return CurrentVersion(document: nil, version: found)
     }
     if let known = knownVersion(for: found.bytes) {
@@ -360,11 +360,10 @@ final class DocumentCommit: StoreWriter {
 
   func didPublish(_ identity: VersionIdentity) {
     guard let planned else { return }
-    let now = FileSystem.currentTime()
     let (generation, retiredVersion) = document.tracking.withLock {
       $0.finishWrite(
         publishing, identity: identity, document: planned.document, layout: planned.layout, replacing: found?.identity,
-        started: started, now: now)
+        started: started)
     }
     resultGeneration = generation
     retired.append(retiredVersion as Any)
@@ -375,10 +374,9 @@ final class DocumentCommit: StoreWriter {
   }
 
   func didLeave(_ current: StoredVersion?) {
-    let now = FileSystem.currentTime()
     let (generation, retiredVersion) = document.tracking.withLock {
       $0.recordLeft(
-        current, document: planned?.document, layout: planned?.layout, generationBeforeRead: generationBeforeRead, now: now)
+        current, document: planned?.document, layout: planned?.layout, generationBeforeRead: generationBeforeRead)
     }
     resultGeneration = generation
     retired.append(retiredVersion as Any)

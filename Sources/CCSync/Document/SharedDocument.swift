@@ -51,8 +51,10 @@ public final class SharedDocument: Sendable {
     case invalid(StorageError)
   }
 
-  /// The store underneath (a file today).
-  package let store: any DocumentStore
+  /// The store underneath: a file, an etcd key. Private: the document layer alone works
+  /// through the seam (the calls the rest of the layer makes are at the end of this file),
+  /// and every reader of changes follows the document through ``follow(followsSchema:everyVersion:_:)``.
+  private let store: any DocumentStore
   /// What a version must pass to be written or adopted (see ``DocumentGate``).
   public let gate: DocumentGate
   /// The grammar the document's text is read with: JWCC (comments, trailing commas) for a
@@ -77,6 +79,11 @@ public final class SharedDocument: Sendable {
     syntax: JSONSyntax? = nil
   ) {
     self.init(store: FileStore(file: SharedFile(path: path, durable: durable, logger: logger)), gate: gate, syntax: syntax)
+  }
+
+  /// Creates a document over `path` whose changes `watcher` tells (`ccsync watch --poll`).
+  package convenience init(path: String, gate: DocumentGate, watcher: FileWatcher) {
+    self.init(store: FileStore(file: SharedFile(path: path), watcher: watcher), gate: gate)
   }
 
   /// Creates a document over an existing ``SharedFile``.
@@ -149,8 +156,7 @@ public final class SharedDocument: Sendable {
       let start = tracking.withLock(\.readStart)
       guard let version = try storeCall({ () throws(StoreError) in try store.read() }) else { return (nil, nil) }
       let parsed = try parse(version.bytes, after: start.seen)
-      let now = FileSystem.currentTime()
-      guard let rank = tracking.withLock({ $0.recordRead(version, parsed, since: start, isLastAttempt: isLastAttempt, now: now) })
+      guard let rank = tracking.withLock({ $0.recordRead(version, parsed, since: start, isLastAttempt: isLastAttempt) })
       else { return nil }
       return (parsed.document, rank)
     }
@@ -158,19 +164,12 @@ public final class SharedDocument: Sendable {
 
   /// Checks whether the store still holds the version last seen: an identity check first,
   /// and the bytes when `contentMayDiffer` (an in-place write within one timestamp tick) or
-  /// when the identity check cannot vouch for it (see ``DocumentStore/provesUnchanged(_:seenAt:)``).
+  /// when the identity check cannot vouch for it (see ``DocumentStore/provesUnchanged(_:)``).
   /// Records what it finds as seen, valid or not, so one invalid version is reported as
   /// `.invalid` each time it is looked at closely but a mere identity check of it is
   /// `.unchanged`. Never throws: problems are observations.
   public func readIfChanged(contentMayDiffer: Bool = false) -> Observation {
     readIfChangedTracked(contentMayDiffer: contentMayDiffer).observation
-  }
-
-  /// ``readIfChanged(contentMayDiffer:)`` for the news in `hint`, from ``store``'s watch:
-  /// the version it carried (an etcd watch event's value) is taken instead of reading.
-  /// For `ccsync watch`, which follows a key's versions one by one.
-  package func readIfChanged(after hint: ChangeHint) -> Observation {
-    readIfChangedTracked(contentMayDiffer: hint.contentMayDiffer, current: hint.current).observation
   }
 
   /// ``readIfChanged(contentMayDiffer:)``, with the rank a `.changed` version was recorded
@@ -196,7 +195,7 @@ public final class SharedDocument: Sendable {
       do throws(StoreError) {
         // The identity check decides alone only when contents cannot differ under the same
         // identity; otherwise the bytes are read and compared anyway.
-        if news == nil, !contentMayDiffer, let seen = start.seen, try store.provesUnchanged(seen.identity, seenAt: seen.seenAt) {
+        if news == nil, !contentMayDiffer, let seen = start.seen, try store.provesUnchanged(seen.identity) {
           return (.unchanged, nil)
         }
         let found: StoredVersion?
@@ -226,10 +225,45 @@ public final class SharedDocument: Sendable {
       let sameBytes = start.seen.map { $0.bytes.hasSameBytes(as: version.bytes) } ?? false
       let parsed: Result<VersionTracking.ParsedVersion, StorageError>? =
         sameBytes ? nil : judged(Result { () throws(StorageError) in try parse(version.bytes, after: start.seen) }, bytes: version.bytes)
-      let now = FileSystem.currentTime()
       return tracking.withLock {
-        $0.observe(version, sameBytes: sameBytes, parsed: parsed, since: start, isLastAttempt: isLastAttempt, now: now)
+        $0.observe(version, sameBytes: sameBytes, parsed: parsed, since: start, isLastAttempt: isLastAttempt)
       }
+    }
+  }
+
+  /// Starts the store's watch (see ``DocumentStore/watch(_:)``): for ``DocumentFollower``,
+  /// the one subscriber of a document's changes.
+  func watchStore(_ handler: @escaping @Sendable (ChangeHint) -> Void) -> any StoreWatch {
+    store.watch(handler)
+  }
+
+  /// The store of the schema that judges `json` (see ``DocumentGate/schemaStore(for:in:)``);
+  /// `nil` when none applies or it cannot be resolved.
+  func schemaStore(for json: JSONValue) -> (any DocumentStore)? {
+    try? gate.schemaStore(for: json, in: store)
+  }
+
+  /// What the invalid version just read may be (see ``DocumentStore/partialWrite()``).
+  func partialWrite() -> PartialWrite {
+    store.partialWrite()
+  }
+
+  /// Whether `rank` is that of the version recorded last, with no write started since: the
+  /// version it ranks is the latest this process knows of.
+  func isLatestRecorded(_ rank: VersionTracking.Rank) -> Bool {
+    tracking.withLock { $0.generation == rank.generation }
+  }
+
+  /// Whether the document exists, whatever its text (an etcd lock's key holds none): the
+  /// version is recorded as seen, valid or not, so a follower then reports its deletion as
+  /// `.missing`.
+  /// - Throws: what the store's read throws.
+  package func exists() throws(StorageError) -> Bool {
+    switch readIfChangedTracked(contentMayDiffer: true).observation {
+    case .invalid(.store(let error)): throw .store(error)
+    case .changed, .invalid: return true
+    case .missing: return false
+    case .unchanged: return tracking.withLock { $0.seen != nil }
     }
   }
 
@@ -285,6 +319,60 @@ public final class SharedDocument: Sendable {
 }
 
 
+/// The seam, as the rest of the document layer (writing, history, the gate) calls it.
+extension SharedDocument {
+  /// Judges `value`, whose text is `bytes`, as a version of this document (``DocumentGate/judge(_:bytes:in:)``).
+  func judgeByGate(_ value: JSONValue, bytes: @autoclosure () -> [UInt8]) throws(StorageError) {
+    try gate.judge(value, bytes: bytes(), in: store)
+  }
+
+  /// Judges `value` by the schema alone (``DocumentGate/judgeBySchema(_:in:)``).
+  func judgeBySchema(_ value: JSONValue) throws(StorageError) {
+    try gate.judgeBySchema(value, in: store)
+  }
+
+  /// Runs the gate's check on `value`, whose text is `bytes` (``DocumentGate/runCheck(_:bytes:in:)``).
+  func runCheck(_ value: JSONValue, bytes: [UInt8]) throws(StorageError) {
+    try gate.runCheck(value, bytes: bytes, in: store)
+  }
+
+  /// Writes one version through the store (``DocumentStore/write(wait:_:)``).
+  func writeToStore(wait: LockWait, _ writer: some StoreWriter) throws {
+    try store.write(wait: wait, writer)
+  }
+
+  /// The store's error for a write nested in a write of this document on one thread.
+  func nestedWriteError() -> StoreError {
+    store.nestedWriteError()
+  }
+
+  /// Whether a write waits for a lock, which a wait bounds (a file); a key's writes take none.
+  package var writesTakeLocks: Bool {
+    store.takesLocks
+  }
+
+  /// The versions the store keeps (``DocumentStore/versions(limit:)``).
+  func storedVersions(limit: Int?) throws(StoreError) -> [DocumentVersion] {
+    try store.versions(limit: limit)
+  }
+
+  /// The bytes of a version kept (``DocumentStore/contents(ofVersion:)``).
+  func storedContents(ofVersion id: String) throws(StoreError) -> [UInt8]? {
+    try store.contents(ofVersion: id)
+  }
+
+  /// Sets how many versions the store keeps (``DocumentStore/setHistoryLimit(_:)``).
+  func setStoredHistoryLimit(_ count: Int) throws(StoreError) {
+    try store.setHistoryLimit(count)
+  }
+
+  /// The current version's bytes as stored, valid or not, without recording it as seen;
+  /// `nil` when there is none (`ccsync edit` hands them to an editor as they are).
+  package func readBytes() throws(StorageError) -> [UInt8]? {
+    try storeCall { () throws(StoreError) in try store.read()?.bytes }
+  }
+}
+
 extension SharedDocument {
   /// Leaves the parsed version this document keeps (see ``VersionTracking/SeenVersion``) to
   /// the process's exit: a command that exits right after its write need not take apart,
@@ -297,8 +385,7 @@ extension SharedDocument {
 
   /// The etcd revision of the version last read or written, when the store is a key.
   package var lastSeenRevision: Int64? {
-    guard case .revision(let revision)? = tracking.withLock({ $0.seen?.identity }) else { return nil }
-    return revision
+    tracking.withLock { $0.seen?.identity.order }
   }
 }
 

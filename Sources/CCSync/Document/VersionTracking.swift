@@ -15,15 +15,15 @@ import CCSyncJSON
 ///   change, to the version it left), so ranks grow in the order the versions appeared;
 /// - while ``writing`` holds bytes, a reader that finds exactly them has found this process's
 ///   own write, which is never reported as another's change.
-struct VersionTracking {
+package struct VersionTracking {
   /// Where a version stands among those this document recorded: its generation, then, for
   /// the requests of one group-commit batch (one write), the request's position in the batch,
   /// since each request's result is the document as it stood after that request. `Sendable`.
-  struct Rank: Comparable, Sendable {
+  package struct Rank: Comparable, Sendable {
     var generation: UInt64
     var position: Int = 0
 
-    static func < (lhs: Rank, rhs: Rank) -> Bool {
+    package static func < (lhs: Rank, rhs: Rank) -> Bool {
       (lhs.generation, lhs.position) < (rhs.generation, rhs.position)
     }
   }
@@ -31,9 +31,6 @@ struct VersionTracking {
   /// The version of the store this process last read or wrote.
   struct SeenVersion {
     var identity: VersionIdentity
-    /// When this process saw that identity (wall clock): whether a later version may show it
-    /// too depends on how long after the version's last change it was seen.
-    var seenAt: FileIdentity.Timestamp
     var bytes: [UInt8]
     /// Why this version is not a valid document, or `nil` when it is.
     var problem: StorageError? = nil
@@ -88,12 +85,11 @@ struct VersionTracking {
   /// since `start` or this is the last attempt (see ``RacingReadPolicy``).
   /// - Returns: its rank, or `nil` when it raced with another recording (read again).
   mutating func recordRead(
-    _ version: StoredVersion, _ parsed: ParsedVersion, since start: ReadStart, isLastAttempt: Bool,
-    now: FileIdentity.Timestamp
+    _ version: StoredVersion, _ parsed: ParsedVersion, since start: ReadStart, isLastAttempt: Bool
   ) -> Rank? {
     guard generation == start.generation || isLastAttempt else { return nil }
     generation += 1
-    seen = SeenVersion(identity: version.identity, seenAt: now, bytes: version.bytes, document: parsed.kept, layout: parsed.layout)
+    seen = SeenVersion(identity: version.identity, bytes: version.bytes, document: parsed.kept, layout: parsed.layout)
     return Rank(generation: generation)
   }
 
@@ -105,7 +101,7 @@ struct VersionTracking {
   ///   another recording (look again).
   mutating func observe(
     _ version: StoredVersion, sameBytes: Bool, parsed: Result<ParsedVersion, StorageError>?, since start: ReadStart,
-    isLastAttempt: Bool, now: FileIdentity.Timestamp
+    isLastAttempt: Bool
   ) -> (SharedDocument.Observation, Rank?)? {
     if writing?.hasSameBytes(as: version.bytes) == true { return (.unchanged, nil) }  // our own write, finishing
     guard generation == start.generation || isLastAttempt else { return nil }
@@ -115,18 +111,17 @@ struct VersionTracking {
       // those bytes (given to another, a later identity check would take that version for
       // the store's).
       if generation == start.generation || seen?.bytes.hasSameBytes(as: version.bytes) == true {
-        seen?.identity = version.identity
-        seen?.seenAt = now
+        seen?.identity = version.identity  // as seen now: the store's check may trust it sooner
       }
       return (startSeen.problem.map { .invalid($0) } ?? .unchanged, nil)
     }
     generation += 1
     switch parsed {
     case .success(let parsed):
-      seen = SeenVersion(identity: version.identity, seenAt: now, bytes: version.bytes, document: parsed.kept, layout: parsed.layout)
+      seen = SeenVersion(identity: version.identity, bytes: version.bytes, document: parsed.kept, layout: parsed.layout)
       return (.changed(parsed.document), Rank(generation: generation))
     case .failure(let error):
-      seen = SeenVersion(identity: version.identity, seenAt: now, bytes: version.bytes, problem: error)
+      seen = SeenVersion(identity: version.identity, bytes: version.bytes, problem: error)
       return (.invalid(error), nil)
     case nil:
       return (.unchanged, nil)  // not reached: `parsed` is nil only with `sameBytes`
@@ -172,7 +167,7 @@ struct VersionTracking {
   ///   replaced (for the caller to free after releasing the lock).
   mutating func finishWrite(
     _ bytes: [UInt8], identity: VersionIdentity, document: JSONValue, layout: TextLayout?,
-    replacing: VersionIdentity?, started: UInt64, now: FileIdentity.Timestamp
+    replacing: VersionIdentity?, started: UInt64
   ) -> (generation: UInt64, retired: SeenVersion?) {
     writing = nil
     if generation != started, let seen, seen.identity != identity, seen.identity != replacing {
@@ -180,7 +175,7 @@ struct VersionTracking {
     }
     generation += 1
     let retired = seen
-    seen = SeenVersion(identity: identity, seenAt: now, bytes: bytes, document: document, layout: layout)
+    seen = SeenVersion(identity: identity, bytes: bytes, document: document, layout: layout)
     return (generation, retired)
   }
 
@@ -198,15 +193,14 @@ struct VersionTracking {
   /// event is still to come.
   /// - Returns: the generation this version ranks under, and the record it replaced.
   mutating func recordLeft(
-    _ version: StoredVersion?, document: JSONValue?, layout: TextLayout?, generationBeforeRead: UInt64,
-    now: FileIdentity.Timestamp
+    _ version: StoredVersion?, document: JSONValue?, layout: TextLayout?, generationBeforeRead: UInt64
   ) -> (generation: UInt64, retired: SeenVersion?) {
     guard let version else { return (generationBeforeRead, nil) }
     if let seen, seen.bytes.hasSameBytes(as: version.bytes) { return (generation, nil) }
     guard generation == generationBeforeRead else { return (generationBeforeRead, nil) }
     generation += 1
     let retired = seen
-    seen = SeenVersion(identity: version.identity, seenAt: now, bytes: version.bytes, document: document, layout: layout)
+    seen = SeenVersion(identity: version.identity, bytes: version.bytes, document: document, layout: layout)
     return (generation, retired)
   }
 }

@@ -77,7 +77,7 @@ final class EtcdStore: DocumentStore {
   }
 
   /// Only a read tells: a revision check is a read too.
-  func provesUnchanged(_ identity: VersionIdentity, seenAt: FileIdentity.Timestamp) throws(StoreError) -> Bool {
+  func provesUnchanged(_ identity: VersionIdentity) throws(StoreError) -> Bool {
     false
   }
 
@@ -121,11 +121,11 @@ final class EtcdStore: DocumentStore {
         return
       case .replace(let bytes, let keepsInvalidCopy):
         var alsoWrite: [EtcdOperation] = []
-        if keepsInvalidCopy, let current, !current.bytes.isEmpty, case .revision(let revision) = current.identity {
+        if keepsInvalidCopy, let current, !current.bytes.isEmpty, let revision = current.identity.order {
           alsoWrite.append(.put(key: key + Array(".corrupt-\(revision)".utf8), value: current.bytes, lease: nil))
         }
         let expected: EtcdExpectedKey
-        if case .revision(let revision)? = current?.identity { expected = .modifiedAt(revision) } else { expected = .absent }
+        if let revision = current?.identity.order { expected = .modifiedAt(revision) } else { expected = .absent }
         let swap = Swap(bytes: bytes, expected: expected, basis: basis, stamp: EtcdStore.writeStamps.next(note: writer.note), alsoWrite: alsoWrite)
         writer.willPublish(bytes)
         let outcome: SwapResult
@@ -138,7 +138,7 @@ final class EtcdStore: DocumentStore {
         switch outcome {
         case .written(let revision):
           note(revision)
-          writer.didPublish(.revision(revision))
+          writer.didPublish(.ordered(revision))
           return
         case .conflict(let now, let revision):
           note(revision)
@@ -286,7 +286,8 @@ final class EtcdStore: DocumentStore {
       path: name))
   }
 
-  func mayBeMidWrite() -> Bool { false }
+  /// A key's versions are whole: each is what its writer put.
+  func partialWrite() -> PartialWrite { .impossible }
 
   /// Remembers that the store has seen `revision`.
   private func note(_ revision: Int64) {
@@ -345,7 +346,7 @@ final class WriteStamps: Sendable {
 extension StoredVersion {
   /// An etcd key's value as a stored version.
   init(_ keyValue: EtcdKeyValue) {
-    self.init(bytes: keyValue.value, identity: .revision(keyValue.modRevision))
+    self.init(bytes: keyValue.value, identity: .ordered(keyValue.modRevision))
   }
 }
 

@@ -19,7 +19,7 @@ final class FileStore: DocumentStore {
   /// than a truncating writer (`echo >`, `cp`) between its truncation and its write, which on
   /// a loaded machine can take longer than a reload's grace period. A configuration file
   /// left empty on purpose is rare.
-  static let emptyFileWritingWindow: Int64 = 1_000_000_000
+  static let emptyFileWritingWindow: Int64 = FollowGrace.empty.nanoseconds
 
   /// The file underneath.
   let file: SharedFile
@@ -49,11 +49,13 @@ final class FileStore: DocumentStore {
     try file.read().map(StoredVersion.init)
   }
 
-  func provesUnchanged(_ identity: VersionIdentity, seenAt: FileIdentity.Timestamp) throws(StoreError) -> Bool {
-    guard case .file(let seen) = identity, !seen.mayRecur(seenAt: seenAt, window: identityRecurrenceWindow),
-      let current = try file.identity()
+  /// Only an identity seen ``identityRecurrenceWindow`` or more after the version's last
+  /// change can vouch for it (``FileVersion/seenAt``).
+  func provesUnchanged(_ identity: VersionIdentity) throws(StoreError) -> Bool {
+    guard let version = identity.token(as: FileVersion.self),
+      !version.identity.mayRecur(seenAt: version.seenAt, window: identityRecurrenceWindow)
     else { return false }
-    return current == seen
+    return try file.identity() == version.identity
   }
 
   /// Under the exclusive lock: reads the file, asks `writer` for its plan, keeps an invalid
@@ -81,7 +83,7 @@ final class FileStore: DocumentStore {
         // write has succeeded (a write that fails reports its own failure alone).
         var historyProblem: SystemError?
         var pending: FileHistory.Pending?
-        let replaced: FileIdentity? = current.flatMap { if case .file(let identity) = $0.identity { identity } else { nil } }
+        let replaced = current?.identity.token(as: FileVersion.self)?.identity
         do throws(SystemError) {
           pending = try history.keepReplaced(replaced)
         } catch {
@@ -104,7 +106,7 @@ final class FileStore: DocumentStore {
           }
         }
         if let historyProblem { reportHistoryProblem(historyProblem, history) }
-        writer.didPublish(.file(identity))
+        writer.didPublish(VersionIdentity(FileVersion(identity)))
       }
     }
   }
@@ -128,20 +130,43 @@ final class FileStore: DocumentStore {
     FileLock.heldByThisThread(file.path + ".lock")
   }
 
-  /// Whether the file is empty and was changed less than ``emptyFileWritingWindow`` ago:
-  /// probably a writer between truncating and writing.
-  func mayBeMidWrite() -> Bool {
-    guard let identity = (try? file.identity()) ?? nil, identity.size == 0 else { return false }
+  /// Any program may write the file in place; an empty file changed less than
+  /// ``emptyFileWritingWindow`` ago is probably a writer between truncating and writing.
+  func partialWrite() -> PartialWrite {
+    guard let identity = (try? file.identity()) ?? nil, identity.size == 0 else { return .possible }
     let age = FileSystem.currentTime().nanoseconds(since: identity.modificationTime)
-    return age >= 0 && age < FileStore.emptyFileWritingWindow
+    return age >= 0 && age < FileStore.emptyFileWritingWindow ? .likely : .possible
   }
 }
 
 extension StoredVersion {
   /// A file's snapshot as a stored version.
   init(_ snapshot: FileSnapshot) {
-    self.init(bytes: snapshot.bytes, identity: .file(snapshot.identity))
+    self.init(bytes: snapshot.bytes, identity: VersionIdentity(FileVersion(snapshot.identity)))
   }
+}
+
+/// What a file store tells one version of its file by: its device, inode, size and times
+/// (no order), and when this process saw them, since an identity may recur within one
+/// timestamp tick of the version's last change (``FileIdentity/mayRecur(seenAt:window:)``):
+/// ``FileStore/provesUnchanged(_:)`` trusts it only once it was seen long enough after. Two
+/// are equal when their file identities are: when each was seen does not make another
+/// version. `Sendable`.
+struct FileVersion: VersionToken {
+  /// The file's device, inode, size and times.
+  var identity: FileIdentity
+  /// When this process saw that identity (wall clock).
+  var seenAt: FileIdentity.Timestamp
+
+  /// `identity`, seen now.
+  init(_ identity: FileIdentity, seenAt: FileIdentity.Timestamp = FileSystem.currentTime()) {
+    self.identity = identity
+    self.seenAt = seenAt
+  }
+
+  static func == (lhs: FileVersion, rhs: FileVersion) -> Bool { lhs.identity == rhs.identity }
+
+  func hash(into hasher: inout Hasher) { hasher.combine(identity) }
 }
 
 extension ChangeHint {

@@ -30,20 +30,21 @@ public final class HeldEtcdLock: Sendable {
   /// is the lock's.
   public let lease: LeaseKeeper
   private let client: EtcdClient
-  private let keyWatch: any StoreWatch
+  /// Follows the lock's key, whose deletion loses the lock.
+  private let keyFollower: DocumentFollower
   private let logger: DiagnosticLog
   private let released = Protected(false)
 
   init(
     location: EtcdLocation, key: String, fencingToken: Int64, lease: LeaseKeeper, client: EtcdClient,
-    keyWatch: any StoreWatch, logger: DiagnosticLog
+    keyFollower: DocumentFollower, logger: DiagnosticLog
   ) {
     self.location = location
     self.key = key
     self.fencingToken = fencingToken
     self.lease = lease
     self.client = client
-    self.keyWatch = keyWatch
+    self.keyFollower = keyFollower
     self.logger = logger
   }
 
@@ -63,7 +64,7 @@ public final class HeldEtcdLock: Sendable {
       defer { released = true }
       return !released
     }) else { return }
-    keyWatch.cancel()
+    keyFollower.stop()
     let wasLost = lease.lostReason != nil
     lease.stop()
     do {

@@ -42,7 +42,15 @@ package final class DocumentMirror: Sendable {
   }
 
   private struct State {
-    var watches: [any StoreWatch] = []
+    var followers: [DocumentFollower] = []
+    /// The key's version its follower took from the news of its watch, and the rank it was
+    /// recorded under: the next sync takes it instead of ranging the key again, while no
+    /// later version of the key was recorded.
+    var keyNews: (value: JSONValue, rank: VersionTracking.Rank?)?
+    /// Whether a follower refused a version since the last one adopted (a version another
+    /// writer put, or the version kept, judged again after its schema changed): a sync that
+    /// finds both sides in sync judges what they hold again, and reports it when refused.
+    var refusalSeen = false
     var historyLock: FileLock?
     /// Whether the first sync has been tried (then `firstSync` has been called).
     var triedOnce = false
@@ -81,13 +89,13 @@ package final class DocumentMirror: Sendable {
   private let state = Protected(State())
   /// How long to wait before trying a cluster that did not answer again.
   static let retryDelay: Duration = .seconds(1)
-  /// How long a file may stay invalid before it is reported, as for `ccsync watch`.
-  static let invalidFileGrace: Duration = .milliseconds(200)
+  /// How long a file may stay invalid before it is reported: every follower's grace.
+  static let invalidFileGrace = FollowGrace.invalid
   /// How long a file that disappeared while mirrored is left missing before it is created
-  /// again: an editor that saves by moving the old version away first and renaming the new
-  /// one in is mid-save, and the lock does not hold it off (it takes none), so a file created
-  /// meanwhile could be renamed over its save.
-  static let missingFileGrace: Duration = .milliseconds(500)
+  /// again (``FollowGrace/missing``): an editor that saves by moving the old version away
+  /// first and renaming the new one in is mid-save, and the lock does not hold it off (it
+  /// takes none), so a file created meanwhile could be renamed over its save.
+  static let missingFileGrace = FollowGrace.missing
 
   /// A mirror of `filePath` and `location`; nothing happens until ``start(firstSync:)``.
   /// - Parameters:
@@ -143,24 +151,48 @@ package final class DocumentMirror: Sendable {
       state.firstSync = firstSync
       state.refusedAtStart = refusedAtStart
     }
-    let schedule: @Sendable (ChangeHint) -> Void = { [weak self] hint in self?.scheduleSync(hint) }
-    let watches = [file.store.watch(schedule), key.store.watch(schedule)]
-    state.withLock { $0.watches = watches }
+    // The key's schema judges both sides: its follower alone follows it, so a schema
+    // change is reported once.
+    let followers = [
+      file.follow(followsSchema: false) { [weak self] event in self?.followed(event, onKey: false) },
+      key.follow { [weak self] event in self?.followed(event, onKey: true) },
+    ]
+    state.withLock { $0.followers = followers }
     scheduleSync(ChangeHint(contentMayDiffer: true, isRequestedRecheck: false, description: "start"))
+  }
+
+  /// What a side's follower found: anything new starts a sync; the key's new version is kept
+  /// for it, so it need not range the key again.
+  private func followed(_ event: DocumentFollower.Event, onKey: Bool) {
+    let reason: String
+    switch event {
+    case .changed(let value, let rank, _):
+      state.withLock { state in
+        state.refusalSeen = false
+        if onKey { state.keyNews = (value, rank) }
+      }
+      reason = onKey ? "the key changed" : "the file changed"
+    case .rejected:
+      state.withLock { $0.refusalSeen = true }
+      reason = "a version refused"
+    case .missing, .invalid, .refused:
+      reason = onKey ? "the key's watch" : "the file's watch"
+    }
+    scheduleSync(ChangeHint(contentMayDiffer: true, isRequestedRecheck: false, description: reason))
   }
 
   /// Stops watching and releases the pair. A sync under way is not waited for: the process
   /// may end in the middle of it, which the next run finishes as it would after a crash.
   package func stop() {
-    let (watches, lock) = state.withLock { state in
+    let (followers, lock) = state.withLock { state in
       state.stopped = true
       defer {
-        state.watches = []
+        state.followers = []
         state.historyLock = nil
       }
-      return (state.watches, state.historyLock)
+      return (state.followers, state.historyLock)
     }
-    for watch in watches { watch.cancel() }
+    for follower in followers { follower.stop() }
     lock?.release()
     status?.stop()
   }
@@ -177,6 +209,15 @@ package final class DocumentMirror: Sendable {
       outcome = try syncOnce()
     } catch {
       outcome = .failed(error)
+    }
+    if case .done = outcome, state.withLock(\.refusalSeen) {
+      // In sync, on a version its schema may refuse now: said once, kept, tried again until
+      // a version passes (a schema loosened again passes the same version).
+      if let refused = key.judgeSeenVersionAgain() {
+        settle(.failed(refused))
+        return
+      }
+      state.withLock { $0.refusalSeen = false }
     }
     switch outcome {
     case .raced:
@@ -209,7 +250,8 @@ package final class DocumentMirror: Sendable {
   private func syncOnce() throws(StorageError) -> Outcome {
     let fileValue = try file.read()
     if fileValue != nil { state.withLock { $0.fileMissingSince = nil } }
-    let keyValue = try key.read()
+    let keyValue: JSONValue?
+    if let news = keyNews() { keyValue = news } else { keyValue = try key.read() }
     let history = try self.history.load()
     let merged: JSONValue
     switch (fileValue, keyValue) {
@@ -252,6 +294,7 @@ package final class DocumentMirror: Sendable {
     }
     if fileValue == merged && keyValue == merged {
       if history != MirrorHistory.Record(agreed: merged) { try self.history.save(MirrorHistory.Record(agreed: merged)) }
+      followSchema(of: merged)
       return .done
     }
     let before = history ?? MirrorHistory.Record()
@@ -271,11 +314,31 @@ package final class DocumentMirror: Sendable {
     guard fileWrite != .raced else {
       // Nothing written: the record goes back to what it was, so the next sync merges from
       // the agreed version, not from this sync's plan.
-      if keyWrite != .written { try self.history.save(before) }
+      if keyWrite == .unchanged || keyWrite == .raced { try self.history.save(before) }
       return .raced
     }
     try self.history.save(MirrorHistory.Record(agreed: merged))
+    // A side that held a change this sync had not read (a compare-and-swap that lost and
+    // planned again over another host's write) holds more than the other now; that write's
+    // news came before this process's and is stale: sync again, reading both sides.
+    if keyWrite == .writtenOverNewer || fileWrite == .writtenOverNewer { return .raced }
+    followSchema(of: merged)
     return .done
+  }
+
+  /// Has the key's follower follow the schema of `agreed`, the version both sides hold.
+  private func followSchema(of agreed: JSONValue) {
+    state.withLock { $0.followers.last }?.followSchema(of: agreed)
+  }
+
+  /// The key's version its watch's news carried, when nothing of the key was recorded since
+  /// (no sync read or wrote it): what a range would return, without the range. Taken once.
+  private func keyNews() -> JSONValue?? {
+    guard let news = state.withLock({ state in
+      defer { state.keyNews = nil }
+      return state.keyNews
+    }), let rank = news.rank, key.isLatestRecorded(rank) else { return nil }
+    return .some(news.value)
   }
 
   /// Both sides exist, differ, and have no common history: the preferred side's version is
@@ -305,6 +368,9 @@ package final class DocumentMirror: Sendable {
     /// The side already held the result.
     case unchanged
     case written
+    /// Written, over a version that held changes the sync had not read: the side now holds
+    /// more than the result.
+    case writtenOverNewer
     /// The side appeared or disappeared since the sync read it; nothing written.
     case raced
   }
@@ -319,9 +385,11 @@ package final class DocumentMirror: Sendable {
     guard read != target else { return .unchanged }
     let changes = read.map { JSONChangeSet(from: $0, to: target) }
     var raced = false
+    var overNewer = false
     do {
       let written = try document.updateTracked(invalidFile: .fail, missingFile: read == nil ? .create : .fail) { current, held in
         if let changes {
+          overNewer = current != read  // the last run's (a lost swap runs it again)
           current = changes.applied(to: current)
         } else if held {
           raced = true  // created meanwhile: merge with it instead
@@ -337,7 +405,7 @@ package final class DocumentMirror: Sendable {
     } catch {
       throw .encodingFailed(path: document.name, message: "\(error)")
     }
-    return raced ? .raced : .written
+    return raced ? .raced : overNewer ? .writtenOverNewer : .written
   }
 
   /// Reports what a sync found (once per problem; an invalid file only when it is still

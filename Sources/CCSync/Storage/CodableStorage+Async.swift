@@ -101,7 +101,7 @@ extension CodableStorage {
   ) throws -> Result {
     try LockWait.forever.inSlices(checking: cancellation) { sliceEnd in
       // A key takes no lock: its write gets the usual wait (its calls' deadline), not a slice.
-      let lockWait: LockWait = document.store.takesLocks ? .until(sliceEnd) : .forever
+      let lockWait: LockWait = document.writesTakeLocks ? .until(sliceEnd) : .forever
       let done = try writeSequence.withLock(before: sliceEnd) { () throws -> Result in try body(lockWait) }
       guard let done else { throw StorageError.store(.lockUnavailable(path: path)) }
       return done

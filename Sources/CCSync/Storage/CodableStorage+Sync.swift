@@ -183,7 +183,7 @@ extension CodableStorage {
       if document.gateApplies(to: json) { try document.judge(json) }
       let (delivery, failure) = adopt(json, origin: .external, saved: nil, rank: rank, notify: notify)
       if let failure { throw failure }
-      followSchema(of: json)
+      follower.withLock { $0 }?.followSchema(of: json)
       if let delivery { observers.deliver(delivery) }
     } catch {
       state.withLock { $0.fileState = .invalid(error.description) }

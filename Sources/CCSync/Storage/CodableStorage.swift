@@ -46,12 +46,8 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
   let observers = ObserverList<Value>()
   let errorHandlers = Protected<[@Sendable (StorageError) -> Void]>([])
   let scheduler: Protected<SaveScheduler?> = Protected(nil)
-  let watch: Protected<(any StoreWatch)?> = Protected(nil)
-  /// The watch of the store of the schema that judges the version taken, with its name
-  /// (CodableStorage+SchemaFollowing.swift).
-  let schemaWatch: Protected<(name: String, watch: any StoreWatch)?> = Protected(nil)
-  /// Where the reloads the watch asks for run, one after another (see ``ReloadQueue``).
-  let reloads = ReloadQueue()
+  /// What follows the document for this storage, started when it watches (see ``DocumentFollower``).
+  let follower: Protected<DocumentFollower?> = Protected(nil)
   /// Orders this storage's saves and updates (see ``CodableStorage/inSequence(_:)``).
   let writeSequence = RecursiveLock()
   /// Lets this storage's `async` saves and updates onto the blocking pool one at a time, so
@@ -135,8 +131,7 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
   deinit {
     // Counted as flushing from the start, so that an exit meanwhile waits for it.
     ExitFlusher.flushingInDeinit {
-      watch.withLock { $0?.cancel() }
-      schemaWatch.withLock { $0?.watch.cancel() }
+      follower.withLock { $0?.stop() }
       if hasPendingChanges { flushForExit() }
     }
   }
@@ -203,7 +198,7 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
       self.scheduler.withLock { $0 = scheduler }
     }
     if options.flushesAtExit { ExitFlusher.register(self, logger: options.logger) }
-    if options.watchesForChanges { startWatching() }
+    startFollowing()
   }
 }
 

@@ -23,9 +23,10 @@ package protocol DocumentStore: Sendable {
   func read() throws(StoreError) -> StoredVersion?
 
   /// Whether a check cheaper than a read proves that the store still holds the version
-  /// identified by `identity`, seen at `seenAt` (wall clock). `false` means only a read can
-  /// tell: the check says it changed, or cannot vouch for it.
-  func provesUnchanged(_ identity: VersionIdentity, seenAt: FileIdentity.Timestamp) throws(StoreError) -> Bool
+  /// identified by `identity` (as the store gave it, with a read or a write: whatever the
+  /// store needs to judge it travels in it). `false` means only a read can tell: the check
+  /// says it changed, or cannot vouch for it.
+  func provesUnchanged(_ identity: VersionIdentity) throws(StoreError) -> Bool
 
   /// Writes one new version against the current one: reads it, asks `writer` for a plan,
   /// and carries the plan out, telling `writer` around the moment the new version becomes
@@ -63,9 +64,22 @@ package protocol DocumentStore: Sendable {
   /// file's history); a cluster keeps revisions until it compacts them, and ignores it.
   func setHistoryLimit(_ count: Int) throws(StoreError)
 
-  /// Whether an invalid version read just now is probably a writer half way through its write
-  /// (an empty file changed within the last second), to be looked at again before reporting.
-  func mayBeMidWrite() -> Bool
+  /// What an invalid version read just now may be: a write still under way, seen part done
+  /// (``PartialWrite``). Followers and writers act on it by one policy (``FollowGrace``).
+  func partialWrite() -> PartialWrite
+}
+
+/// Whether an invalid version a reader found may be a write seen part way through.
+package enum PartialWrite: Sendable {
+  /// The store shows only whole versions (a key, written by compare-and-swap): an invalid
+  /// version is what its writer wrote, reported at once.
+  case impossible
+  /// A writer may write in place (a file: truncated, then written): the version is reported
+  /// once it has stayed invalid for ``FollowGrace/invalid``.
+  case possible
+  /// It very probably is one (an empty file changed less than ``FollowGrace/empty`` ago):
+  /// looked at again, neither reported nor taken for an empty document yet.
+  case likely
 }
 
 /// One version of a stored document: its bytes and what identifies it. `Sendable`.
@@ -74,23 +88,67 @@ package struct StoredVersion: Sendable, Equatable {
   package var identity: VersionIdentity
 }
 
-/// What tells one version of a store's document from another without comparing bytes.
-/// `Sendable`.
-package enum VersionIdentity: Hashable, Sendable {
-  /// A file's device, inode, size and times (see ``FileIdentity``): equal identities very
-  /// probably mean equal bytes, except within one timestamp tick (``FileIdentity/mayRecur(seenAt:window:)``).
-  case file(FileIdentity)
-  /// An etcd key's `mod_revision`: the cluster-wide revision of the write that made this
-  /// version. It never recurs.
-  case revision(Int64)
+/// What tells one version of a store's document from another without comparing bytes, as
+/// the store defines it: the document layer only compares identities and asks whether one
+/// proves its version older (``precedes(_:)``). The store puts its own description in
+/// (``VersionToken``: a file's device, inode, size and times; a key's revision) and takes it
+/// out again (``token(as:)``), and says where the version stands in its order of versions
+/// when it has one (``order``). `Sendable`.
+package struct VersionIdentity: Hashable, Sendable {
+  /// The store's description of the version.
+  private let token: any VersionToken
+  /// Where the version stands among the store's versions, when the store orders them (an
+  /// etcd key's `mod_revision`, the cluster-wide revision of the write that made it; a
+  /// memory store's number): a lower order is an older version, and an order never recurs.
+  /// `nil` when the store has no order (a file: equal identities very probably mean equal
+  /// bytes, except within one timestamp tick).
+  package let order: Int64?
 
-  /// Whether this identity proves its version older than `other`'s: both revisions, this
-  /// one lower. File identities have no order: `false`.
+  /// An identity described by `token`, at `order` when the store orders its versions.
+  package init(_ token: some VersionToken, order: Int64? = nil) {
+    self.token = token
+    self.order = order
+  }
+
+  /// The identity of the version at `order` of a store whose order alone tells versions apart.
+  package static func ordered(_ order: Int64) -> VersionIdentity {
+    VersionIdentity(order, order: order)
+  }
+
+  /// The store's description, when it is a `T`.
+  package func token<T: VersionToken>(as type: T.Type) -> T? {
+    token as? T
+  }
+
+  /// Whether this identity proves its version older than `other`'s: both ordered, this one
+  /// lower. Identities without an order prove nothing: `false`.
   func precedes(_ other: VersionIdentity) -> Bool {
-    guard case .revision(let revision) = self, case .revision(let otherRevision) = other else { return false }
-    return revision < otherRevision
+    guard let order, let otherOrder = other.order else { return false }
+    return order < otherOrder
+  }
+
+  package static func == (lhs: VersionIdentity, rhs: VersionIdentity) -> Bool {
+    lhs.order == rhs.order && lhs.token.isEqual(to: rhs.token)
+  }
+
+  package func hash(into hasher: inout Hasher) {
+    hasher.combine(order)
+    token.hash(into: &hasher)
   }
 }
+
+/// What a store describes one version of its document by, inside a ``VersionIdentity``.
+package protocol VersionToken: Hashable, Sendable {}
+
+extension VersionToken {
+  /// Whether `other` is a token of the same type, equal to this one.
+  fileprivate func isEqual(to other: any VersionToken) -> Bool {
+    (other as? Self) == self
+  }
+}
+
+/// An ordered store's number for a version (``VersionIdentity/ordered(_:)``).
+extension Int64: VersionToken {}
 
 /// The document layer's side of a write (see ``DocumentStore/write(wait:_:)``). The store
 /// calls, in order: ``plan(for:)``; then, when the plan replaces the document,

@@ -73,8 +73,7 @@ import CCSyncSystem
         writeFile(path, #"{"theme": "new"}"#)  // same size
         let newer = try #require(try SharedFile(path: path).identity())
         document.tracking.withLock { state in  // the collision
-          state.seen?.identity = .file(newer)
-          state.seen?.seenAt = FileSystem.currentTime()
+          state.seen?.identity = VersionIdentity(FileVersion(newer))  // seen now
         }
         let observation = document.readIfChanged(contentMayDiffer: false)
         let changedTo: JSONValue?

@@ -6,12 +6,11 @@ import CCSyncSystem
 /// The document layer's ordering rules on their own: ``VersionTracking``'s pure functions and
 /// the racing-read policy (docs/ARCHITECTURE.md, "Versions and ranks"). No files, no threads.
 @Suite struct VersionTrackingTests {
-  private let now = FileIdentity.Timestamp(seconds: 1_000, nanoseconds: 0)
 
   private func version(_ text: String, inode: UInt64) -> StoredVersion {
     let time = FileIdentity.Timestamp(seconds: 900, nanoseconds: 0)
     let identity = FileIdentity(device: 1, inode: inode, size: Int64(text.utf8.count), modificationTime: time, statusChangeTime: time)
-    return StoredVersion(bytes: Array(text.utf8), identity: .file(identity))
+    return StoredVersion(bytes: Array(text.utf8), identity: VersionIdentity(FileVersion(identity, seenAt: time)))
   }
 
   private func parsed(_ text: String) -> VersionTracking.ParsedVersion {
@@ -23,20 +22,20 @@ import CCSyncSystem
     let start = tracking.readStart
     _ = tracking.beginWrite(Array("{}".utf8))  // a write of this process started meanwhile
     let older = version(#"{"a": 1}"#, inode: 1)
-    #expect(tracking.recordRead(older, parsed(#"{"a": 1}"#), since: start, isLastAttempt: false, now: now) == nil)
+    #expect(tracking.recordRead(older, parsed(#"{"a": 1}"#), since: start, isLastAttempt: false) == nil)
     #expect(tracking.seen == nil)
-    let rank = tracking.recordRead(older, parsed(#"{"a": 1}"#), since: start, isLastAttempt: true, now: now)
+    let rank = tracking.recordRead(older, parsed(#"{"a": 1}"#), since: start, isLastAttempt: true)
     #expect(rank == VersionTracking.Rank(generation: 2))
     #expect(tracking.seen?.bytes == older.bytes)
   }
 
   @Test func ranksGrowInTheOrderVersionsAreRecorded() {
     var tracking = VersionTracking()
-    let first = tracking.recordRead(version("1", inode: 1), parsed("1"), since: tracking.readStart, isLastAttempt: false, now: now)
+    let first = tracking.recordRead(version("1", inode: 1), parsed("1"), since: tracking.readStart, isLastAttempt: false)
     let started = tracking.beginWrite(Array("2".utf8))
     let written = tracking.finishWrite(
       Array("2".utf8), identity: version("2", inode: 2).identity, document: 2, layout: nil,
-      replacing: version("1", inode: 1).identity, started: started, now: now)
+      replacing: version("1", inode: 1).identity, started: started)
     #expect(first != nil)
     #expect(first! < VersionTracking.Rank(generation: written.generation))
     #expect(VersionTracking.Rank(generation: written.generation, position: 0) < VersionTracking.Rank(generation: written.generation, position: 1))
@@ -48,8 +47,7 @@ import CCSyncSystem
     _ = tracking.beginWrite(bytes)
     let found = StoredVersion(bytes: bytes, identity: version(#"{"mine": true}"#, inode: 7).identity)
     let outcome = tracking.observe(
-      found, sameBytes: false, parsed: .success(parsed(#"{"mine": true}"#)), since: tracking.readStart, isLastAttempt: false,
-      now: now)
+      found, sameBytes: false, parsed: .success(parsed(#"{"mine": true}"#)), since: tracking.readStart, isLastAttempt: false)
     guard case (.unchanged, nil)? = outcome else {
       Issue.record("own write reported as \(String(describing: outcome))")
       return
@@ -59,15 +57,15 @@ import CCSyncSystem
   @Test func aWriteKeepsANewerVersionRecordedWhileItWasUnderWay() {
     var tracking = VersionTracking()
     let replaced = version("1", inode: 1)
-    _ = tracking.recordRead(replaced, parsed("1"), since: tracking.readStart, isLastAttempt: false, now: now)
+    _ = tracking.recordRead(replaced, parsed("1"), since: tracking.readStart, isLastAttempt: false)
     let started = tracking.beginWrite(Array("2".utf8))
     // A writer that ignores the lock put "3" in place after this write's rename, and a reader
     // recorded it first.
     let newer = version("3", inode: 3)
-    _ = tracking.recordRead(newer, parsed("3"), since: tracking.readStart, isLastAttempt: false, now: now)
+    _ = tracking.recordRead(newer, parsed("3"), since: tracking.readStart, isLastAttempt: false)
     let result = tracking.finishWrite(
       Array("2".utf8), identity: version("2", inode: 2).identity, document: 2, layout: nil,
-      replacing: replaced.identity, started: started, now: now)
+      replacing: replaced.identity, started: started)
     #expect(result.generation == started, "the write ranks before the newer version")
     #expect(tracking.seen?.bytes == newer.bytes, "the newer version stays recorded")
   }
@@ -76,14 +74,14 @@ import CCSyncSystem
     var tracking = VersionTracking()
     let before = tracking.generation
     let other = version("other", inode: 9)
-    _ = tracking.recordRead(other, parsed("\"other\""), since: tracking.readStart, isLastAttempt: false, now: now)
-    let left = tracking.recordLeft(version("left", inode: 8), document: "left", layout: nil, generationBeforeRead: before, now: now)
+    _ = tracking.recordRead(other, parsed("\"other\""), since: tracking.readStart, isLastAttempt: false)
+    let left = tracking.recordLeft(version("left", inode: 8), document: "left", layout: nil, generationBeforeRead: before)
     #expect(left.generation == before)
     #expect(tracking.seen?.bytes == other.bytes)
 
     var quiet = VersionTracking()
     let quietBefore = quiet.generation
-    let recorded = quiet.recordLeft(version("left", inode: 8), document: "left", layout: nil, generationBeforeRead: quietBefore, now: now)
+    let recorded = quiet.recordLeft(version("left", inode: 8), document: "left", layout: nil, generationBeforeRead: quietBefore)
     #expect(recorded.generation == quietBefore + 1, "nothing recorded since the read: the version left is the newest")
     #expect(quiet.seen?.bytes == Array("left".utf8))
   }
@@ -91,7 +89,7 @@ import CCSyncSystem
   @Test func aVanishedDocumentIsMissingOnlyAfterAVersionWasSeen() {
     var tracking = VersionTracking()
     #expect(tracking.observeMissing(since: tracking.readStart, isLastAttempt: false) == .unchanged)
-    _ = tracking.recordRead(version("1", inode: 1), parsed("1"), since: tracking.readStart, isLastAttempt: false, now: now)
+    _ = tracking.recordRead(version("1", inode: 1), parsed("1"), since: tracking.readStart, isLastAttempt: false)
     #expect(tracking.observeMissing(since: tracking.readStart, isLastAttempt: false) == .missing)
     #expect(tracking.seen == nil)
   }

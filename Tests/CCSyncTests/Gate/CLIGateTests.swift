@@ -194,4 +194,31 @@ import Testing
       #expect((try? String(contentsOfFile: log, encoding: .utf8)) == "8080\n9090\n", "restarted into the refused version")
     }
   }
+
+  /// `watch --exec` judges the value it holds again when only its schema changes: a value
+  /// that no longer passes is one line on stderr, once, and the command is not run for it;
+  /// the next good version is printed and acted on.
+  @Test func watchJudgesItsValueAgainWhenOnlyTheSchemaChanges() throws {
+    try withTemporaryDirectory { directory in
+      let file = try documentWithSchema(in: directory)
+      let log = directory.file("runs")
+      let watch = try CLI.start(["watch", "--exec", file, "server.port", "--", "sh", "-c", "echo \"$CCSYNC_VALUE\" >> '\(log)'"])
+      defer {
+        kill(watch.process.processIdentifier, SIGTERM)
+        _ = watch.wait(deadline: .seconds(15))
+      }
+      #expect(waitUntil { (try? String(contentsOfFile: log, encoding: .utf8)) == "8080\n" })
+      // The schema alone changes: 8080 is now above its maximum.
+      let stricter = Self.schema.replacingOccurrences(of: "\"maximum\": 65535", with: "\"maximum\": 1024")
+      try CLI.write(stricter, to: directory.file("next.schema.json"))
+      #expect(rename(directory.file("next.schema.json"), directory.file("app.schema.json")) == 0)
+      #expect(waitUntil { watch.standardError.contains("8080 is greater than the maximum 1024") }, "\(watch.standardError)")
+      // A good version, then the log shows it was acted on and the refusal said once.
+      #expect(try CLI.run(["set", file, "server.port", "443"]).status == 0)
+      #expect(waitUntil { (try? String(contentsOfFile: log, encoding: .utf8)) == "8080\n443\n" }, "\(watch.standardError)")
+      #expect(CLI.lines(watch.standardOutput) == ["8080", "443"], "\(watch.standardOutput)")
+      let notes = CLI.lines(watch.standardError).filter { $0.contains("greater than the maximum") }
+      #expect(notes.count == 1, "\(notes)")
+    }
+  }
 }

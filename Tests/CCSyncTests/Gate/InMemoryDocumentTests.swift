@@ -13,9 +13,10 @@ import CCSyncSystem
     let store = MemoryStore(text: "{\n    // comment\n    \"port\": 8080,\n}\n")
     let document = SharedDocument(store: store)
     _ = document
-    let jwcc = SharedDocument(store: MemoryStore(name: "mem/doc.jsonc", text: "{\n    // comment\n    \"port\": 8080,\n}\n"))
+    let jwccStore = MemoryStore(name: "mem/doc.jsonc", text: "{\n    // comment\n    \"port\": 8080,\n}\n")
+    let jwcc = SharedDocument(store: jwccStore)
     try jwcc.update { try $0.setValue(9090, at: JSONPath(tokens: ["port"])) }
-    let text = try #require(jwcc.store as? MemoryStore).text
+    let text = jwccStore.text
     #expect(text == "{\n    // comment\n    \"port\": 9090,\n}\n")
     let threads = 8
     DispatchQueue.concurrentPerform(iterations: threads) { _ in

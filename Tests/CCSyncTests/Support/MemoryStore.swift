@@ -36,8 +36,8 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
   func put(_ text: String) {
     let (version, watches) = state.withLock { state -> (StoredVersion, [@Sendable (ChangeHint) -> Void]) in
       state.revision += 1
-      let version = StoredVersion(bytes: Array(text.utf8), identity: .revision(state.revision))
-      if let current = state.current, case .revision(let id) = current.identity { state.kept.append((id, current.bytes, nil)) }
+      let version = StoredVersion(bytes: Array(text.utf8), identity: .ordered(state.revision))
+      if let current = state.current, let id = current.identity.order { state.kept.append((id, current.bytes, nil)) }
       state.current = version
       return (version, Array(state.watches.values))
     }
@@ -49,7 +49,7 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
 
   func read() throws(StoreError) -> StoredVersion? { state.withLock(\.current) }
 
-  func provesUnchanged(_ identity: VersionIdentity, seenAt: FileIdentity.Timestamp) throws(StoreError) -> Bool {
+  func provesUnchanged(_ identity: VersionIdentity) throws(StoreError) -> Bool {
     state.withLock { $0.current?.identity == identity }
   }
 
@@ -66,8 +66,8 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
       writer.willPublish(bytes)
       let (version, watches) = state.withLock { state -> (StoredVersion, [@Sendable (ChangeHint) -> Void]) in
         state.revision += 1
-        if let current = state.current, case .revision(let id) = current.identity { state.kept.append((id, current.bytes, writer.note)) }
-        state.current = StoredVersion(bytes: bytes, identity: .revision(state.revision))
+        if let current = state.current, let id = current.identity.order { state.kept.append((id, current.bytes, writer.note)) }
+        state.current = StoredVersion(bytes: bytes, identity: .ordered(state.revision))
         return (state.current!, Array(state.watches.values))
       }
       writer.didPublish(version.identity)
@@ -84,12 +84,33 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
   func watch(_ handler: @escaping @Sendable (ChangeHint) -> Void) -> any StoreWatch {
     let id = UUID()
     state.withLock { $0.watches[id] = handler }
-    return MemoryWatch { [weak self] in _ = self?.state.withLock { $0.watches.removeValue(forKey: id) } } recheck: { handler($0) }
+    return MemoryWatch(held: heldRechecks) { [weak self] in _ = self?.state.withLock { $0.watches.removeValue(forKey: id) } } recheck: {
+      handler($0)
+    }
+  }
+
+  /// When set, the re-checks watches are asked for wait here, each until a test runs it,
+  /// instead of running after their delay: a test of a grace then needs no clock.
+  let heldRechecks = Protected<[@Sendable () -> Void]?>(nil)
+
+  /// Runs the re-checks held, in order; returns how many ran.
+  @discardableResult
+  func runHeldRechecks() -> Int {
+    let held = heldRechecks.withLock { held in
+      defer { if held != nil { held = [] } }
+      return held ?? []
+    }
+    for recheck in held { recheck() }
+    return held.count
   }
 
   func nestedWriteError() -> StoreError { .cluster("'\(name)': a write nested in a write of the same document") }
 
-  func mayBeMidWrite() -> Bool { false }
+  /// What an invalid version may be: whole by default, as a key's; a test sets `.possible`
+  /// or `.likely` to stand for a store written in place.
+  let partialWrites = Protected(PartialWrite.impossible)
+
+  func partialWrite() -> PartialWrite { partialWrites.withLock { $0 } }
 
   func sibling(at relativePath: String) -> (any DocumentStore)? {
     let resolved = FilePath.resolve(relativePath, against: FilePath.directory(of: name))
@@ -99,7 +120,7 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
   func versions(limit: Int?) throws(StoreError) -> [DocumentVersion] {
     state.withLock { state in
       var versions: [DocumentVersion] = []
-      if let current = state.current, case .revision(let id) = current.identity {
+      if let current = state.current, let id = current.identity.order {
         versions.append(DocumentVersion(id: String(id), time: nil, author: .thisProcess, rollbackOf: nil, isCurrent: true))
       }
       for kept in state.kept.reversed() {
@@ -111,7 +132,7 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
 
   func contents(ofVersion id: String) throws(StoreError) -> [UInt8]? {
     state.withLock { state in
-      if let current = state.current, current.identity == .revision(Int64(id) ?? -1) { return current.bytes }
+      if let current = state.current, current.identity == .ordered(Int64(id) ?? -1) { return current.bytes }
       return state.kept.first { String($0.id) == id }?.bytes
     }
   }
@@ -123,8 +144,12 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
 final class MemoryWatch: StoreWatch, @unchecked Sendable {
   private let stop: @Sendable () -> Void
   private let again: @Sendable (ChangeHint) -> Void
+  private let held: Protected<[@Sendable () -> Void]?>
 
-  init(stop: @escaping @Sendable () -> Void, recheck: @escaping @Sendable (ChangeHint) -> Void) {
+  init(
+    held: Protected<[@Sendable () -> Void]?>, stop: @escaping @Sendable () -> Void, recheck: @escaping @Sendable (ChangeHint) -> Void
+  ) {
+    self.held = held
     self.stop = stop
     self.again = recheck
   }
@@ -133,6 +158,13 @@ final class MemoryWatch: StoreWatch, @unchecked Sendable {
 
   func recheck(after delay: Duration) {
     let again = self.again
+    let hint = ChangeHint(contentMayDiffer: true, isRequestedRecheck: true, description: "recheck")
+    let isHeld = held.withLock { held -> Bool in
+      guard held != nil else { return false }
+      held?.append { again(hint) }
+      return true
+    }
+    if isHeld { return }
     DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000))) {
       again(ChangeHint(contentMayDiffer: true, isRequestedRecheck: true, description: "recheck"))
     }

@@ -1,0 +1,35 @@
+import Foundation
+import Testing
+import CCSyncJSON
+
+extension EtcdTests {
+  /// A mirror follows its key's schema: a change of the schema alone judges the version both
+  /// sides hold again (docs/SEMANTICS.md, "The gate").
+  @Suite struct MirrorSchemaChange {
+    static func schema(maximum: Int) -> String {
+      #"{"type": "object", "properties": {"port": {"type": "integer", "maximum": \#(maximum)}}}"#
+    }
+
+    /// The schema beside the key tightens so the value both sides hold fails it: the mirror
+    /// says so once, writes nothing to either side, and the next good version reaches the file.
+    @Test func aSchemaChangeAloneIsReportedOnceAndNothingIsWritten() throws {
+      try withTemporaryDirectory { directory in
+        let rig = try MirrorRig(in: directory)
+        try rig.put(Self.schema(maximum: 65535), key: "cfg.schema.json")
+        try rig.withMirrors([0], startingFrom: #"{"$schema": "./cfg.schema.json", "port": 8080}"#) { mirrors in
+          let fileBefore = CLI.bytes(rig.file(0))
+          let keyBefore = try rig.keyRecord()?.modRevision
+          try rig.put(Self.schema(maximum: 1024), key: "cfg.schema.json")
+          #expect(
+            waitUntil { mirrors[0].errorLines(containing: "8080 is greater than the maximum 1024").count == 1 },
+            "\(mirrors[0].standardError)")
+          #expect(CLI.bytes(rig.file(0)) == fileBefore, "the file was written")
+          #expect(try rig.keyRecord()?.modRevision == keyBefore, "the key was written")
+          try rig.put(#"{"$schema": "./cfg.schema.json", "port": 443}"#)
+          #expect(rig.waitUntilConverged([0]) { $0.integer("port") == 443 }, "\(rig.state([0]))")
+          #expect(mirrors[0].errorLines(containing: "greater than the maximum").count == 1, "\(mirrors[0].standardError)")
+        }
+      }
+    }
+  }
+}
