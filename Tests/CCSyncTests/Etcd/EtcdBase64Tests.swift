@@ -17,10 +17,11 @@ import Testing
     #expect(Base64.decoded(Data(every).base64EncodedString()) == every)
   }
 
-  @Test(arguments: ["Zm9", "Zm9v=", "Zm=v", "Z===", "====", "Zm9v\n", "Zm9*", "Zg=", "Zm 9v", "é123"])
+  @Test(arguments: ["Zm9", "Zm9v=", "Zm=v", "Zg=v", "Z===", "====", "=Zm9", "Zm9v\n", "Zm9*", "Zg=", "Zm 9v", "é123", "Zm9v====", "Zg==Zm9v"])
   func textThatIsNotPaddedStandardBase64IsRefused(_ text: String) {
+    // Stricter than Foundation, which reads `Zm=v`, `====` and `Zm9v=` as bytes: etcd only
+    // ever sends canonical base64, and anything else is a malformed reply.
     #expect(Base64.decoded(text) == nil)
-    #expect(Data(base64Encoded: text) == nil, "Foundation refuses it too")
   }
 
   @Test func paddingReadsAsTheBytesItStandsFor() {

@@ -31,7 +31,7 @@ import Testing
   }
 
   @Test func namesCompareWithoutRegardToCase() {
-    let headers = [HTTPHeader(name: "Transfer-Encoding", value: "gzip, Chunked "), HTTPHeader(name: "grpc-status", value: "0")]
+    let headers = [HTTPHeader(name: "Transfer-Encoding", value: "gzip, Chunked"), HTTPHeader(name: "grpc-status", value: "0")]
     #expect(headers.value(named: "transfer-encoding") == "gzip, Chunked")
     #expect(headers.value(named: "Grpc-Status") == "0")
     #expect(headers.value(named: "Content-Length") == nil)
