@@ -158,7 +158,7 @@ package enum FileSystem {
 extension FileSystem {
   /// `time` in UTC as ISO 8601 with milliseconds: `2026-11-29T21:05:24.123Z`.
   ///
-  /// The date is computed here (Howard Hinnant's civil-from-days), not by `gmtime_r`, whose
+  /// The date is computed (``CivilDate``), not taken from `gmtime_r`, whose
   /// first call in a process reads `/etc/localtime`; every etcd write's stamp has one of
   /// these, and a dozen small strings padded and joined cost 12,000 instructions a stamp.
   package static func isoTimestamp(_ time: FileIdentity.Timestamp) -> String {
@@ -169,15 +169,7 @@ extension FileSystem {
       secondOfDay += 86_400
       days -= 1
     }
-    let shifted = days + 719_468
-    let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-    let dayOfEra = shifted - era * 146_097
-    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-    let monthIndex = (5 * dayOfYear + 2) / 153
-    let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-    let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-    let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+    let (year, month, day) = CivilDate.date(fromDays: days)
     var text = [UInt8]()
     text.reserveCapacity(24)
     func digits(_ value: Int64, _ width: Int) {
@@ -196,9 +188,9 @@ extension FileSystem {
     }
     digits(year, 4)
     text.append(UInt8(ascii: "-"))
-    digits(month, 2)
+    digits(Int64(month), 2)
     text.append(UInt8(ascii: "-"))
-    digits(day, 2)
+    digits(Int64(day), 2)
     text.append(UInt8(ascii: "T"))
     digits(secondOfDay / 3600, 2)
     text.append(UInt8(ascii: ":"))
@@ -227,13 +219,7 @@ extension FileSystem {
       let minute = number(14, 2), let second = number(17, 2)
     else { return nil }
     let milliseconds = bytes.count >= 24 ? number(20, 3) ?? 0 : 0
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let shiftedYear = month <= 2 ? year - 1 : year
-    let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
-    let yearOfEra = shiftedYear - era * 400
-    let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-    let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-    let days = era * 146_097 + dayOfEra - 719_468
+    let days = Int(CivilDate.days(year: Int64(year), month: month, day: day))
     return Double(days * 86_400 + hour * 3600 + minute * 60 + second) + Double(milliseconds) / 1000
   }
 
