@@ -70,7 +70,9 @@ struct StressRun {
   /// the signal.
   /// - Returns: each worker's status.
   private func follow(_ workers: [Subprocess], readers: [StressSampleReader], start: Int64, live: Bool, directory: String) -> [Int32] {
-    let signals = try? SignalPipe.install([.interrupt, .terminate, .hangUp])
+    // SIGCHLD too: the loop wakes as soon as a worker ends, so the elapsed time it reports
+    // is not rounded up to the next 100 ms check.
+    let signals = try? SignalPipe.install([.interrupt, .terminate, .hangUp, .childStatusChanged])
     var statuses: [Int32?] = workers.map { _ in nil }
     var counts = [Int](repeating: 0, count: StressStatistics.bucketBounds.count + 1)
     var operations = 0

@@ -1,12 +1,6 @@
 import CCSyncJSON
 import CCSyncSystem
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 // The gateway speaks protobuf's JSON mapping (measured on etcd 3.4.23):
 // - `bytes` fields (keys, values) are standard base64 with padding: "foo" is "Zm9v";
 // - int64 fields come back as decimal strings ("revision":"8"); the gateway accepts both
@@ -43,8 +37,8 @@ extension JSONObject {
     switch self[key] {
     case nil, .null?: return []
     case .string(let text)?:
-      guard let data = Data(base64Encoded: text) else { throw MalformedReply(detail: "\"\(key)\" is not base64") }
-      return [UInt8](data)
+      guard let bytes = Base64.decoded(text) else { throw MalformedReply(detail: "\"\(key)\" is not base64") }
+      return bytes
     case let other?:
       throw MalformedReply(detail: "\"\(key)\" is a \(other.kindName), not a base64 string")
     }
@@ -104,7 +98,7 @@ extension JSONObject {
 enum EtcdJSON {
   /// `bytes` as a base64 JSON string.
   static func base64(_ bytes: [UInt8]) -> JSONValue {
-    .string(Data(bytes).base64EncodedString())
+    .string(Base64.encoded(bytes))
   }
 
   /// An int64 as a decimal JSON string, as protobuf's JSON mapping writes it.

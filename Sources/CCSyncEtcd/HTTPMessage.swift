@@ -15,10 +15,17 @@ package struct HTTPHeader: Sendable, Hashable {
   }
 }
 
+extension HTTPHeader {
+  /// Whether the field is called `name`, compared without regard to ASCII case.
+  package func isNamed(_ name: String) -> Bool {
+    HTTPHeadSyntax.equalIgnoringCase(self.name.utf8, name.utf8)
+  }
+}
+
 extension [HTTPHeader] {
   /// The value of the first field called `name`, compared without regard to ASCII case.
   package func value(named name: String) -> String? {
-    first { $0.name.lowercased() == name.lowercased() }?.value
+    first { $0.isNamed(name) }?.value
   }
 }
 
@@ -44,12 +51,17 @@ package struct HTTPRequest: Sendable {
   /// The request as it goes on the wire: request line, fields, blank line, body, in one
   /// buffer so that it leaves in one write (and, with `TCP_NODELAY`, one packet when small).
   func serialized(host: String) -> [UInt8] {
-    var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host)\r\n"
-    for header in headers { head += "\(header.name): \(header.value)\r\n" }
-    if !body.isEmpty || method == "POST" || method == "PUT" { head += "Content-Length: \(body.count)\r\n" }
-    head += "\r\n"
-    var bytes = Array(head.utf8)
-    bytes.reserveCapacity(bytes.count + body.count)
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(256 + body.count)
+    func line(_ parts: String...) {
+      for part in parts { bytes += part.utf8 }
+      bytes += "\r\n".utf8
+    }
+    line(method, " ", path, " HTTP/1.1")
+    line("Host: ", host)
+    for header in headers { line(header.name, ": ", header.value) }
+    if !body.isEmpty || method == "POST" || method == "PUT" { line("Content-Length: ", String(body.count)) }
+    line()
     bytes += body
     return bytes
   }

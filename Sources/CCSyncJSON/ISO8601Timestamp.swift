@@ -39,7 +39,7 @@ package enum ISO8601Timestamp {
     let seconds = Int64(whole)
     let days = seconds >= 0 ? seconds / secondsPerDay : (seconds - secondsPerDay + 1) / secondsPerDay
     let secondOfDay = Int(seconds - days * secondsPerDay)
-    let (year, month, day) = civilDate(fromDays: days)
+    let (year, month, day) = CivilDate.date(fromDays: days)
 
     var fraction = Int(microseconds)
     var fractionDigits = 6
@@ -167,7 +167,7 @@ package enum ISO8601Timestamp {
       hour <= 23, minute <= 59, second <= 59
     else { return nil }
 
-    let days = daysFromCivil(year: Int64(year), month: month, day: day)
+    let days = CivilDate.days(year: Int64(year), month: month, day: day)
     let seconds =
       days * secondsPerDay + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetSeconds)
     return Date(timeIntervalSince1970: Double(seconds) + fraction)
@@ -181,30 +181,5 @@ package enum ISO8601Timestamp {
     case 4, 6, 9, 11: return 30
     default: return 31
     }
-  }
-
-  /// Days since 1970-01-01 of a proleptic Gregorian date.
-  package static func daysFromCivil(year: Int64, month: Int, day: Int) -> Int64 {
-    let shiftedYear = month <= 2 ? year - 1 : year
-    let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
-    let yearOfEra = shiftedYear - era * 400
-    let monthFromMarch = Int64(month > 2 ? month - 3 : month + 9)
-    let dayOfYear = (153 * monthFromMarch + 2) / 5 + Int64(day) - 1
-    let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-    return era * 146_097 + dayOfEra - 719_468
-  }
-
-  /// The proleptic Gregorian date of a day counted from 1970-01-01.
-  package static func civilDate(fromDays days: Int64) -> (year: Int64, month: Int, day: Int) {
-    let shifted = days + 719_468
-    let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-    let dayOfEra = shifted - era * 146_097
-    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-    let monthFromMarch = (5 * dayOfYear + 2) / 153
-    let day = Int(dayOfYear - (153 * monthFromMarch + 2) / 5 + 1)
-    let month = Int(monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9)
-    let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-    return (year, month, day)
   }
 }

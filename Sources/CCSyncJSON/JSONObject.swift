@@ -46,6 +46,15 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
     for (key, value) in pairs { self[key] = value }
   }
 
+  /// Creates an object from an array of key-value pairs, as ``init(_:)-(Pairs)`` does. Not
+  /// generic, so a call from another module needs no run-time lookup of `Pairs`'s
+  /// associated types, which cost an etcd request's first object more than building it.
+  public init(_ pairs: [(String, JSONValue)]) {
+    members = []
+    members.reserveCapacity(pairs.count)
+    for (key, value) in pairs { self[key] = value }
+  }
+
   /// Creates an object from members the caller guarantees to have unique keys (the parser
   /// does). Builds the index when the object is large.
   package init(uniqueMembers: [Member]) {

@@ -157,17 +157,50 @@ package enum FileSystem {
 
 extension FileSystem {
   /// `time` in UTC as ISO 8601 with milliseconds: `2026-11-29T21:05:24.123Z`.
+  ///
+  /// The date is computed (``CivilDate``), not taken from `gmtime_r`, whose
+  /// first call in a process reads `/etc/localtime`; every etcd write's stamp has one of
+  /// these, and a dozen small strings padded and joined cost 12,000 instructions a stamp.
   package static func isoTimestamp(_ time: FileIdentity.Timestamp) -> String {
-    var seconds = time_t(time.seconds)
-    var parts = tm()
-    gmtime_r(&seconds, &parts)
-    func pad(_ value: Int32, _ width: Int) -> String {
-      let text = String(value)
-      return String(repeating: "0", count: max(0, width - text.count)) + text
+    let seconds = Int64(time.seconds)
+    var days = seconds / 86_400
+    var secondOfDay = seconds % 86_400
+    if secondOfDay < 0 {
+      secondOfDay += 86_400
+      days -= 1
     }
-    return pad(parts.tm_year + 1900, 4) + "-" + pad(parts.tm_mon + 1, 2) + "-" + pad(parts.tm_mday, 2) + "T"
-      + pad(parts.tm_hour, 2) + ":" + pad(parts.tm_min, 2) + ":" + pad(parts.tm_sec, 2) + "."
-      + pad(Int32(time.nanoseconds / 1_000_000), 3) + "Z"
+    let (year, month, day) = CivilDate.date(fromDays: days)
+    var text = [UInt8]()
+    text.reserveCapacity(24)
+    func digits(_ value: Int64, _ width: Int) {
+      var divisor: Int64 = 1
+      for _ in 1..<width { divisor *= 10 }
+      var rest = value
+      if rest < 0 || rest >= divisor * 10 {
+        text += String(rest).utf8  // a year before 0 or past 9999: as it is
+        return
+      }
+      while divisor > 0 {
+        text.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+        rest %= divisor
+        divisor /= 10
+      }
+    }
+    digits(year, 4)
+    text.append(UInt8(ascii: "-"))
+    digits(Int64(month), 2)
+    text.append(UInt8(ascii: "-"))
+    digits(Int64(day), 2)
+    text.append(UInt8(ascii: "T"))
+    digits(secondOfDay / 3600, 2)
+    text.append(UInt8(ascii: ":"))
+    digits(secondOfDay / 60 % 60, 2)
+    text.append(UInt8(ascii: ":"))
+    digits(secondOfDay % 60, 2)
+    text.append(UInt8(ascii: "."))
+    digits(Int64(time.nanoseconds / 1_000_000), 3)
+    text.append(UInt8(ascii: "Z"))
+    return String(decoding: text, as: UTF8.self)
   }
 
   /// The seconds since 1970 of a timestamp written by ``isoTimestamp(_:)``, or `nil`.
@@ -186,13 +219,7 @@ extension FileSystem {
       let minute = number(14, 2), let second = number(17, 2)
     else { return nil }
     let milliseconds = bytes.count >= 24 ? number(20, 3) ?? 0 : 0
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let shiftedYear = month <= 2 ? year - 1 : year
-    let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
-    let yearOfEra = shiftedYear - era * 400
-    let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-    let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-    let days = era * 146_097 + dayOfEra - 719_468
+    let days = Int(CivilDate.days(year: Int64(year), month: month, day: day))
     return Double(days * 86_400 + hour * 3600 + minute * 60 + second) + Double(milliseconds) / 1000
   }
 

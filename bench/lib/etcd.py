@@ -333,7 +333,7 @@ class StressContender:
 
 def throughput_contenders(bench, ccsync, build):
     floor = bench.peer("etcd_floor")
-    rows = [PoolContender("floor", "C floor: ccsync's requests on one kept-alive connection (no JSON parser)",
+    rows = [PoolContender("floor", "C floor: ccsync's requests, its write stamp included, on one kept-alive connection (no JSON parser)",
                           lambda endpoint, key: [floor, "increment", endpoint, key])]
     python = bench.options.etcd3gw_python
     if python:
@@ -471,7 +471,7 @@ GOALS = [
     "etcd: ccsync `update` >= 0.9x the C floor's updates/s (P=1, P=4)",
     "etcd: ccsync `update` >= 3x etcd3gw's updates/s",
     "etcd: `ccsync get etcd://` <= 0.3x `etcdctl get`'s time",
-    "etcd: `ccsync set etcd://` <= 0.3x `etcdctl put`'s time",
+    "etcd: `ccsync set etcd://` <= 0.45x `etcdctl put`'s time",
     "etcd propagation: ccsync watch p50 <= 1.2x the raw watch stream's",
 ]
 
@@ -532,8 +532,9 @@ def tables(bench, title, ccsync, ccsync_build, missing, throughput, cli, propaga
     lines.append(
         "P processes add 1 to `counter` in the %d-byte settings document stored as the value of one key, "
         "each increment an exact compare-and-swap: range the key (value and mod_revision), change it, txn "
-        "comparing mod_revision; on a failed compare the txn's failure branch ranges the key and the change "
-        "is made again on that. Each contender has its own key and its P processes, each with one kept-alive "
+        "comparing mod_revision that also puts the write's stamp at `KEY.ccsync-write` (ccsync's exactness after "
+        "a lost answer and its history need it; the C floor puts one too); on a failed compare the txn's "
+        "failure branch ranges the key and the change is made again on that. Each contender has its own key and its P processes, each with one kept-alive "
         "connection; a trial gives them %d increments in all, contenders taking turns trial by trial in a "
         "rotating order. Updates per second, median of %d trials; after every trial the key is read and its "
         "counter checked: FAILING means it was not exact. Client CPU is the contender's processes' CPU time "
@@ -613,26 +614,27 @@ def tables(bench, title, ccsync, ccsync_build, missing, throughput, cli, propaga
         lines.append("| %s | %.2f | %d |" % (label, median([r["seconds"] for r in cli_raw[key]]) * 1000,
                                              sum(r["failures"] for r in cli_raw[key])))
     lines.append("")
-    cli_rows = [("ccsync-get", "etcdctl-get", "`ccsync get etcd://` time / `etcdctl get` time", GOALS[2]),
-                ("ccsync-set", "etcdctl-put", "`ccsync set etcd://` time / `etcdctl put` time", GOALS[3])]
+    # A set makes two round trips (range + txn) where a put makes one: issue 25 gives it 0.45.
+    cli_rows = [("ccsync-get", "etcdctl-get", "`ccsync get etcd://` time / `etcdctl get` time", 0.30, GOALS[2]),
+                ("ccsync-set", "etcdctl-put", "`ccsync set etcd://` time / `etcdctl put` time", 0.45, GOALS[3])]
     if "etcdctl-get" in cli_raw:
         lines.append("| Comparison | Goal | Measured | Met |")
         lines.append("|---|---|---|---|")
-        for ours, theirs, label, goal_name in cli_rows:
+        for ours, theirs, label, goal, goal_name in cli_rows:
             if ours not in cli_raw:
-                lines.append("| %s | <= 0.30 | not measured | |" % label)
+                lines.append("| %s | <= %.2f | not measured | |" % (label, goal))
                 bench.goals.append((goal_name, "not measured", NOT_LANDED))
                 continue
             failing = any(r["failures"] for r in cli_raw[ours] + cli_raw[theirs])
             ratio = median([a["seconds"] / b["seconds"] for a, b in zip(cli_raw[ours], cli_raw[theirs])])
-            met = ratio <= 0.3 and not failing
-            lines.append("| %s | <= 0.30 | %s | %s |" % (label, "FAILING" if failing else "%.2f" % ratio, "yes" if met else "**no**"))
+            met = ratio <= goal and not failing
+            lines.append("| %s | <= %.2f | %s | %s |" % (label, goal, "FAILING" if failing else "%.2f" % ratio, "yes" if met else "**no**"))
             bench.goals.append((goal_name, "yes" if met else "no", "FAILING" if failing else "%.2f" % ratio))
         startup = median([a["seconds"] / b["seconds"] for a, b in zip(cli_raw["etcdctl-version"], cli_raw["etcdctl-get"])])
         lines.append("| peer: `etcdctl version` time / `etcdctl get` time (its start-up's share) | | %.2f | |" % startup)
         lines.append("")
     else:
-        for _, _, _, goal_name in cli_rows:
+        for _, _, _, _, goal_name in cli_rows:
             bench.goals.append((goal_name, "not measured", "etcdctl not installed"))
 
     # 7c

@@ -9,11 +9,16 @@
  *   POST /v3/kv/txn   {"compare": [{"key": KEY, "target": "MOD", "result": "EQUAL",
  *                                    "mod_revision": "M"}]          (missing key: target CREATE,
  *                                                                    create_revision 0)
- *                      "success": [{"request_put": {"key": KEY, "value": NEW}}],
+ *                      "success": [{"request_put": {"key": KEY, "value": NEW}},
+ *                                  {"request_put": {"key": KEY.ccsync-write, "value": STAMP}}],
  *                      "failure": [{"request_range": {"key": KEY}}]}
  *
  * and when the compare fails, the failure branch's range gives the current value and revision:
- * the change is made again on it and a new txn sent, with no extra range. The change is the
+ * the change is made again on it and a new txn sent, with no extra range. STAMP is the JSON
+ * ccsync signs each write with, made the same way (64 random bits per process and a counter,
+ * the wall-clock time in ISO 8601, host, user, pid and program): the exactness of an update
+ * whose answer was lost needs it (a write is told from another's identical bytes by it), and
+ * so does the history (who wrote each revision), so the floor writes it too. The change is the
  * least any writer can do: base64-decode the value, find the top-level "counter" number's
  * digits, write the number plus one in their place, base64-encode (no JSON parser). Requests go
  * out in one write(2) each (headers and a Content-Length body); responses are read with
@@ -54,6 +59,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -86,6 +92,29 @@ static void increment_counter(const struct buffer *old, struct buffer *out) {
   append(out, after, (size_t)(end - after));
 }
 
+/* The stamp of the next write: {"stamp":"PREFIX N","time":"...","author":{...}}, base64. */
+static void next_stamp(struct buffer *stamp64) {
+  static char author[512];
+  static unsigned long long prefix, counter;
+  if (!prefix) {
+    char host[256] = "", *user = getenv("USER");
+    gethostname(host, sizeof host - 1);
+    if (getrandom(&prefix, sizeof prefix, 0) != sizeof prefix || !prefix) prefix = (unsigned long long)time(NULL) * 2654435761u;
+    snprintf(author, sizeof author, "\"author\":{\"host\":\"%s\",\"user\":\"%s\",\"pid\":%d,\"program\":\"etcd_floor\"}",
+             host, user ? user : "", (int)getpid());
+  }
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  struct tm parts;
+  gmtime_r(&now.tv_sec, &parts);
+  char stamp[1024];
+  int length = snprintf(stamp, sizeof stamp, "{\"stamp\":\"%llx %llu\",\"time\":\"%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\",%s}",
+                        prefix, ++counter, parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday, parts.tm_hour,
+                        parts.tm_min, parts.tm_sec, now.tv_nsec / 1000000, author);
+  stamp64->length = 0;
+  base64_encode(stamp64, stamp, (size_t)length);
+}
+
 static void update(struct client *client) {
   range(client);
   for (;;) {
@@ -108,6 +137,11 @@ static void update(struct client *client) {
     append_text(b, client->key64.bytes);
     append_text(b, "\",\"value\":\"");
     append(b, client->changed64.bytes, client->changed64.length);
+    next_stamp(&client->stamp64);
+    append_text(b, "\"}},{\"request_put\":{\"key\":\"");
+    append_text(b, client->stamp_key64.bytes);
+    append_text(b, "\",\"value\":\"");
+    append(b, client->stamp64.bytes, client->stamp64.length);
     append_text(b, "\"}}],\"failure\":[{\"request_range\":{\"key\":\"");
     append_text(b, client->key64.bytes);
     append_text(b, "\"}}]}");

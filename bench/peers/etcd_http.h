@@ -298,6 +298,7 @@ static inline void read_kvs(const char *from, struct key_state *state) {
 struct client {
   struct connection connection;
   struct buffer key64, body, response, scratch, changed, changed64;
+  struct buffer stamp_key64, stamp64;  /* KEY.ccsync-write, and the stamp of a write */
   struct key_state state;
   long retries;
 };
@@ -306,6 +307,9 @@ static inline void client_open(struct client *client, const char *endpoint, cons
   memset(client, 0, sizeof *client);
   open_connection(&client->connection, endpoint);
   base64_encode(&client->key64, key, strlen(key));
+  char stamp_key[1024];
+  int length = snprintf(stamp_key, sizeof stamp_key, "%s.ccsync-write", key);
+  base64_encode(&client->stamp_key64, stamp_key, (size_t)length);
 }
 
 static inline void range(struct client *client) {

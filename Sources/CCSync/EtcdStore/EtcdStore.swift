@@ -177,7 +177,8 @@ final class EtcdStore: DocumentStore {
   ///
   /// - compare `mod_revision(KEY) == M` (`create_revision == 0` for a missing key);
   /// - success: put the bytes at KEY, the stamp at `KEY.ccsync-write`, and the invalid copy;
-  /// - failure: range KEY and `KEY.ccsync-write`.
+  /// - failure: range KEY; in the copies sent after one went unanswered, also
+  ///   `KEY.ccsync-write` (the first copy's stamp is new, so no stamp key can hold it yet).
   ///
   /// Sending it twice is safe: only one of the copies can find KEY as expected, since the
   /// one that applies changes it. So when a copy was sent without an answer (the member died,
@@ -199,13 +200,13 @@ final class EtcdStore: DocumentStore {
     case .modifiedAt(let revision): compare = .modRevision(of: key, equals: revision)
     }
     let success: [EtcdOperation] = [.put(key: key, value: swap.bytes, lease: nil), .put(key: stampKey, value: swap.stamp, lease: nil)] + swap.alsoWrite
-    let failure: [EtcdOperation] = [.range(.key(key)), .range(.key(stampKey))]
     var unknown: EtcdError?
     var settleBy = ContinuousClock.now
     var pause: Duration = .milliseconds(50)
     while true {
       let result: EtcdTransactionResult
       do throws(EtcdError) {
+        let failure: [EtcdOperation] = unknown == nil ? [.range(.key(key))] : [.range(.key(key)), .range(.key(stampKey))]
         result = try client.transaction(if: [compare], then: success, else: failure, deadline: deadline)
       } catch {
         if unknown == nil {
@@ -228,17 +229,20 @@ final class EtcdStore: DocumentStore {
         if unknown != nil { logger.log(.warning, "'\(name)': settled: the copy sent again applied, at revision \(result.revision)") }
         return .written(result.revision)
       }
-      guard result.results.count == 2, case .range(let now) = result.results[0], case .range(let stamped) = result.results[1] else {
+      guard result.results.count == (unknown == nil ? 1 : 2), case .range(let now) = result.results[0] else {
         throw .cluster("'\(name)': a failed compare-and-swap without the ranges of its failure branch")
       }
-      // A copy sent earlier was the last write, or, found in the stamp key's history, an
-      // earlier one.
-      var applied = stamped.first.flatMap { $0.value == swap.stamp ? $0.modRevision : nil }
-      if applied == nil, unknown != nil { applied = try stampedSince(swap, last: stamped.first, client: client, deadline: deadline) }
       if unknown != nil {
+        guard case .range(let stamped) = result.results[1] else {
+          throw .cluster("'\(name)': a failed compare-and-swap without the ranges of its failure branch")
+        }
+        // A copy sent earlier was the last write, or, found in the stamp key's history, an
+        // earlier one.
+        var applied = stamped.first.flatMap { $0.value == swap.stamp ? $0.modRevision : nil }
+        if applied == nil { applied = try stampedSince(swap, last: stamped.first, client: client, deadline: deadline) }
         logger.log(.warning, "'\(name)': settled: " + (applied.map { "a copy sent earlier applied, at revision \($0)" } ?? "no copy applied; planning again"))
+        if let applied { return .written(applied) }
       }
-      if let applied { return .written(applied) }
       return .conflict(now: now.first.map(StoredVersion.init), revision: result.revision)
     }
   }
@@ -322,24 +326,39 @@ final class EtcdStore: DocumentStore {
 final class WriteStamps: Sendable {
   private let prefix: String
   private let counter = Protected<UInt64>(0)
+  /// `{"stamp":"PREFIX `: the start of every stamp's text.
+  private let opening: [UInt8]
+  /// `,"author":{...}`: this process's author, formatted once.
+  private let author: [UInt8]
 
   init() {
     prefix = String(UInt64.random(in: .min ... .max), radix: 16)
+    opening = Array("{\"stamp\":\"\(prefix) ".utf8)
+    author = Array(",\"author\":".utf8) + VersionAuthor.thisProcess.json.formattedBytes(.compact)
   }
 
   /// A new stamp: unique to one write, and signed: the author, the time and the write's
   /// note, so the key's history says who wrote each revision (``EtcdStore/versions(limit:)``).
+  /// Its text is the compact JSON object `{"stamp","time","author"[,"rollbackOf"]}`, put
+  /// together from parts made once: it goes with every write.
   func next(note: WriteNote? = nil) -> [UInt8] {
     let number = counter.withLock { counter -> UInt64 in
       counter += 1
       return counter
     }
-    var object = JSONObject()
-    object["stamp"] = .string("\(prefix) \(number)")
-    object["time"] = .string(FileSystem.isoTimestamp(FileSystem.currentTime()))
-    object["author"] = VersionAuthor.thisProcess.json
-    if let rollbackOf = note?.rollbackOf { object["rollbackOf"] = .string(rollbackOf) }
-    return JSONValue.object(object).formattedBytes(.compact)
+    var text = opening
+    text.reserveCapacity(opening.count + author.count + 64)
+    text += String(number).utf8
+    text += "\",\"time\":\"".utf8
+    text += FileSystem.isoTimestamp(FileSystem.currentTime()).utf8
+    text.append(UInt8(ascii: "\""))
+    text += author
+    if let rollbackOf = note?.rollbackOf {
+      text += ",\"rollbackOf\":".utf8
+      text += JSONValue.string(rollbackOf).formattedBytes(.compact)
+    }
+    text.append(UInt8(ascii: "}"))
+    return text
   }
 }
 
