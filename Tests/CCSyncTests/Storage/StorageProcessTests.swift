@@ -186,9 +186,9 @@ import CCSyncSystem
     }
   }
 
-  /// The times compared are the file's own (its modification time at each write), not when
-  /// this test noticed the write: under load the test may notice the first write late, which
-  /// would shorten the interval it measures.
+  /// The times compared are the file's own (its modification time at each write, taken
+  /// from the version read), not when this test noticed the write: under load the test may
+  /// notice the first write late, which would shorten the interval it measures.
   @Test func throttledWritesTheFirstChangeAtOnceAndTheLastOneLater() throws {
     try withTemporaryDirectory { directory in
       let path = directory.file("settings.json")
@@ -196,32 +196,39 @@ import CCSyncSystem
       let child = try InteractiveChild(testHelper(), ["session", path, "throttled:1.0"])
       #expect(child.nextLine(startingWith: "ready") != nil)
       child.request("set counter 1")
-      #expect(waitUntil(deadline: .seconds(5)) { (try? fileJSON(path).objectValue?["counter"]) == 1 })
-      let firstWrite = try modificationNanoseconds(path)
+      var firstWrite: Int64 = 0
+      #expect(waitUntil(deadline: .seconds(5)) {
+        guard let version = counterVersion(path), version.counter == 1 else { return false }
+        firstWrite = version.modified
+        return true
+      })
       child.request("set counter 2")
       child.request("set counter 3")
-      if wallClockNanoseconds() - firstWrite < 900_000_000 {
-        #expect(try fileJSON(path).objectValue?["counter"] == 1)
+      if let version = counterVersion(path), version.modified - firstWrite < 900_000_000 {
+        #expect(version.counter == 1, "a second write came \(version.modified - firstWrite) ns after the first")
       }
-      #expect(waitUntil(deadline: .seconds(5)) { (try? fileJSON(path).objectValue?["counter"]) == 3 })
-      let lastWrite = try modificationNanoseconds(path)
+      var lastWrite: Int64 = 0
+      #expect(waitUntil(deadline: .seconds(5)) {
+        guard let version = counterVersion(path), version.counter == 3 else { return false }
+        lastWrite = version.modified
+        return true
+      })
       #expect(lastWrite - firstWrite >= 900_000_000, "the second write came \(lastWrite - firstWrite) ns after the first")
       #expect(child.finish() == 0)
     }
   }
 
-  /// `path`'s modification time, in nanoseconds since the epoch.
-  private func modificationNanoseconds(_ path: String) throws -> Int64 {
+  /// The counter in the version of `path` read now, and that version's modification time in
+  /// nanoseconds since the epoch (the same open file for both, so they belong together).
+  private func counterVersion(_ path: String) -> (counter: JSONValue?, modified: Int64)? {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
     var status = stat()
-    guard stat(path, &status) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-    return Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
-  }
-
-  /// The wall clock (the clock file times are taken from), in nanoseconds since the epoch.
-  private func wallClockNanoseconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    guard fstat(descriptor, &status) == 0 else { return nil }
+    let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
+    guard let data = try? handle.readToEnd(), let json = try? JSONValue(parsing: [UInt8](data)) else { return nil }
+    return (json.objectValue?["counter"], Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec))
   }
 
   @Test(arguments: [SIGTERM, SIGINT, SIGHUP])
