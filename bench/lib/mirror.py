@@ -26,11 +26,11 @@ SEED = '{"sequence": -1, "sentAt": 0, "payload": ""}\n'
 DOCUMENT_BYTES = 1024
 
 GOALS = [
-    "mirror: file-to-file propagation p50 <= 2x the C floor of the same path",
+    "mirror: file-to-file propagation p50 <= 1.5x the C floor of the same path",
     "mirror: one key stays exact at P = 1, 4, 16 over three members",
     "mirror fan-out: ccsync watch p50 at 100 watchers <= 1.5x raw watch streams'",
     "mirror: idle CPU < 1% of a core",
-    "mirror: CPU under a write every 10 ms < 10% of a core per mirror",
+    "mirror: CPU under a write every 10 ms <= 1.5x the C floor's (per mirror, against the floor doing both machines' parts)",
     "mirror with status reports: propagation p50 and busy CPU <= 1.10x the `--baseline-ccsync` build's",
 ]
 
@@ -488,7 +488,9 @@ def tables(bench, ccsync, build, propagation, contention, fanout, cpu):
         "`CLOCK_MONOTONIC` just before each rename; a C inotify reader on B's directory stamps each version of "
         "B's file it reads. The floor is one C process (`mirror_floor chain`) chaining the raw parts: an inotify "
         "read of A's file, one put of its bytes (no range, no compare, no merge), one watch event on the other "
-        "member, one atomic durable write of B's file. Both sides take turns, %d rounds, each on a fresh key and "
+        "member, one atomic durable write of B's file; and, as the mirror's crash safety needs, each side's sync "
+        "record written durably before and after its write (A around the put, B around its file write: a restarted "
+        "mirror tells its own writes from other writers' by it, so ccsync makes these writes too). Both sides take turns, %d rounds, each on a fresh key and "
         "fresh directories, after a warm-up write has gone from A to B. Milliseconds: p50 is the median of the "
         "rounds' medians, p99 and max over all versions B's reader saw (a version overwritten before it was "
         "read is not counted: see \"seen\"); the ratio is taken round by round."
@@ -518,7 +520,7 @@ def tables(bench, ccsync, build, propagation, contention, fanout, cpu):
     lines.append("")
     if "ratio" in summaries.get("ccsync", {}):
         value = summaries["ccsync"]["ratio"]
-        bench.goals.append((GOALS[0], "yes" if value <= 2 else "no", "%.2fx (%.2f ms vs %.2f ms; p99 %.2f ms vs %.2f ms)" % (
+        bench.goals.append((GOALS[0], "yes" if value <= 1.5 else "no", "%.2fx (%.2f ms vs %.2f ms; p99 %.2f ms vs %.2f ms)" % (
             value, summaries["ccsync"]["p50"] * 1000, summaries["floor"]["p50"] * 1000,
             summaries["ccsync"]["p99"] * 1000, summaries["floor"]["p99"] * 1000)))
     else:
@@ -669,7 +671,9 @@ def tables(bench, ccsync, build, propagation, contention, fanout, cpu):
         versus = " (floor %.1f%% for both)" % (100 * floor["busy"][0]) if "busy" in floor else ""
         bench.goals.append((GOALS[3], "yes" if idle < 0.01 else "no", "A %.1f%%, B %.1f%% over %.0f s" % (
             100 * c["idle"][0], 100 * c["idle"][1], options.mirror_cpu_seconds)))
-        bench.goals.append((GOALS[4], "yes" if busy < 0.10 else "no", "A %.1f%%, B %.1f%%%s" % (
+        floor_busy = floor["busy"][0] if "busy" in floor else None
+        met = floor_busy is not None and busy <= 1.5 * floor_busy
+        bench.goals.append((GOALS[4], "yes" if met else "no", "A %.1f%%, B %.1f%%%s" % (
             100 * c["busy"][0], 100 * c["busy"][1], versus)))
     else:
         bench.goals.append((GOALS[3], "not measured", "a side failed or ccsync has no etcd support (see the notes)"))

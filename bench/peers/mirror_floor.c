@@ -14,6 +14,12 @@
  *       until etcd says it is created) gives each put's value, which is written to FILE_B as
  *       ccsync writes a file: under an exclusive flock of FILE_B.lock, a new temp file in
  *       FILE_B's directory, write, fsync, rename over FILE_B, unlock, fsync of the directory.
+ *       Each side records its sync durably before its write and again after it, as the mirror's
+ *       crash safety needs (`.NAME.floor-state` beside each file, written the same atomic durable
+ *       way; its bytes are the document's): A before the put and once the put is answered, B
+ *       around its write of FILE_B. A restarted mirror finds from that record which of each
+ *       side's differences were its own writes (docs/SEMANTICS.md, "Mirror"), so ccsync makes
+ *       the same two writes a sync and the floor does too.
  *       The put's answer is read when it arrives (poll), off the path to FILE_B; a change of
  *       FILE_A while a put is unanswered is put once that answer is read. Prints "ready" once
  *       the watch is created; at end of standard input prints "puts P events E writes W" and
@@ -118,8 +124,19 @@ static int64_t replace_file(const char *path, const char *bytes, size_t length) 
 
 /* ---- chain ---- */
 
+/* The sync record beside PATH: DIR/.NAME.floor-state. */
+static void state_path(const char *path, char *out, size_t size) {
+  char directory[PATH_MAX];
+  const char *name;
+  split_path(path, directory, sizeof directory, &name);
+  snprintf(out, size, "%s/.%s.floor-state", directory, name);
+}
+
 static int chain(const char *file_a, const char *file_b, const char *put_endpoint, const char *watch_endpoint,
                  const char *key) {
+  char state_a[PATH_MAX + 16], state_b[PATH_MAX + 16];
+  state_path(file_a, state_a, sizeof state_a);
+  state_path(file_b, state_b, sizeof state_b);
   struct client put;
   client_open(&put, put_endpoint, key);
   range(&put);
@@ -148,7 +165,9 @@ static int chain(const char *file_a, const char *file_b, const char *put_endpoin
       const char *event = stream.message.bytes;
       while (watch_event_value(&event, &value)) {
         events++;
+        replace_file(state_b, value.bytes, value.length);
         replace_file(file_b, value.bytes, value.length);
+        replace_file(state_b, value.bytes, value.length);
         writes++;
       }
     }
@@ -179,12 +198,14 @@ static int chain(const char *file_a, const char *file_b, const char *put_endpoin
     }
     if (put_pending && (fds[3].revents & POLLIN)) {
       read_body(&put.connection, &answer);
+      replace_file(state_a, contents.bytes, contents.length);
       put_pending = 0;
       if (changed_meanwhile) send = 1;
       changed_meanwhile = 0;
     }
     if (send && put_pending) changed_meanwhile = 1;
     else if (send && read_file(file_a, &contents)) {
+      replace_file(state_a, contents.bytes, contents.length);
       send_put(&put, contents.bytes, contents.length);
       put_pending = 1;
       puts++;
