@@ -161,13 +161,28 @@ extension FileSystem {
     var seconds = time_t(time.seconds)
     var parts = tm()
     gmtime_r(&seconds, &parts)
-    func pad(_ value: Int32, _ width: Int) -> String {
-      let text = String(value)
-      return String(repeating: "0", count: max(0, width - text.count)) + text
+    // Digits written straight into the text: a history line is stamped on every write.
+    var text: [UInt8] = []
+    text.reserveCapacity(24)
+    func digits(_ value: Int32, _ width: Int, then separator: UInt8) {
+      let value = Int(max(value, 0))
+      var divisor = 1
+      for _ in 1..<width { divisor *= 10 }
+      while divisor <= value / 10 { divisor *= 10 }
+      while divisor > 0 {
+        text.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+        divisor /= 10
+      }
+      text.append(separator)
     }
-    return pad(parts.tm_year + 1900, 4) + "-" + pad(parts.tm_mon + 1, 2) + "-" + pad(parts.tm_mday, 2) + "T"
-      + pad(parts.tm_hour, 2) + ":" + pad(parts.tm_min, 2) + ":" + pad(parts.tm_sec, 2) + "."
-      + pad(Int32(time.nanoseconds / 1_000_000), 3) + "Z"
+    digits(parts.tm_year + 1900, 4, then: UInt8(ascii: "-"))
+    digits(parts.tm_mon + 1, 2, then: UInt8(ascii: "-"))
+    digits(parts.tm_mday, 2, then: UInt8(ascii: "T"))
+    digits(parts.tm_hour, 2, then: UInt8(ascii: ":"))
+    digits(parts.tm_min, 2, then: UInt8(ascii: ":"))
+    digits(parts.tm_sec, 2, then: UInt8(ascii: "."))
+    digits(Int32(time.nanoseconds / 1_000_000), 3, then: UInt8(ascii: "Z"))
+    return String(decoding: text, as: UTF8.self)
   }
 
   /// The seconds since 1970 of a timestamp written by ``isoTimestamp(_:)``, or `nil`.
