@@ -40,11 +40,18 @@ import CCSyncJSON
     range.reversed().map(String.init)
   }
 
-  @Test func idsGoOnAfterAnotherProcessAppendsCompactsAndChangesTheSetting() throws {
+  /// Runs `body` with a document whose file holds `{"counter": 0}`, written by the test
+  /// (outside ccsync: the first write keeps it as version 1), and the path of its log.
+  private func withCounterDocument(_ body: (_ path: String, _ log: String, SharedDocument) throws -> Void) throws {
     try withTemporaryDirectory { directory in
       let path = directory.file("counter.json")
       writeFile(path, #"{"counter": 0}"#)
-      let document = SharedDocument(path: path)
+      try body(path, directory.file(".counter.json.history/versions.log"), SharedDocument(path: path))
+    }
+  }
+
+  @Test func idsGoOnAfterAnotherProcessAppendsCompactsAndChangesTheSetting() throws {
+    try withCounterDocument { path, log, document in
       for _ in 1...3 { try increment(document) }
       #expect(try versionIDs(document) == ids(1...4))
 
@@ -66,7 +73,7 @@ import CCSyncJSON
       // This process alone, past compactions of its own.
       for _ in 1...150 { try increment(document) }
       #expect(try versionIDs(document) == ids(247...250))
-      let lines = try String(contentsOfFile: directory.file(".counter.json.history/versions.log"), encoding: .utf8)
+      let lines = try String(contentsOfFile: log, encoding: .utf8)
       #expect(lines.split(separator: "\n").count <= 3 + 1 + 64, "the log is compacted")
     }
   }
@@ -75,12 +82,8 @@ import CCSyncJSON
   /// not all its data) is the same file, shorter: it is read again, and the ids go on from
   /// its last line, the kept file under the next id replaced.
   @Test func aLogThatShrankInPlaceIsReadAgain() throws {
-    try withTemporaryDirectory { directory in
-      let path = directory.file("counter.json")
-      writeFile(path, #"{"counter": 0}"#)
-      let document = SharedDocument(path: path)
+    try withCounterDocument { _, log, document in
       for _ in 1...5 { try increment(document) }
-      let log = directory.file(".counter.json.history/versions.log")
       let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
       let handle = try #require(FileHandle(forUpdatingAtPath: log))
       try handle.truncate(atOffset: UInt64(lines.prefix(3).map { $0.utf8.count + 1 }.reduce(0, +)))
