@@ -37,6 +37,9 @@ package final class OpenFile {
     /// Appending to a file, created when missing (mode 0644 less the umask), never followed
     /// if it is a symlink: each write lands whole at the end (`O_APPEND`).
     package static let append = Options(flags: O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, mode: 0o644)
+    /// An existing file to read and append to (`O_APPEND`: each write lands whole at the
+    /// end), never followed if it is a symlink.
+    package static let readAndAppend = Options(flags: O_RDWR | O_APPEND | O_NOFOLLOW)
     /// Reading and writing, without waiting (a lock file reopened where a lock needs it).
     package static let readWriteNonBlocking = Options(flags: O_RDWR | O_NONBLOCK)
   }
@@ -117,6 +120,22 @@ package final class OpenFile {
       if got < room && count == statusSize { break }
     }
     return [UInt8](UnsafeRawBufferPointer(start: buffer, count: count))
+  }
+
+  /// Up to `count` bytes from `offset` (fewer where the file ends first), read without moving
+  /// the file's offset. The corresponding C function is `pread`.
+  package func read(count: Int, at offset: Int64) throws(SystemError) -> [UInt8] {
+    let buffer = UnsafeMutableRawPointer.allocate(byteCount: max(count, 1), alignment: 1)
+    defer { buffer.deallocate() }
+    var filled = 0
+    while filled < count {
+      let got = try systemCall("read", path: path) {
+        pread(descriptor, buffer + filled, count - filled, off_t(offset + Int64(filled)))
+      }
+      if got == 0 { break }
+      filled += got
+    }
+    return [UInt8](UnsafeRawBufferPointer(start: buffer, count: filled))
   }
 
   /// Writes every byte, looping over short writes. The corresponding C function is `write`.

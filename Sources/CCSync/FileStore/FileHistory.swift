@@ -27,12 +27,20 @@ struct FileHistory {
     var rollbackOf: String?
   }
 
+  /// The log as a write found it: open for the write's line, with the last version it
+  /// records and how many lines it holds.
+  struct RecordedLog {
+    /// `nil` when there is no log yet.
+    var file: OpenFile?
+    var identity: FileIdentity?
+    var last: Entry?
+    var lines: Int
+  }
+
   /// A version linked into the history before the write that replaces it, to be recorded
   /// (or undone) once the write is done.
   struct Pending {
-    /// The last version the log recorded, and how many lines it holds.
-    var last: Entry?
-    var recordedLines: Int
+    var log: RecordedLog
     var keep: Int
     /// The id the replaced version was kept under, and the entry to record for it when it
     /// was written outside ccsync.
@@ -43,16 +51,27 @@ struct FileHistory {
 
   /// The resolved path of the file.
   let target: String
-
   /// `.NAME.history` beside the file.
-  var folder: String {
-    FilePath.join(FilePath.directory(of: target), "." + FilePath.name(of: target) + ".history")
+  let folder: String
+  private let logPath: String
+  private let keepPath: String
+
+  init(target: String) {
+    self.target = target
+    folder = FilePath.join(FilePath.directory(of: target), "." + FilePath.name(of: target) + ".history")
+    logPath = folder + "/versions.log"
+    keepPath = folder + "/keep"
   }
-  private var logPath: String { FilePath.join(folder, "versions.log") }
-  private var keepPath: String { FilePath.join(folder, "keep") }
 
   /// The path of the kept version `id`.
-  func versionPath(_ id: Int) -> String { FilePath.join(folder, "\(id).json") }
+  func versionPath(_ id: Int) -> String {
+    var path = Array(folder.utf8)
+    path.reserveCapacity(path.count + 26)
+    path.append(UInt8(ascii: "/"))
+    Self.appendNumber(Int64(id), to: &path)
+    path += ".json".utf8
+    return String(decoding: path, as: UTF8.self)
+  }
 
   /// Whether the version `entry` records is kept: its file is there and is the file the
   /// line names. After a power cut the log and the links may disagree (neither is made
@@ -63,12 +82,17 @@ struct FileHistory {
     return kept.identity.device == entry.device && kept.identity.inode == entry.inode
   }
 
-  /// How many versions the history keeps.
+  /// How many versions the history keeps: read once per process and `keep` file (see
+  /// ``HistoryMemory``), then known from its identity.
   func keep() -> Int {
-    guard let bytes = try? readSmallFile(keepPath), let number = Int(String(decoding: bytes, as: UTF8.self).trimmingWhitespace()) else {
-      return Self.defaultKeep
-    }
-    return max(0, number)
+    guard let status = (try? FileSystem.status(keepPath)) ?? nil else { return Self.defaultKeep }
+    if let known = HistoryMemory.keep(of: folder), known.identity == status.identity { return known.count }
+    guard let file = try? OpenFile(path: keepPath, options: .readOnly), let read = try? file.status(),
+      let bytes = try? file.readRegularFile(size: Int(read.identity.size))
+    else { return Self.defaultKeep }
+    let count = Int(String(decoding: bytes, as: UTF8.self).trimmingWhitespace()).map { max(0, $0) } ?? Self.defaultKeep
+    HistoryMemory.remember(HistoryMemory.Keep(identity: read.identity, count: count), of: folder)
+    return count
   }
 
   /// Sets how many versions the history keeps; made with the folder when it is missing (a
@@ -92,31 +116,41 @@ struct FileHistory {
   /// The versions recorded, oldest first; unreadable lines are skipped.
   func entries() -> [Entry] {
     guard let bytes = try? readSmallFile(logPath) else { return [] }
-    return bytes.split(separator: UInt8(ascii: "\n")).compactMap { Self.entry(line: $0) }
+    return bytes.split(separator: Self.lineBreak).compactMap { Self.entry(line: $0) }
   }
 
-  /// The last version recorded and how many lines the log holds: what every write needs,
-  /// without parsing the other lines.
-  func lastRecorded() -> (last: Entry?, lines: Int) {
-    guard let bytes = try? readSmallFile(logPath) else { return (nil, 0) }
-    let lines = bytes.split(separator: UInt8(ascii: "\n"))
-    return (lines.reversed().lazy.compactMap { Self.entry(line: $0) }.first, lines.count)
+  /// Opens the log for the write that replaces `current`, and tells what it records: from
+  /// this process's memory when the log is as this process left it (and its last version is
+  /// `current`), from the lines added since when it grew, from the whole log otherwise.
+  private func openLog(replacing current: FileIdentity?) throws(SystemError) -> RecordedLog {
+    let file: OpenFile
+    do {
+      file = try OpenFile(path: logPath, options: .readAndAppend)
+    } catch where error.errorNumber == .noSuchFileOrDirectory {
+      return RecordedLog(file: nil, identity: nil, last: nil, lines: 0)
+    }
+    let identity = try file.status().identity
+    var log = RecordedLog(file: file, identity: identity, last: nil, lines: 0)
+    if let known = HistoryMemory.log(of: folder), known.device == identity.device, known.inode == identity.inode {
+      if known.size == identity.size, current.map({ known.last?.isVersion($0) ?? false }) ?? true {
+        (log.last, log.lines) = (known.last, known.lines)
+        return log
+      }
+      if known.size > 0, known.size < identity.size {
+        // Read from the line break that ended the known lines: text that does not start
+        // there is not the log this process knew.
+        let added = try file.read(count: Int(identity.size - known.size) + 1, at: known.size - 1)
+        if added.first == Self.lineBreak, let last = Self.lastEntry(in: added.dropFirst()) {
+          (log.last, log.lines) = (last, known.lines + Self.lineCount(added.dropFirst()))
+          return log
+        }
+      }
+    }
+    let bytes = try file.readRegularFile(size: Int(identity.size))
+    (log.last, log.lines) = (Self.lastEntry(in: bytes[...]), Self.lineCount(bytes[...]))
+    return log
   }
 
-  /// The version one line of the log records; `nil` for a line that is not one.
-  private static func entry(line: ArraySlice<UInt8>) -> Entry? {
-    guard case .object(let object)? = try? JSONValue(parsing: Array(line)),
-      let id = object["id"]?.numberValue?.int64Value,
-      let device = object["device"]?.numberValue?.int64Value, let inode = object["inode"]?.numberValue?.int64Value
-    else { return nil }
-    var time: String?
-    if case .string(let text)? = object["time"] { time = text }
-    var rollbackOf: String?
-    if case .string(let text)? = object["rollbackOf"] { rollbackOf = text }
-    return Entry(
-      id: Int(id), time: time, author: VersionAuthor(json: object["author"]), device: UInt64(bitPattern: device),
-      inode: UInt64(bitPattern: inode), rollbackOf: rollbackOf)
-  }
 
   /// Before a write replaces `current`: keeps it, as a link, when the history keeps
   /// versions. Returns what ``record(written:note:after:)`` needs, or `nil` when the history
@@ -126,11 +160,12 @@ struct FileHistory {
   func keepReplaced(_ current: FileIdentity?) throws(SystemError) -> Pending? {
     let keep = self.keep()
     guard keep > 0 else { return nil }
-    let (last, lines) = lastRecorded()
-    var pending = Pending(last: last, recordedLines: lines, keep: keep, keptID: nil, outsideEntry: nil, createdFolder: false)
+    let log = try openLog(replacing: current)
+    var pending = Pending(log: log, keep: keep, keptID: nil, outsideEntry: nil, createdFolder: false)
     guard let current else { return pending }
+    let last = log.last
     var id: Int
-    if let last, last.inode == current.inode, last.device == current.device {
+    if let last, last.isVersion(current) {
       id = last.id
     } else {
       // Written by a program that is not ccsync (or before the history began).
@@ -178,7 +213,8 @@ struct FileHistory {
   /// The write after ``keepReplaced(_:)`` failed: the version it kept is still the current
   /// one, and a folder made for it goes too.
   func undo(_ pending: Pending) {
-    if let id = pending.keptID, pending.outsideEntry != nil || pending.last?.id != id {
+    try? pending.log.file?.close()
+    if let id = pending.keptID, pending.outsideEntry != nil || pending.log.last?.id != id {
       try? FileSystem.removeFile(versionPath(id))
     }
     if pending.createdFolder { try? FileSystem.removeEmptyDirectory(folder) }
@@ -189,19 +225,45 @@ struct FileHistory {
   /// - Returns: the path of the version that fell out of the window, for the caller to
   ///   remove once the lock is released (it may be gone already).
   func record(written identity: FileIdentity, note: WriteNote?, after pending: Pending) throws(SystemError) -> String {
-    // A version linked into the folder proves it is there.
-    if pending.keptID == nil, !pending.createdFolder, (try FileSystem.status(folder)) == nil { _ = try makeFolder() }
-    let newID = (pending.keptID ?? pending.last?.id ?? 0) + 1
+    // A version linked into the folder, or a log, proves it is there.
+    if pending.keptID == nil, pending.log.file == nil, !pending.createdFolder, (try FileSystem.status(folder)) == nil {
+      _ = try makeFolder()
+    }
+    let newID = (pending.keptID ?? pending.log.last?.id ?? 0) + 1
     var lines: [Entry] = []
     if let outside = pending.outsideEntry { lines.append(outside) }
-    lines.append(Entry(
+    let written = Entry(
       id: newID, time: FileSystem.isoTimestamp(FileSystem.currentTime()), author: .thisProcess, device: identity.device,
-      inode: identity.inode, rollbackOf: note?.rollbackOf))
-    let text = lines.map { Self.line($0) }.joined()
-    let log = try OpenFile(path: logPath, options: .append)
-    try log.writeAll(Array(text.utf8))
-    try log.close()
-    if pending.recordedLines + lines.count > pending.keep + 64 { try compactLog(keeping: pending.keep + 1) }
+      inode: identity.inode, rollbackOf: note?.rollbackOf)
+    lines.append(written)
+    var text: [UInt8] = []
+    text.reserveCapacity(256)
+    for line in lines { Self.appendLine(line, to: &text) }
+    let lineCount = pending.log.lines + lines.count
+    do throws(SystemError) {
+      let log: OpenFile
+      if let opened = pending.log.file { log = opened } else { log = try OpenFile(path: logPath, options: .append) }
+      try log.writeAll(text)
+      // Under the lock no other writer appends: the log is its old size and this line (a
+      // log made now is measured).
+      var logIdentity: FileIdentity
+      if let before = pending.log.identity {
+        logIdentity = before
+        logIdentity.size += Int64(text.count)
+      } else {
+        logIdentity = try log.status().identity
+      }
+      try log.close()
+      let compacts = lineCount > pending.keep + 64
+      HistoryMemory.remember(
+        compacts ? nil : HistoryMemory.Log(
+          device: logIdentity.device, inode: logIdentity.inode, size: logIdentity.size, last: written, lines: lineCount),
+        of: folder)
+      if compacts { try compactLog(keeping: pending.keep + 1) }
+    } catch {
+      HistoryMemory.remember(nil, of: folder)
+      throw error
+    }
     // One version falls out of the window per write: the older ones went with earlier writes
     // (or with the sweep of a smaller `keep`, see ``setKeep(_:)``).
     return versionPath(newID - pending.keep - 1)
@@ -219,13 +281,24 @@ struct FileHistory {
   }
 
   /// Rewrites the log with its last `count` versions (no `fsync`: a lost compaction leaves
-  /// the longer log, which reads the same).
+  /// the longer log, which reads the same). Their lines are copied as they are; lines that
+  /// record no version (text a power cut cut short or left as zeros) are left out.
   private func compactLog(keeping count: Int) throws(SystemError) {
-    let entries = self.entries()
+    guard let bytes = try readSmallFile(logPath) else { return }
+    var kept: [ArraySlice<UInt8>] = []
+    for line in Self.linesFromEnd(bytes[...]) where Self.entry(line: line) != nil {
+      kept.append(line)
+      if kept.count == count { break }
+    }
+    var text: [UInt8] = []
+    for line in kept.reversed() {
+      text.append(contentsOf: line)
+      text.append(Self.lineBreak)
+    }
     let temporary = logPath + ".tmp-" + FileSystem.randomSuffix(length: 6)
     let file = try OpenFile(path: temporary, options: .createExclusive(mode: 0o644))
     do {
-      try file.writeAll(Array(entries.suffix(count).map { Self.line($0) }.joined().utf8))
+      try file.writeAll(text)
       try file.close()
       try FileSystem.rename(temporary, to: logPath)
     } catch {
@@ -244,18 +317,6 @@ struct FileHistory {
     }
   }
 
-  /// One line of the log.
-  static func line(_ entry: Entry) -> String {
-    var object = JSONObject()
-    object["id"] = .number(JSONNumber(Int64(entry.id)))
-    if let time = entry.time { object["time"] = .string(time) }
-    if let author = entry.author { object["author"] = author.json }
-    object["device"] = .number(JSONNumber(Int64(bitPattern: entry.device)))
-    object["inode"] = .number(JSONNumber(Int64(bitPattern: entry.inode)))
-    if let rollbackOf = entry.rollbackOf { object["rollbackOf"] = .string(rollbackOf) }
-    return JSONValue.object(object).formatted(.compact) + "\n"
-  }
-
   /// A small file's bytes, or `nil` when it does not exist.
   private func readSmallFile(_ path: String) throws(SystemError) -> [UInt8]? {
     let file: OpenFile
@@ -266,6 +327,13 @@ struct FileHistory {
     }
     defer { try? file.close() }
     return try file.readToEnd(sizeHint: 4096)
+  }
+}
+
+extension FileHistory.Entry {
+  /// Whether this entry records the file of `identity`.
+  func isVersion(_ identity: FileIdentity) -> Bool {
+    inode == identity.inode && device == identity.device
   }
 }
 

@@ -27,6 +27,8 @@ final class FileStore: DocumentStore {
   let identityRecurrenceWindow: Int64
   /// The watcher that tells this store's watches about changes.
   let watcher: FileWatcher
+  /// The history of the last target written (its paths are made once, not on every write).
+  private let lastHistory = Protected<FileHistory?>(nil)
 
   init(file: SharedFile, identityRecurrenceWindow: Int64 = FileStore.identityRecurrenceWindow,
        watcher: FileWatcher = .shared) {
@@ -78,7 +80,7 @@ final class FileStore: DocumentStore {
         if keepsInvalidCopy, let current, !current.bytes.isEmpty {
           try locked.preserveCorruptCopy(of: current.bytes)
         }
-        let history = FileHistory(target: locked.target)
+        let history = history(of: locked.target)
         // A history that cannot be kept does not stop the write; it is reported once the
         // write has succeeded (a write that fails reports its own failure alone).
         var historyProblem: SystemError?
@@ -109,6 +111,15 @@ final class FileStore: DocumentStore {
         writer.didPublish(VersionIdentity(FileVersion(identity)))
       }
     }
+  }
+
+  /// The history of the resolved file `target`.
+  private func history(of target: String) -> FileHistory {
+    // Compared byte for byte, as a path is (see ``SharedFile/atomicReplace(target:original:)``).
+    if let last = lastHistory.withLock({ $0 }), last.target.hasSameBytes(as: target) { return last }
+    let history = FileHistory(target: target)
+    lastHistory.withLock { $0 = history }
+    return history
   }
 
   /// Reports, once per folder and process, that the history could not be kept.
