@@ -341,9 +341,13 @@ extension SharedDocument {
     try store.write(wait: wait, writer)
   }
 
-  /// The store's error for a write nested in a write of this document on one thread.
+  /// The error for a write asked for by a thread that is already writing this document (an
+  /// update nested in an update's closure), which would wait for itself for ever: `EDEADLK`,
+  /// whatever the store (a file's lock or a key's compare-and-swap alike).
   func nestedWriteError() -> StoreError {
-    store.nestedWriteError()
+    .system(SystemError(
+      code: ErrorNumber.wouldDeadlock.rawValue, operation: "update (nested in an update of the same document on this thread)",
+      path: name))
   }
 
   /// Whether a write waits for a lock, which a wait bounds (a file); a key's writes take none.

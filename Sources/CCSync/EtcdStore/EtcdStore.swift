@@ -284,12 +284,6 @@ final class EtcdStore: DocumentStore {
     }
   }
 
-  func nestedWriteError() -> StoreError {
-    .system(SystemError(
-      code: ErrorNumber.wouldDeadlock.rawValue, operation: "update (nested in an update of the same document on this thread)",
-      path: name))
-  }
-
   /// A key's versions are whole: each is what its writer put.
   func partialWrite() -> PartialWrite { .impossible }
 

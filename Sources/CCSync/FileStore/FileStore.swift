@@ -136,11 +136,6 @@ final class FileStore: DocumentStore {
     watcher.watch(file.path) { reason in handler(ChangeHint(reason)) }
   }
 
-  /// `EDEADLK` naming the lock file, as ``FileLock`` refuses a lock its own thread holds.
-  func nestedWriteError() -> StoreError {
-    FileLock.heldByThisThread(file.path + ".lock")
-  }
-
   /// Any program may write the file in place; an empty file changed less than
   /// ``emptyFileWritingWindow`` ago is probably a writer between truncating and writing.
   func partialWrite() -> PartialWrite {

@@ -39,10 +39,6 @@ package protocol DocumentStore: Sendable {
   /// on a thread of the store's and must return quickly.
   func watch(_ handler: @escaping @Sendable (ChangeHint) -> Void) -> any StoreWatch
 
-  /// The error for a write asked for by a thread that is already writing this document (an
-  /// update nested in an update's closure), which would wait for itself for ever.
-  func nestedWriteError() -> StoreError
-
   /// Whether a write waits for a lock (a file), which a wait bounds; a store that writes by
   /// compare-and-swap (a key) takes none, and a wait extends its calls' deadline instead.
   var takesLocks: Bool { get }

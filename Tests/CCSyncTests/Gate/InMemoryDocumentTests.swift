@@ -10,9 +10,6 @@ import CCSyncSystem
   static let schema = #"{"type": "object", "properties": {"port": {"type": "integer", "maximum": 65535}}}"#
 
   @Test func updatesAreExactAndKeepTheText() throws {
-    let store = MemoryStore(text: "{\n    // comment\n    \"port\": 8080,\n}\n")
-    let document = SharedDocument(store: store)
-    _ = document
     let jwccStore = MemoryStore(name: "mem/doc.jsonc", text: "{\n    // comment\n    \"port\": 8080,\n}\n")
     let jwcc = SharedDocument(store: jwccStore)
     try jwcc.update { try $0.setValue(9090, at: JSONPath(tokens: ["port"])) }
@@ -28,6 +25,29 @@ import CCSyncSystem
       }
     }
     #expect(try jwcc.read()?.objectValue?["n"] == .number(JSONNumber(Int64(threads * 25))))
+  }
+
+  /// An update inside an update's closure of the same document on one thread would wait for
+  /// itself: it is refused with `EDEADLK` naming the document, and the outer update goes on.
+  @Test func anUpdateNestedInAnUpdateIsRefusedNotDeadlocked() throws {
+    let store = MemoryStore(text: #"{"n": 1}"#)
+    let document = SharedDocument(store: store)
+    var nestedError: (any Error)?
+    try document.update { json in
+      do {
+        try document.update { try $0.setValue(3, at: JSONPath(tokens: ["n"])) }
+      } catch {
+        nestedError = error
+      }
+      try json.setValue(2, at: JSONPath(tokens: ["n"]))
+    }
+    guard case .store(.system(let system))? = nestedError as? StorageError else {
+      Issue.record("expected EDEADLK, got \(String(describing: nestedError))")
+      return
+    }
+    #expect(system.code == EDEADLK)
+    #expect("\(system)".contains(store.name))
+    #expect(try document.read()?.objectValue?["n"] == 2)
   }
 
   @Test func theGateRefusesWritesAndVersionsFromOthers() throws {

@@ -104,8 +104,6 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
     return held.count
   }
 
-  func nestedWriteError() -> StoreError { .cluster("'\(name)': a write nested in a write of the same document") }
-
   /// What an invalid version may be: whole by default, as a key's; a test sets `.possible`
   /// or `.likely` to stand for a store written in place.
   let partialWrites = Protected(PartialWrite.impossible)
