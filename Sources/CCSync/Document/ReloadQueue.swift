@@ -1,6 +1,7 @@
 import CCSyncSystem
 
-/// Runs one storage's reloads, in order and one at a time. A reload the file watcher asks for
+/// Runs one follower's looks (a storage's reloads, a mirror's syncs; see ``DocumentFollower``),
+/// in order and one at a time. A reload the file watcher asks for
 /// early in a turn runs right there, on the watcher thread that read the event (no thread is
 /// woken between the event and the observers; ``InlineReload``); the others, and any reload
 /// that follows one, run on the process's reload threads (``ReloadQueue/pool``), which every
