@@ -8,8 +8,10 @@ import CCSyncSystem
 ///
 /// A follower owns its document's watch and does, for every hint of it:
 /// - merges the hints that come while a look waits or runs into one more look, and looks
-///   off the store's watcher thread, on the process's reload threads (``ReloadQueue``), so a
-///   subscriber that blocks holds up this document's later looks and no other's;
+///   through its ``ReloadQueue``: on the file watcher's thread when the news comes early in
+///   the watcher's turn (``InlineReload``; a standby thread takes the watcher's loop over if
+///   the look outlasts ``LoopHandOver/bound``), otherwise on the process's reload threads, so
+///   a subscriber that blocks holds up this document's later looks and no other's;
 /// - looks again, identity first (``SharedDocument/readIfChangedTracked(contentMayDiffer:current:)``),
 ///   taking the version an event carried (an etcd watch event's value) instead of reading,
 ///   and dropping news older than the version recorded (stale news);
@@ -70,7 +72,7 @@ package final class DocumentFollower: Sendable {
   ///   - everyVersion: look at each hint on its own, in order, instead of merging those that
   ///     wait: where the news carries each version (an etcd key's watch), every version is
   ///     reported, not only the latest (`ccsync watch`).
-  ///   - handler: hears the events, on a reload thread, one at a time.
+  ///   - handler: hears the events, on the thread of the look (see above), one at a time.
   init(
     document: SharedDocument, followsSchema: Bool, everyVersion: Bool = false, handler: @escaping @Sendable (Event) -> Void
   ) {
@@ -207,14 +209,15 @@ package final class DocumentFollower: Sendable {
 
 extension SharedDocument {
   /// Follows this document (see ``DocumentFollower``): its watch starts now; `handler` hears
-  /// each version adopted, refused or found invalid, off the store's watcher thread. Read the
-  /// document first: an etcd key's watch then starts after the revision read.
+  /// each version adopted, refused or found invalid, one at a time, on the thread of the look
+  /// (see ``DocumentFollower``). Read the document first: an etcd key's watch then starts
+  /// after the revision read.
   /// - Parameters:
   ///   - followsSchema: also watch the schema that judges the version taken, and judge the
   ///     version kept again when it changes (default).
-  /// - Returns: the follower; following stops when it is stopped or released.
   ///   - everyVersion: report each version the news carries, in order, not only the latest
   ///     (see ``DocumentFollower/init(document:followsSchema:everyVersion:handler:)``).
+  /// - Returns: the follower; following stops when it is stopped or released.
   package func follow(
     followsSchema: Bool = true, everyVersion: Bool = false, _ handler: @escaping @Sendable (DocumentFollower.Event) -> Void
   ) -> DocumentFollower {

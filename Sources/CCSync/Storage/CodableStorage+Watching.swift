@@ -5,7 +5,8 @@ import CCSyncJSON
 extension CodableStorage {
   /// Makes this storage's follower of the document (``DocumentFollower``) and, when the
   /// storage watches, starts it: each version it adopts is merged with pending edits, on the
-  /// process's reload threads. Only a storage that watches its document follows its schema.
+  /// thread of the follower's look (the file watcher's early in its turn, otherwise a reload
+  /// thread). Only a storage that watches its document follows its schema.
   func startFollowing() {
     let follower = DocumentFollower(document: document, followsSchema: options.watchesForChanges) { [weak self] event in
       self?.followed(event)
