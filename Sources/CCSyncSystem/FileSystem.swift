@@ -2,27 +2,33 @@ import Glibc
 import CCSyncSystemShims
 
 /// Path-level system calls: rename, unlink, lstat, readlink, mkdir, directory sync.
-/// Each retries on `EINTR` and throws a ``SystemError`` naming the path.
+/// Each retries on `EINTR` and throws a ``SystemError`` naming the path. Paths go to C through
+/// `withCString`, which lends a native string's own bytes, where passing the `String` itself
+/// would copy it into a new allocation on every call.
 package enum FileSystem {
   /// Atomically replaces `destination` with `source`. The corresponding C function is `rename`.
   package static func rename(_ source: String, to destination: String) throws(SystemError) {
-    _ = try systemCall("rename", path: source, secondPath: destination) { Glibc.rename(source, destination) }
+    _ = try systemCall("rename", path: source, secondPath: destination) {
+      source.withCString { source in destination.withCString { Glibc.rename(source, $0) } }
+    }
   }
 
   /// Makes `newPath` another name of the file at `existingPath` (no data is copied).
   /// The corresponding C function is `link`.
   package static func link(_ existingPath: String, as newPath: String) throws(SystemError) {
-    _ = try systemCall("link", path: existingPath, secondPath: newPath) { Glibc.link(existingPath, newPath) }
+    _ = try systemCall("link", path: existingPath, secondPath: newPath) {
+      existingPath.withCString { existing in newPath.withCString { Glibc.link(existing, $0) } }
+    }
   }
 
   /// Removes an empty directory. The corresponding C function is `rmdir`.
   package static func removeEmptyDirectory(_ path: String) throws(SystemError) {
-    _ = try systemCall("remove directory", path: path) { rmdir(path) }
+    _ = try systemCall("remove directory", path: path) { path.withCString { rmdir($0) } }
   }
 
   /// Removes a file. The corresponding C function is `unlink`.
   package static func removeFile(_ path: String) throws(SystemError) {
-    _ = try systemCall("remove", path: path) { unlink(path) }
+    _ = try systemCall("remove", path: path) { path.withCString { unlink($0) } }
   }
 
   /// The status of `path` itself (a symlink is not followed), or `nil` when nothing is there.
@@ -87,7 +93,7 @@ package enum FileSystem {
   ///   errors (the file vanished) are not refusals and return normally.
   /// The corresponding C function is `faccessat` with `AT_EACCESS`.
   package static func checkWritable(_ path: String, operation: String, displayPath: String) throws(SystemError) {
-    guard faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == -1 else { return }
+    guard path.withCString({ faccessat(AT_FDCWD, $0, W_OK, AT_EACCESS) }) == -1 else { return }
     let code = errno
     if code == EACCES || code == EPERM || code == EROFS {
       throw SystemError(code: code, operation: operation, path: displayPath)
@@ -96,7 +102,7 @@ package enum FileSystem {
 
   /// Creates a directory. The corresponding C function is `mkdir`.
   package static func makeDirectory(_ path: String, mode: UInt32) throws(SystemError) {
-    _ = try systemCall("create directory", path: path) { mkdir(path, mode_t(mode)) }
+    _ = try systemCall("create directory", path: path) { path.withCString { mkdir($0, mode_t(mode)) } }
   }
 
   /// Flushes a directory's entries (a completed rename) to the device.
@@ -162,6 +168,15 @@ extension FileSystem {
   /// first call in a process reads `/etc/localtime`; every etcd write's stamp has one of
   /// these, and a dozen small strings padded and joined cost 12,000 instructions a stamp.
   package static func isoTimestamp(_ time: FileIdentity.Timestamp) -> String {
+    var text = [UInt8]()
+    text.reserveCapacity(24)
+    appendISOTimestamp(time, to: &text)
+    return String(decoding: text, as: UTF8.self)
+  }
+
+  /// Appends ``isoTimestamp(_:)``'s text to `text`, for a caller building bytes (a file
+  /// history's log line) without a string in between.
+  package static func appendISOTimestamp(_ time: FileIdentity.Timestamp, to text: inout [UInt8]) {
     let seconds = Int64(time.seconds)
     var days = seconds / 86_400
     var secondOfDay = seconds % 86_400
@@ -170,37 +185,32 @@ extension FileSystem {
       days -= 1
     }
     let (year, month, day) = CivilDate.date(fromDays: days)
-    var text = [UInt8]()
-    text.reserveCapacity(24)
-    func digits(_ value: Int64, _ width: Int) {
-      var divisor: Int64 = 1
-      for _ in 1..<width { divisor *= 10 }
-      var rest = value
-      if rest < 0 || rest >= divisor * 10 {
-        text += String(rest).utf8  // a year before 0 or past 9999: as it is
-        return
-      }
-      while divisor > 0 {
-        text.append(UInt8(ascii: "0") + UInt8(rest / divisor))
-        rest %= divisor
-        divisor /= 10
-      }
+    /// `value` (0 to 99) in two digits.
+    func twoDigits(_ value: Int64) {
+      text.append(UInt8(ascii: "0") + UInt8(value / 10))
+      text.append(UInt8(ascii: "0") + UInt8(value % 10))
     }
-    digits(year, 4)
+    if year >= 0 && year <= 9999 {
+      twoDigits(year / 100)
+      twoDigits(year % 100)
+    } else {
+      text += String(year).utf8  // a year before 0 or past 9999: as it is
+    }
     text.append(UInt8(ascii: "-"))
-    digits(Int64(month), 2)
+    twoDigits(Int64(month))
     text.append(UInt8(ascii: "-"))
-    digits(Int64(day), 2)
+    twoDigits(Int64(day))
     text.append(UInt8(ascii: "T"))
-    digits(secondOfDay / 3600, 2)
+    twoDigits(secondOfDay / 3600)
     text.append(UInt8(ascii: ":"))
-    digits(secondOfDay / 60 % 60, 2)
+    twoDigits(secondOfDay / 60 % 60)
     text.append(UInt8(ascii: ":"))
-    digits(secondOfDay % 60, 2)
+    twoDigits(secondOfDay % 60)
     text.append(UInt8(ascii: "."))
-    digits(Int64(time.nanoseconds / 1_000_000), 3)
+    let milliseconds = Int64(time.nanoseconds / 1_000_000)
+    text.append(UInt8(ascii: "0") + UInt8(milliseconds / 100))
+    twoDigits(milliseconds % 100)
     text.append(UInt8(ascii: "Z"))
-    return String(decoding: text, as: UTF8.self)
   }
 
   /// The seconds since 1970 of a timestamp written by ``isoTimestamp(_:)``, or `nil`.
