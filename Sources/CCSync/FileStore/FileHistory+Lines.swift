@@ -125,16 +125,16 @@ extension FileHistory {
     id: Int, time: LineTime, author: VersionAuthor?, device: UInt64, inode: UInt64, rollbackOf: String?,
     to text: inout [UInt8]
   ) {
-    text += #"{"id":"#.utf8
+    append(#"{"id":"#, to: &text)
     appendNumber(Int64(id), to: &text)
     switch time {
     case .none:
       break
     case .text(let time):
-      text += #","time":"#.utf8
+      append(#","time":"#, to: &text)
       appendString(time, to: &text)
     case .clock(let time):
-      text += #","time":""#.utf8
+      append(#","time":""#, to: &text)
       FileSystem.appendISOTimestamp(time, to: &text)
       text.append(UInt8(ascii: "\""))
     }
@@ -142,25 +142,25 @@ extension FileHistory {
       text += thisProcess.text
     } else if let author {
       // The members of ``VersionAuthor/json``, in its order.
-      text += #","author":{"host":"#.utf8
+      append(#","author":{"host":"#, to: &text)
       appendString(author.host, to: &text)
-      text += #","user":"#.utf8
+      append(#","user":"#, to: &text)
       appendString(author.user, to: &text)
-      text += #","pid":"#.utf8
+      append(#","pid":"#, to: &text)
       appendNumber(Int64(author.pid), to: &text)
-      text += #","program":"#.utf8
+      append(#","program":"#, to: &text)
       appendString(author.program, to: &text)
       text.append(UInt8(ascii: "}"))
     }
-    text += #","device":"#.utf8
+    append(#","device":"#, to: &text)
     appendNumber(Int64(bitPattern: device), to: &text)
-    text += #","inode":"#.utf8
+    append(#","inode":"#, to: &text)
     appendNumber(Int64(bitPattern: inode), to: &text)
     if let rollbackOf {
-      text += #","rollbackOf":"#.utf8
+      append(#","rollbackOf":"#, to: &text)
       appendString(rollbackOf, to: &text)
     }
-    text += "}\n".utf8
+    append("}\n", to: &text)
   }
 
   /// ``VersionAuthor/thisProcess`` and its text in a line.
@@ -169,6 +169,12 @@ extension FileHistory {
     text += VersionAuthor.thisProcess.json.formatted(.compact).utf8
     return (VersionAuthor.thisProcess, text)
   }()
+
+  /// Appends `literal`'s bytes to `text` (a copy of its bytes, where appending a string's
+  /// UTF-8 view goes through the generic path).
+  static func append(_ literal: StaticString, to text: inout [UInt8]) {
+    text.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+  }
 
   static func appendNumber(_ number: Int64, to text: inout [UInt8]) {
     if number < 0 { text.append(UInt8(ascii: "-")) }

@@ -97,12 +97,16 @@ final class FileHistory: Sendable {
 
   /// The path of the kept version `id`.
   func versionPath(_ id: Int) -> String {
-    var path = Array(folder.utf8)
-    path.reserveCapacity(path.count + 26)
-    path.append(UInt8(ascii: "/"))
-    Self.appendNumber(Int64(id), to: &path)
-    path += ".json".utf8
-    return String(decoding: path, as: UTF8.self)
+    var name: [UInt8] = []
+    name.reserveCapacity(26)
+    name.append(UInt8(ascii: "/"))
+    Self.appendNumber(Int64(id), to: &name)
+    Self.append(".json", to: &name)
+    // One allocation: the folder's bytes and the name's, straight into the string.
+    return String(unsafeUninitializedCapacity: folder.utf8.count + name.count) { buffer in
+      let end = buffer.initialize(fromContentsOf: folder.utf8)
+      return buffer[end...].initialize(fromContentsOf: name)
+    }
   }
 
   /// Whether the version `entry` records is kept: its file is there and is the file the
