@@ -362,7 +362,7 @@ final class DocumentCommit: StoreWriter {
     guard let planned else { return }
     let (generation, retiredVersion) = document.tracking.withLock {
       $0.finishWrite(
-        publishing, identity: identity, document: planned.document, layout: planned.layout, replacing: found?.identity,
+        publishing, identity: identity, document: planned.document, layout: planned.layout, replacing: found,
         started: started)
     }
     resultGeneration = generation
