@@ -156,51 +156,10 @@ package enum FileSystem {
 }
 
 extension FileSystem {
-  /// `time` in UTC as ISO 8601 with milliseconds: `2026-11-29T21:05:24.123Z`.
-  ///
-  /// The date is computed (``CivilDate``), not taken from `gmtime_r`, whose
-  /// first call in a process reads `/etc/localtime`; every etcd write's stamp has one of
-  /// these, and a dozen small strings padded and joined cost 12,000 instructions a stamp.
+  /// `time` in UTC as ISO 8601 with milliseconds: `2026-11-29T21:05:24.123Z` (every etcd
+  /// write's stamp and every history entry has one; see ``UTCTimestampText``).
   package static func isoTimestamp(_ time: FileIdentity.Timestamp) -> String {
-    let seconds = Int64(time.seconds)
-    var days = seconds / 86_400
-    var secondOfDay = seconds % 86_400
-    if secondOfDay < 0 {
-      secondOfDay += 86_400
-      days -= 1
-    }
-    let (year, month, day) = CivilDate.date(fromDays: days)
-    var text = [UInt8]()
-    text.reserveCapacity(24)
-    func digits(_ value: Int64, _ width: Int) {
-      var divisor: Int64 = 1
-      for _ in 1..<width { divisor *= 10 }
-      var rest = value
-      if rest < 0 || rest >= divisor * 10 {
-        text += String(rest).utf8  // a year before 0 or past 9999: as it is
-        return
-      }
-      while divisor > 0 {
-        text.append(UInt8(ascii: "0") + UInt8(rest / divisor))
-        rest %= divisor
-        divisor /= 10
-      }
-    }
-    digits(year, 4)
-    text.append(UInt8(ascii: "-"))
-    digits(Int64(month), 2)
-    text.append(UInt8(ascii: "-"))
-    digits(Int64(day), 2)
-    text.append(UInt8(ascii: "T"))
-    digits(secondOfDay / 3600, 2)
-    text.append(UInt8(ascii: ":"))
-    digits(secondOfDay / 60 % 60, 2)
-    text.append(UInt8(ascii: ":"))
-    digits(secondOfDay % 60, 2)
-    text.append(UInt8(ascii: "."))
-    digits(Int64(time.nanoseconds / 1_000_000), 3)
-    text.append(UInt8(ascii: "Z"))
-    return String(decoding: text, as: UTF8.self)
+    UTCTimestampText.text(seconds: time.seconds, fraction: Int(time.nanoseconds / 1_000_000), fractionDigits: 3)
   }
 
   /// The seconds since 1970 of a timestamp written by ``isoTimestamp(_:)``, or `nil`.
@@ -225,20 +184,8 @@ extension FileSystem {
 
   /// The current UTC time as `20261129T210524.123Z`, for file names.
   package static func utcTimestampForFileName() -> String {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    var seconds = now.tv_sec
-    var parts = tm()
-    gmtime_r(&seconds, &parts)
-    func pad(_ value: Int32, _ width: Int) -> String {
-      let text = String(value)
-      return String(repeating: "0", count: max(0, width - text.count)) + text
-    }
-    return pad(parts.tm_year + 1900, 4) + pad(parts.tm_mon + 1, 2) + pad(parts.tm_mday, 2) + "T"
-      + pad(parts.tm_hour, 2) + pad(parts.tm_min, 2) + pad(parts.tm_sec, 2) + "."
-      + pad(Int32(now.tv_nsec / 1_000_000), 3) + "Z"
+    let now = currentTime()
+    return UTCTimestampText.text(seconds: now.seconds, fraction: Int(now.nanoseconds / 1_000_000), fractionDigits: 3, style: .basic)
   }
 }
 
-extension FileSystem {
-}
