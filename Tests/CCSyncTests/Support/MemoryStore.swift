@@ -30,7 +30,7 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
     if let text { put(text) }
   }
 
-  var takesLocks: Bool { false }
+  var writesWaitForOtherWriters: Bool { false }
 
   /// Puts `text` as a new version, as another process would; the watches hear of it.
   func put(_ text: String) {
@@ -53,7 +53,7 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
     state.withLock { $0.current?.identity == identity }
   }
 
-  func write(wait: LockWait, _ writer: some StoreWriter) throws {
+  func write(wait: ContentionWait, _ writer: some StoreWriter) throws {
     writing.lock()
     defer { writing.unlock() }
     let current = state.withLock(\.current)
