@@ -11,14 +11,14 @@ struct DocumentWriter {
 
   let address: DocumentAddress
   let document: SharedDocument
-  let wait: LockWait
+  let wait: ContentionWait
   /// How many versions the file's history is to keep from this write on (`--keep`).
   var historyLimit: Int?
 
   /// A writer of a file or an etcd key. On a key a write is a compare-and-swap, not a lock:
   /// `wait` bounds the whole write (its calls and retries) instead, and `change` may run
   /// more than once, each time on the version the key holds then.
-  init(address: DocumentAddress, wait: LockWait, gate: DocumentGate = .standard) {
+  init(address: DocumentAddress, wait: ContentionWait, gate: DocumentGate = .standard) {
     self.address = address
     document = address.document(gate: gate)
     self.wait = wait
@@ -26,7 +26,7 @@ struct DocumentWriter {
 
   /// A writer with the wait and the gate `arguments` ask for.
   init(address: DocumentAddress, arguments: ParsedArguments) throws(UsageError) {
-    self.init(address: address, wait: LockWait(arguments), gate: try GateOptions.gate(arguments, documentName: address.name))
+    self.init(address: address, wait: ContentionWait(arguments), gate: try GateOptions.gate(arguments, documentName: address.name))
     if arguments.declares(HistoryOptions.keep) { historyLimit = arguments.integer(HistoryOptions.keep) }
   }
 
@@ -114,7 +114,7 @@ enum DocumentReader {
   }
 }
 
-extension LockWait {
+extension ContentionWait {
   /// The failure of a lock not taken within this wait: locked at once (`-n`), or a time-out
   /// (`-w SECS`) that says it timed out.
   func failure(file: String, lockPath: String, code: Int32) -> CommandFailure {

@@ -18,7 +18,7 @@ enum EtcdLockCommand {
   static let killDelay: Duration = .seconds(5)
 
   static func run(
-    location: EtcdLocation, command: [String], wait: LockWait, ttl: Int64, conflictCode: Int32
+    location: EtcdLocation, command: [String], wait: ContentionWait, ttl: Int64, conflictCode: Int32
   ) throws -> Int32 {
     // Caught while the lock is awaited, so that the lease is revoked before ccsync ends by
     // them; SIGINT and SIGQUIT are left to CMD once it runs, as for a file's lock.
@@ -38,7 +38,7 @@ enum EtcdLockCommand {
 
   /// Takes the lock on a thread of its own, while this one waits for it or for a signal: a
   /// signal revokes the lease of the attempt under way and ends the process by it.
-  private static func acquire(_ locker: EtcdLocker, wait: LockWait, signals: SignalPipe) throws -> HeldEtcdLock {
+  private static func acquire(_ locker: EtcdLocker, wait: ContentionWait, signals: SignalPipe) throws -> HeldEtcdLock {
     let wake = try WakeUpChannel()
     let outcome = Protected<Result<HeldEtcdLock, any Error>?>(nil)
     let waiter = try BackgroundThread(name: "ccsync-lock") {

@@ -160,9 +160,9 @@ enum RollbackCommand: Command {
     let path = try arguments.path(at: 1)
     let document = address.document(gate: try GateOptions.gate(arguments, documentName: address.name))
     do {
-      try document.rollback(to: id, at: path, wait: LockWait(arguments))
+      try document.rollback(to: id, at: path, wait: ContentionWait(arguments))
     } catch .store(.lockUnavailable(let lockPath)) {
-      throw LockWait(arguments).failure(file: address.name, lockPath: lockPath, code: ExitCode.failure)
+      throw ContentionWait(arguments).failure(file: address.name, lockPath: lockPath, code: ExitCode.failure)
     }
     if let keep = arguments.integer(HistoryOptions.keep) { try document.setHistoryLimit(keep) }
     try WaitHosts.wait(arguments, address: address)

@@ -27,7 +27,7 @@ enum LockCommand: Command {
   static func run(_ arguments: ParsedArguments) throws -> Int32 {
     let command = arguments.command ?? []
     let conflictCode = arguments.integer(conflictExitCode).map(Int32.init) ?? ExitCode.failure
-    let wait = LockWait(arguments)
+    let wait = ContentionWait(arguments)
     let ttl = arguments.integer(Self.ttl)
     switch try arguments.address() {
     case .file:

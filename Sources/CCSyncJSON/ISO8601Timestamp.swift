@@ -36,11 +36,6 @@ package enum ISO8601Timestamp {
       microseconds -= 1_000_000
     }
     guard whole >= Double(firstSecond), whole < Double(endSecond) else { return nil }
-    let seconds = Int64(whole)
-    let days = seconds >= 0 ? seconds / secondsPerDay : (seconds - secondsPerDay + 1) / secondsPerDay
-    let secondOfDay = Int(seconds - days * secondsPerDay)
-    let (year, month, day) = CivilDate.date(fromDays: days)
-
     var fraction = Int(microseconds)
     var fractionDigits = 6
     if fraction == 0 {
@@ -51,39 +46,7 @@ package enum ISO8601Timestamp {
         fractionDigits -= 1
       }
     }
-
-    return String(unsafeUninitializedCapacity: 28) { buffer in
-      var position = 0
-      func put(_ value: Int, digits: Int) {
-        var rest = value
-        for offset in stride(from: digits - 1, through: 0, by: -1) {
-          buffer[position + offset] = UInt8(ascii: "0") + UInt8(rest % 10)
-          rest /= 10
-        }
-        position += digits
-      }
-      func put(_ byte: UInt8) {
-        buffer[position] = byte
-        position += 1
-      }
-      put(Int(year), digits: 4)
-      put(UInt8(ascii: "-"))
-      put(month, digits: 2)
-      put(UInt8(ascii: "-"))
-      put(day, digits: 2)
-      put(UInt8(ascii: "T"))
-      put(secondOfDay / 3600, digits: 2)
-      put(UInt8(ascii: ":"))
-      put(secondOfDay / 60 % 60, digits: 2)
-      put(UInt8(ascii: ":"))
-      put(secondOfDay % 60, digits: 2)
-      if fractionDigits > 0 {
-        put(UInt8(ascii: "."))
-        put(fraction, digits: fractionDigits)
-      }
-      put(UInt8(ascii: "Z"))
-      return position
-    }
+    return UTCTimestampText.text(seconds: Int64(whole), fraction: fraction, fractionDigits: fractionDigits)
   }
 
   /// The date `text` names, or `nil` when it is not a timestamp in the accepted form or names

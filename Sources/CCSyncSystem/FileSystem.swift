@@ -162,55 +162,17 @@ package enum FileSystem {
 }
 
 extension FileSystem {
-  /// `time` in UTC as ISO 8601 with milliseconds: `2026-11-29T21:05:24.123Z`.
-  ///
-  /// The date is computed (``CivilDate``), not taken from `gmtime_r`, whose
-  /// first call in a process reads `/etc/localtime`; every etcd write's stamp has one of
-  /// these, and a dozen small strings padded and joined cost 12,000 instructions a stamp.
+  /// `time` in UTC as ISO 8601 with milliseconds: `2026-11-29T21:05:24.123Z` (every etcd
+  /// write's stamp and every history entry has one; see ``UTCTimestampText``).
   package static func isoTimestamp(_ time: FileIdentity.Timestamp) -> String {
-    var text = [UInt8]()
-    text.reserveCapacity(24)
-    appendISOTimestamp(time, to: &text)
-    return String(decoding: text, as: UTF8.self)
+    UTCTimestampText.text(seconds: time.seconds, fraction: Int(time.nanoseconds / 1_000_000), fractionDigits: 3)
   }
 
   /// Appends ``isoTimestamp(_:)``'s text to `text`, for a caller building bytes (a file
   /// history's log line) without a string in between.
   package static func appendISOTimestamp(_ time: FileIdentity.Timestamp, to text: inout [UInt8]) {
-    let seconds = Int64(time.seconds)
-    var days = seconds / 86_400
-    var secondOfDay = seconds % 86_400
-    if secondOfDay < 0 {
-      secondOfDay += 86_400
-      days -= 1
-    }
-    let (year, month, day) = CivilDate.date(fromDays: days)
-    /// `value` (0 to 99) in two digits.
-    func twoDigits(_ value: Int64) {
-      text.append(UInt8(ascii: "0") + UInt8(value / 10))
-      text.append(UInt8(ascii: "0") + UInt8(value % 10))
-    }
-    if year >= 0 && year <= 9999 {
-      twoDigits(year / 100)
-      twoDigits(year % 100)
-    } else {
-      text += String(year).utf8  // a year before 0 or past 9999: as it is
-    }
-    text.append(UInt8(ascii: "-"))
-    twoDigits(Int64(month))
-    text.append(UInt8(ascii: "-"))
-    twoDigits(Int64(day))
-    text.append(UInt8(ascii: "T"))
-    twoDigits(secondOfDay / 3600)
-    text.append(UInt8(ascii: ":"))
-    twoDigits(secondOfDay / 60 % 60)
-    text.append(UInt8(ascii: ":"))
-    twoDigits(secondOfDay % 60)
-    text.append(UInt8(ascii: "."))
-    let milliseconds = Int64(time.nanoseconds / 1_000_000)
-    text.append(UInt8(ascii: "0") + UInt8(milliseconds / 100))
-    twoDigits(milliseconds % 100)
-    text.append(UInt8(ascii: "Z"))
+    UTCTimestampText.append(
+      seconds: time.seconds, fraction: Int(time.nanoseconds / 1_000_000), fractionDigits: 3, to: &text)
   }
 
   /// The seconds since 1970 of a timestamp written by ``isoTimestamp(_:)``, or `nil`.
@@ -235,20 +197,8 @@ extension FileSystem {
 
   /// The current UTC time as `20261129T210524.123Z`, for file names.
   package static func utcTimestampForFileName() -> String {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    var seconds = now.tv_sec
-    var parts = tm()
-    gmtime_r(&seconds, &parts)
-    func pad(_ value: Int32, _ width: Int) -> String {
-      let text = String(value)
-      return String(repeating: "0", count: max(0, width - text.count)) + text
-    }
-    return pad(parts.tm_year + 1900, 4) + pad(parts.tm_mon + 1, 2) + pad(parts.tm_mday, 2) + "T"
-      + pad(parts.tm_hour, 2) + pad(parts.tm_min, 2) + pad(parts.tm_sec, 2) + "."
-      + pad(Int32(now.tv_nsec / 1_000_000), 3) + "Z"
+    let now = currentTime()
+    return UTCTimestampText.text(seconds: now.seconds, fraction: Int(now.nanoseconds / 1_000_000), fractionDigits: 3, style: .basic)
   }
 }
 
-extension FileSystem {
-}

@@ -45,7 +45,7 @@ func runLockHolder(_ arguments: [String]) -> Int32 {
   return 0
 }
 
-private func lockWait(_ text: String) -> LockWait {
+private func lockWait(_ text: String) -> ContentionWait {
   switch text {
   case "nonblock": return .nonBlocking
   case "forever": return .forever

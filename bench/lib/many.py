@@ -21,14 +21,28 @@ def run_once(bench, count):
     return {key: float(value) for key, value in RESULT.findall(lines[-1])}
 
 
+def run_floor(bench, count):
+    """One `creation_floor` run (bench/peers/creation_floor.c): its milliseconds per key."""
+    worker = Worker([bench.peer("creation_floor"), bench.fresh_directory(), str(count)])
+    output = worker.rest(timeout=600)
+    if worker.process.returncode != 0:
+        raise Failure("creation_floor %d exited %s: %s" % (count, worker.process.returncode, worker.stderr()))
+    values = dict(RESULT.findall(output))
+    if "perStorageMs" not in values:
+        raise Failure("creation_floor %d printed no result: %s" % (count, output[-300:]))
+    return float(values["perStorageMs"])
+
+
 def measure(bench):
     options = bench.options
     runs = {count: [] for count in COUNTS}
+    floors = {count: [] for count in COUNTS}
     for trial in range(options.many_trials):
         for count in COUNTS:
             bench.log("many storages, N = %d, trial %d/%d" % (count, trial + 1, options.many_trials))
             try:
                 runs[count].append(run_once(bench, count))
+                floors[count].append(run_floor(bench, count))
             except Failure as failure:
                 bench.notes.append("many storages, N = %d: %s" % (count, failure))
     bench.results["many"] = runs
@@ -41,16 +55,19 @@ def measure(bench):
         "one at a time (a temporary file renamed over it, stamped just before the rename; the next once the last was "
         "seen), and the delay to that key's observer is taken. Threads: the entries of `/proc/self/task`, sampled every 0.5 ms from before the first storage to the "
         "end (the sampler's own thread not counted). Median of %d trials; the thread peak and the p99 are the worst "
-        "trial's." % (options.many_rounds, options.many_writes, options.many_trials))
+        "trial's. The C floor of creation (`bench/peers/creation_floor.c`) makes the same files, folders, "
+        "fsyncs and inotify reads for N keys in one directory, right after ccsync's run of the same N in each "
+        "trial, and nothing else: how the file system's own cost grows with N." % (
+            options.many_rounds, options.many_writes, options.many_trials))
     lines.append("")
-    lines.append("| N storages | create all | per storage | set + flush all | peak threads | threads at the end "
-                 "| another process's write seen, p50 | p99 | max |")
-    lines.append("|---|---|---|---|---|---|---|---|---|")
+    lines.append("| N storages | create all | per storage | C floor per storage | set + flush all | peak threads "
+                 "| threads at the end | another process's write seen, p50 | p99 | max |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|")
     figures = {}
     for count in COUNTS:
         trials = runs[count]
         if not trials:
-            lines.append("| %d | FAILING | | | | | | | |" % count)
+            lines.append("| %d | FAILING | | | | | | | | |" % count)
             continue
         figure = {
             "create": median([run["create"] for run in trials]),
@@ -63,8 +80,9 @@ def measure(bench):
             "max": max(run["seenMax"] for run in trials),
         }
         figures[count] = figure
-        lines.append("| %d | %.2f s | %.2f ms | %.3f s | %d | %d | %.2f ms | %.2f ms | %.2f ms |" % (
-            count, figure["create"], figure["per"], figure["flush"], figure["peak"], figure["after"],
+        floor = "%.2f ms" % median(floors[count]) if floors[count] else "-"
+        lines.append("| %d | %.2f s | %.2f ms | %s | %.3f s | %d | %d | %.2f ms | %.2f ms | %.2f ms |" % (
+            count, figure["create"], figure["per"], floor, figure["flush"], figure["peak"], figure["after"],
             figure["p50"], figure["p99"], figure["max"]))
     lines.append("")
     big, small = figures.get(1000), figures.get(100)
@@ -77,7 +95,10 @@ def measure(bench):
         # Taken within each trial (N = 100 and 1000 back to back), then the median, as every ratio
         # of the harness: the fsyncs that are most of creation move with the machine's load.
         ratio = median([large["perStorageMs"] / little["perStorageMs"] for little, large in zip(runs[100], runs[1000])])
+        # The floor's growth beside it: what the file system alone does when N grows.
+        floor_ratios = [large / little for little, large in zip(floors[100], floors[1000])]
+        floor_growth = ("; the C floor of the same file system work %.2fx" % median(floor_ratios)) if floor_ratios else ""
         bench.goals.append(("storage creation linear in N: per storage at N = 1000 within 1.5x of N = 100's",
-                            "yes" if ratio <= 1.5 else "no", "%.2fx, median of the trials' ratios (medians %.2f ms against %.2f ms)"
-                            % (ratio, big["per"], small["per"])))
+                            "yes" if ratio <= 1.5 else "no", "%.2fx, median of the trials' ratios (medians %.2f ms against %.2f ms)%s"
+                            % (ratio, big["per"], small["per"], floor_growth)))
     return "\n".join(lines) + "\n"

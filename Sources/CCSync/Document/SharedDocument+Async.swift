@@ -18,17 +18,18 @@ extension SharedDocument {
   /// - Throws: as ``update(wait:invalidFile:missingFile:writes:_:)``; `CancellationError`.
   @discardableResult
   public func updateAsync<Result: Sendable>(
-    wait: LockWait = .forever, invalidFile: InvalidFilePolicy = .fail,
+    wait: ContentionWait = .forever, invalidFile: InvalidFilePolicy = .fail,
     missingFile: MissingFilePolicy = .create, writes: WritePolicy = .whenChanged,
     _ body: @escaping @Sendable (inout JSONValue) throws -> Result
   ) async throws -> Result {
     try await BlockingWorkPool.shared.run { cancellation in
-      // A key takes no lock to wait for in slices: its wait is its calls' deadline, and the
-      // cancellation is looked at before each compare-and-swap attempt.
-      let sliced = self.writesTakeLocks ? wait : .forever
+      // A key's writes wait for no other writer, so there is nothing to wait for in slices:
+      // its wait bounds its calls, and the cancellation is looked at before each
+      // compare-and-swap attempt.
+      let sliced = self.writesWaitForOtherWriters ? wait : .forever
       let tracked = try sliced.inSlices(checking: cancellation) { sliceEnd in
         try self.updateTracked(
-          wait: !self.writesTakeLocks ? wait : (wait == .nonBlocking ? .nonBlocking : .until(sliceEnd)), invalidFile: invalidFile,
+          wait: self.wait(wait, inSliceEndingAt: sliceEnd), invalidFile: invalidFile,
           missingFile: missingFile, writes: writes, cancellation: cancellation
         ) { document, _ in try body(&document) }
       }

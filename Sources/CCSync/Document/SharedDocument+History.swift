@@ -42,7 +42,7 @@ extension SharedDocument {
   /// bytes.
   /// - Throws: ``StorageError/versionNotKept(path:id:oldestKept:)``; the gate's refusal;
   ///   what a write throws.
-  public func rollback(to id: String, at path: JSONPath = .root, wait: LockWait = .forever) throws(StorageError) {
+  public func rollback(to id: String, at path: JSONPath = .root, wait: ContentionWait = .forever) throws(StorageError) {
     let bytes = try contents(ofVersion: id)
     let target = try parse(bytes)
     let writer = DocumentCommit(

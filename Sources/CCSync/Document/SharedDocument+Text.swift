@@ -13,7 +13,7 @@ extension SharedDocument {
   ///   `original` (the caller merges instead) or already holds `text`.
   /// - Throws: ``StorageError/invalidJSON(path:_:)`` when `text` is not a valid document;
   ///   the gate's refusal; what a write throws.
-  public func replaceText(_ text: [UInt8], ifUnchangedFrom original: [UInt8]?, wait: LockWait = .forever) throws(StorageError) -> Bool {
+  public func replaceText(_ text: [UInt8], ifUnchangedFrom original: [UInt8]?, wait: ContentionWait = .forever) throws(StorageError) -> Bool {
     let given = try parse(text)
     var written = false
     let writer = DocumentCommit(document: self, generationBeforeRead: tracking.withLock(\.generation)) { found in

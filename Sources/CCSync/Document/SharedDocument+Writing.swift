@@ -22,7 +22,7 @@ extension SharedDocument {
   ///   ``StorageError/missingFile(path:)`` under `missingFile: .fail`.
   @discardableResult
   public func update<Result>(
-    wait: LockWait = .forever, invalidFile: InvalidFilePolicy = .fail,
+    wait: ContentionWait = .forever, invalidFile: InvalidFilePolicy = .fail,
     missingFile: MissingFilePolicy = .create, writes: WritePolicy = .whenChanged,
     _ body: (inout JSONValue) throws -> Result
   ) throws -> Result {
@@ -49,7 +49,7 @@ extension SharedDocument {
   /// compare-and-swap attempt), fails the request with `CancellationError`: nothing of it is
   /// written.
   func updateTracked<Result>(
-    wait: LockWait = .forever, invalidFile: InvalidFilePolicy = .fail,
+    wait: ContentionWait = .forever, invalidFile: InvalidFilePolicy = .fail,
     missingFile: MissingFilePolicy = .create, writes: WritePolicy = .whenChanged,
     cancellation: CancellationFlag? = nil,
     _ body: (inout JSONValue, _ fileHeldDocument: Bool) throws -> Result
@@ -81,7 +81,7 @@ extension SharedDocument {
   /// Replaces the whole document with `value` under the exclusive lock (the text is `value`
   /// printed pretty, even when it equals the current document in meaning).
   /// - Throws: as ``update(wait:invalidFile:_:)``.
-  public func replace(with value: JSONValue, wait: LockWait = .forever) throws {
+  public func replace(with value: JSONValue, wait: ContentionWait = .forever) throws {
     let writer = DocumentCommit(document: self, generationBeforeRead: tracking.withLock(\.generation)) { _ in
       let text = SharedDocument.printed(value)
       try SharedDocument.checkNesting(text.nesting, name: self.name)
@@ -92,7 +92,7 @@ extension SharedDocument {
   }
 
   /// Runs one batch as one write: one lock (or one compare-and-swap) and one `fsync`.
-  fileprivate func commit(_ batch: [GroupCommit.Request], wait: LockWait) throws {
+  fileprivate func commit(_ batch: [GroupCommit.Request], wait: ContentionWait) throws {
     let policy: InvalidFilePolicy = batch.contains { $0.invalidFile == .fail } ? .fail : .preserveAndReplace
     // Taken before the read: what a reader records after it may be older or newer.
     let writer = DocumentCommit(document: self, generationBeforeRead: tracking.withLock(\.generation)) { found in
@@ -164,7 +164,7 @@ extension SharedDocument {
   }
 
   /// Runs `writer` in the store, reporting the store's failures as ``StorageError/store(_:)``.
-  func runInStore(_ writer: DocumentCommit, wait: LockWait) throws {
+  func runInStore(_ writer: DocumentCommit, wait: ContentionWait) throws {
     // What the write replaces (the version recorded before, the document read) is freed after
     // the store returns: taking a parsed document apart is work no other writer needs to wait
     // for.
@@ -178,7 +178,7 @@ extension SharedDocument {
 
   /// ``runInStore(_:wait:)`` for a writer whose planner may throw anything: what is not a
   /// `StorageError` is the document's failure to be encoded.
-  func runInStoreTyped(_ writer: DocumentCommit, wait: LockWait) throws(StorageError) {
+  func runInStoreTyped(_ writer: DocumentCommit, wait: ContentionWait) throws(StorageError) {
     do {
       try runInStore(writer, wait: wait)
     } catch let error as StorageError {
@@ -362,7 +362,7 @@ final class DocumentCommit: StoreWriter {
     guard let planned else { return }
     let (generation, retiredVersion) = document.tracking.withLock {
       $0.finishWrite(
-        publishing, identity: identity, document: planned.document, layout: planned.layout, replacing: found?.identity,
+        publishing, identity: identity, document: planned.document, layout: planned.layout, replacing: found,
         started: started)
     }
     resultGeneration = generation

@@ -337,7 +337,7 @@ extension SharedDocument {
   }
 
   /// Writes one version through the store (``DocumentStore/write(wait:_:)``).
-  func writeToStore(wait: LockWait, _ writer: some StoreWriter) throws {
+  func writeToStore(wait: ContentionWait, _ writer: some StoreWriter) throws {
     try store.write(wait: wait, writer)
   }
 
@@ -350,9 +350,19 @@ extension SharedDocument {
       path: name))
   }
 
-  /// Whether a write waits for a lock, which a wait bounds (a file); a key's writes take none.
-  package var writesTakeLocks: Bool {
-    store.takesLocks
+  /// Whether a write may block its thread waiting for another writer (a file's lock); a
+  /// key's writes never do (``DocumentStore/writesWaitForOtherWriters``).
+  var writesWaitForOtherWriters: Bool {
+    store.writesWaitForOtherWriters
+  }
+
+  /// What one slice of an interruptible write (``ContentionWait/inSlices(checking:_:)``) may
+  /// wait, of a write given `wait`: until `sliceEnd` when writes wait for other writers (or
+  /// not at all, for `.nonBlocking`); otherwise `wait` itself, which bounds a key's calls
+  /// and is no wait for another writer to cut into slices.
+  func wait(_ wait: ContentionWait, inSliceEndingAt sliceEnd: ContinuousClock.Instant) -> ContentionWait {
+    guard writesWaitForOtherWriters else { return wait }
+    return wait == .nonBlocking ? .nonBlocking : .until(sliceEnd)
   }
 
   /// The versions the store keeps (``DocumentStore/versions(limit:)``).

@@ -44,6 +44,12 @@ package struct VersionTracking {
     /// of `document`, or text edited in place (see ``TextLayout``).
     var layout: TextLayout? = nil
 
+    /// Whether this is `version`: the same identity or the same bytes.
+    func isVersion(_ version: StoredVersion?) -> Bool {
+      guard let version else { return false }
+      return identity == version.identity || bytes.hasSameBytes(as: version.bytes)
+    }
+
     /// `bytes` parsed by way of this version, when it kept its document: the same bytes give
     /// that document, bytes that differ inside top-level values the parse of those values
     /// (read in `syntax`); `nil` otherwise (the caller parses).
@@ -162,15 +168,16 @@ package struct VersionTracking {
   /// The write begun at `started` put `bytes` in place as `identity`, replacing `replacing`.
   /// A version recorded while it was under way is kept when it is newer (a writer that ignores
   /// the lock put its version over this one) and overwritten when it is the one this write
-  /// replaced.
+  /// replaced: the same identity, or the same bytes, since a version's identity can change
+  /// under the write without its content (the history's link of a file raises its `ctime`).
   /// - Returns: the generation the written version ranks under, and the version record it
   ///   replaced (for the caller to free after releasing the lock).
   mutating func finishWrite(
     _ bytes: [UInt8], identity: VersionIdentity, document: JSONValue, layout: TextLayout?,
-    replacing: VersionIdentity?, started: UInt64
+    replacing: StoredVersion?, started: UInt64
   ) -> (generation: UInt64, retired: SeenVersion?) {
     writing = nil
-    if generation != started, let seen, seen.identity != identity, seen.identity != replacing {
+    if generation != started, let seen, seen.identity != identity, !seen.isVersion(replacing) {
       return (started, nil)  // a newer version was recorded meanwhile: this one ranks before it
     }
     generation += 1

@@ -50,7 +50,7 @@ final class EtcdStore: DocumentStore {
 
   var name: String { location.description }
 
-  var takesLocks: Bool { false }
+  var writesWaitForOtherWriters: Bool { false }
 
   /// The key `relativePath` names beside this one, on the same cluster and client: `cfg/app`
   /// with `./app.schema.json` is `cfg/app.schema.json`; an absolute path names the key
@@ -86,7 +86,7 @@ final class EtcdStore: DocumentStore {
   /// whole write is bounded by LIMIT: each call gets what is left of it, and a write that
   /// found no member (nothing was written) is tried again, pausing 100 ms doubling to 1 s,
   /// until LIMIT has passed.
-  func write(wait: LockWait, _ writer: some StoreWriter) throws {
+  func write(wait: ContentionWait, _ writer: some StoreWriter) throws {
     let client = try self.client.get()
     guard let limit = EtcdStore.deadline(for: wait) else { return try write(until: nil, client: client, writer) }
     let giveUpAt = ContinuousClock.now + limit
@@ -303,7 +303,7 @@ final class EtcdStore: DocumentStore {
 
   /// How long a whole write may take: `nil` (each call has the client's deadline) unless a
   /// wait was given (`-w SECS`).
-  static func deadline(for wait: LockWait) -> Duration? {
+  static func deadline(for wait: ContentionWait) -> Duration? {
     guard case .timeout(let duration) = wait, duration > .zero else { return nil }
     return duration
   }

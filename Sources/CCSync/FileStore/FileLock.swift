@@ -36,7 +36,7 @@ final class FileLock {
   ///   `EDEADLK` when this thread holds the lock already and `wait` is `.forever` (see
   ///   ``heldByThisThread(_:)``).
   /// - Parameter owner: who holds the in-process gate (see ``ProcessLockGate/enter(exclusive:deadline:owner:)``).
-  init(resolvedPath: String, exclusive: Bool, wait: LockWait, owner: UInt = ThreadIdentity.current) throws(StoreError) {
+  init(resolvedPath: String, exclusive: Bool, wait: ContentionWait, owner: UInt = ThreadIdentity.current) throws(StoreError) {
     lockPath = resolvedPath + ".lock"
     self.exclusive = exclusive
     self.owner = owner

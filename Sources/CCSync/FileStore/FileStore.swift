@@ -39,7 +39,7 @@ final class FileStore: DocumentStore {
 
   var name: String { file.path }
 
-  var takesLocks: Bool { true }
+  var writesWaitForOtherWriters: Bool { true }
 
   /// A file beside this one's resolved path (through a symbolic link, beside its target).
   func sibling(at relativePath: String) -> (any DocumentStore)? {
@@ -67,7 +67,7 @@ final class FileStore: DocumentStore {
   /// before this returns.
   /// - Throws: ``StoreError`` (``StoreError/notDurable(path:_:)`` when the version is in place
   ///   but its durability is unknown), or what `writer` throws.
-  func write(wait: LockWait, _ writer: some StoreWriter) throws {
+  func write(wait: ContentionWait, _ writer: some StoreWriter) throws {
     try file.withLockedFile(exclusive: true, wait: wait) { locked in
       let current = try locked.read().map(StoredVersion.init)
       switch try writer.plan(for: current) {

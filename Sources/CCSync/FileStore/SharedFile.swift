@@ -136,7 +136,7 @@ public final class SharedFile: Sendable {
   /// lock, its directory's `fsync` included.
   /// - Throws: ``StoreError/lockUnavailable(path:)`` when `wait` runs out, or what `body` throws.
   public func withLock<Result>(
-    exclusive: Bool = true, wait: LockWait = .forever, _ body: () throws -> Result
+    exclusive: Bool = true, wait: ContentionWait = .forever, _ body: () throws -> Result
   ) throws -> Result {
     try withLockedFile(exclusive: exclusive, wait: wait) { _ in try body() }
   }
@@ -151,7 +151,7 @@ public final class SharedFile: Sendable {
   ///   ``StoreError/missingDirectory(path:)``; ``StoreError/notDurable(path:_:)`` when the
   ///   directory's `fsync` after a replacement failed; or what `body` throws.
   public func withLockedFile<Result>(
-    exclusive: Bool = true, wait: LockWait = .forever, _ body: (LockedFile) throws -> Result
+    exclusive: Bool = true, wait: ContentionWait = .forever, _ body: (LockedFile) throws -> Result
   ) throws -> Result {
     let target = try resolvedPath()
     let handoff = ReadHandoff()

@@ -63,7 +63,7 @@ public final class EtcdLocker: Sendable {
   /// - Throws: ``StoreError/lockUnavailable(path:)`` when another holder has it and the wait
   ///   is over: its path is the holder's lock key (`NAME/LEASE-IN-HEX`) when known, the
   ///   lock's name otherwise; ``StoreError`` when the cluster cannot be reached or refuses.
-  public func acquire(wait: LockWait = .forever) throws(StoreError) -> HeldEtcdLock {
+  public func acquire(wait: ContentionWait = .forever) throws(StoreError) -> HeldEtcdLock {
     do {
       return try acquire(wait: wait, slice: EtcdLocker.longestWaitOnServer, cancellation: nil)
     } catch let error as StoreError {
@@ -79,13 +79,13 @@ public final class EtcdLocker: Sendable {
   /// and throws `CancellationError`, its lease revoked: it does not hold the lock then, nor
   /// later.
   /// - Throws: as ``acquire(wait:)``; `CancellationError`.
-  public func acquireAsync(wait: LockWait = .forever) async throws -> HeldEtcdLock {
+  public func acquireAsync(wait: ContentionWait = .forever) async throws -> HeldEtcdLock {
     let deadline = wait.deadline
     while true {
       try Task.checkCancellation()
       let held = try await BlockingWorkPool.shared.run { cancellation throws -> HeldEtcdLock? in
         let now = ContinuousClock.now
-        let sliceWait: LockWait = wait == .nonBlocking ? .nonBlocking : .until(min(deadline ?? .now + EtcdLocker.asyncWaitSlice, now + EtcdLocker.asyncWaitSlice))
+        let sliceWait: ContentionWait = wait == .nonBlocking ? .nonBlocking : .until(min(deadline ?? .now + EtcdLocker.asyncWaitSlice, now + EtcdLocker.asyncWaitSlice))
         do {
           let lock = try self.acquire(wait: sliceWait, slice: EtcdLocker.asyncWaitSlice, cancellation: cancellation)
           if cancellation.isCancelled {
@@ -109,7 +109,7 @@ public final class EtcdLocker: Sendable {
 
   /// The wait on the lock service, in waits of at most `slice`, looking at `cancellation`
   /// before each.
-  private func acquire(wait: LockWait, slice: Duration, cancellation: CancellationFlag?) throws -> HeldEtcdLock {
+  private func acquire(wait: ContentionWait, slice: Duration, cancellation: CancellationFlag?) throws -> HeldEtcdLock {
     try cancellation?.check()
     let deadline: ContinuousClock.Instant?
     switch wait {

@@ -63,7 +63,7 @@ extension SharedFile {
   ///   when something other than a regular file sits at the lock's name; symlink errors as
   ///   ``resolvedPath()``; ``StoreError/system(_:)`` with `EDEADLK` when this thread holds the
   ///   lock already and `wait` is `.forever`.
-  public func lock(exclusive: Bool = true, wait: LockWait = .forever) throws(StoreError) -> FileDocumentLock {
+  public func lock(exclusive: Bool = true, wait: ContentionWait = .forever) throws(StoreError) -> FileDocumentLock {
     let target = try resolvedPath()
     return FileDocumentLock(try FileLock(resolvedPath: target, exclusive: exclusive, wait: wait), resolvedPath: target)
   }
@@ -76,7 +76,7 @@ extension SharedFile {
   /// the cancellation came is released before the error is thrown.
   /// - Returns: the lock, held until ``FileDocumentLock/release()``; it belongs to no thread.
   /// - Throws: as ``lock(exclusive:wait:)`` (never `EDEADLK`); `CancellationError`.
-  public func lockAsync(exclusive: Bool = true, wait: LockWait = .forever) async throws -> FileDocumentLock {
+  public func lockAsync(exclusive: Bool = true, wait: ContentionWait = .forever) async throws -> FileDocumentLock {
     let owner = ThreadIdentity.newHolder()
     let deadline = wait.deadline
     while true {
@@ -85,7 +85,7 @@ extension SharedFile {
         try cancellation.check()
         let target = try self.resolvedPath()
         let now = ContinuousClock.now
-        let sliceEnd = min(deadline ?? now + LockWait.cancellationSlice, now + LockWait.cancellationSlice)
+        let sliceEnd = min(deadline ?? now + ContentionWait.cancellationSlice, now + ContentionWait.cancellationSlice)
         let waitIsOver = { deadline.map { ContinuousClock.now >= $0 } ?? false }
         guard let taken = try FileLock.slice(resolvedPath: target, exclusive: exclusive, sliceEnd: sliceEnd, owner: owner, waitIsOver: waitIsOver)
         else { return nil }

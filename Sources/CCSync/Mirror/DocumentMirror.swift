@@ -20,9 +20,10 @@ import Dispatch
 /// - A side that is missing is recreated whole from the other (a file that disappeared once
 ///   it has stayed missing for ``missingFileGrace``); deletions are not mirrored. A side
 ///   that appears or disappears while a sync writes makes it start again.
-/// - A side that is not valid JSON is reported (once; a file only if it is still invalid
-///   0.2 s later, being perhaps written in place) and nothing is synced until it is valid
-///   again: the other side keeps its last valid version.
+/// - A side that is not valid JSON is reported (once; a file only once its follower reports
+///   it, still invalid after the one grace, ``FollowGrace``, being perhaps written in place)
+///   and nothing is synced until it is valid again: the other side keeps its last valid
+///   version.
 /// - While the cluster cannot be reached the mirror says so once, keeps running (the file
 ///   never depends on the cluster) and tries again every second; local edits made meanwhile
 ///   are merged and pushed when it answers.
@@ -65,10 +66,12 @@ package final class DocumentMirror: Sendable {
     var reported: String?
     /// When a sync first found the mirrored file missing (and left it so); `nil` while it exists.
     var fileMissingSince: ContinuousClock.Instant?
-    /// An invalid file seen and not reported yet, and since when: another program may be
-    /// writing it in place (truncated, then written), so it is reported only once it has
-    /// stayed invalid for ``invalidFileGrace``.
-    var suspected: (identity: String, since: ContinuousClock.Instant)?
+    /// The problem of the file's version its follower last reported `.invalid`, once that
+    /// version had stayed invalid for its grace (``FollowGrace``), until the file's next valid
+    /// or missing version: a sync that finds the file invalid reports only this problem, so
+    /// a file being written in place is reported by the followers' one grace, never by a
+    /// timer of the mirror's.
+    var fileInvalidAfterGrace: String?
     var retryScheduled = false
     var stopped = false
   }
@@ -89,8 +92,6 @@ package final class DocumentMirror: Sendable {
   private let state = Protected(State())
   /// How long to wait before trying a cluster that did not answer again.
   static let retryDelay: Duration = .seconds(1)
-  /// How long a file may stay invalid before it is reported: every follower's grace.
-  static let invalidFileGrace = FollowGrace.invalid
   /// How long a file that disappeared while mirrored is left missing before it is created
   /// again (``FollowGrace/missing``): an editor that saves by moving the old version away
   /// first and renaming the new one in is mid-save, and the lock does not hold it off (it
@@ -169,12 +170,18 @@ package final class DocumentMirror: Sendable {
     case .changed(let value, let rank, _):
       state.withLock { state in
         state.refusalSeen = false
-        if onKey { state.keyNews = (value, rank) }
+        if onKey { state.keyNews = (value, rank) } else { state.fileInvalidAfterGrace = nil }
       }
       reason = onKey ? "the key changed" : "the file changed"
     case .rejected:
       state.withLock { $0.refusalSeen = true }
       reason = "a version refused"
+    case .invalid(let error) where !onKey:
+      state.withLock { $0.fileInvalidAfterGrace = error.description }
+      reason = "the file's watch"
+    case .missing where !onKey:
+      state.withLock { $0.fileInvalidAfterGrace = nil }
+      reason = "the file's watch"
     case .missing, .invalid, .refused:
       reason = onKey ? "the key's watch" : "the file's watch"
     }
@@ -408,9 +415,9 @@ package final class DocumentMirror: Sendable {
     return raced ? .raced : overNewer ? .writtenOverNewer : .written
   }
 
-  /// Reports what a sync found (once per problem; an invalid file only when it is still
-  /// invalid ``invalidFileGrace`` later), schedules a retry after a failure, and calls
-  /// `firstSync` after the first.
+  /// Reports what a sync found (once per problem; an invalid file only once its follower has
+  /// found it still invalid after the grace, see ``State/fileInvalidAfterGrace``), schedules
+  /// a retry after a failure, and calls `firstSync` after the first.
   private func settle(_ outcome: Outcome) {
     if case .failed(let error) = outcome, case .store(.accessDenied) = error {
       let refused = state.withLock { state -> (@Sendable (StorageError) -> Void)? in
@@ -431,39 +438,40 @@ package final class DocumentMirror: Sendable {
     case .done, .raced, .fileMissing: problem = nil
     case .failed(let error): problem = describe(error)
     }
-    let (report, recovered, firstSync, retry) = state.withLock { state in
+    let (report, recovered, firstSync, retry, unconfirmed) = state.withLock { state in
       var report: String?
       var retry: Duration?
+      var unconfirmed = false
       if let problem, problem.identity != state.reported {
-        if problem.mayBeMidWrite {
-          // Reported once it has been seen for the whole grace period, however many looks.
-          let now = ContinuousClock.now
-          if state.suspected?.identity != problem.identity { state.suspected = (problem.identity, now) }
-          let remaining = DocumentMirror.invalidFileGrace - (now - (state.suspected?.since ?? now))
-          if remaining > .zero { retry = remaining } else { report = problem.message }
-        } else {
+        // A file that may be mid-write is the file follower's to judge by the one grace: it
+        // is reported once the follower has reported this very problem.
+        if !problem.waitsForTheGrace || state.fileInvalidAfterGrace == problem.identity {
           report = problem.message
+        } else {
+          unconfirmed = true
         }
       }
       let recovered = problem == nil && state.reported != nil
-      if problem == nil || report != nil {
-        state.reported = problem?.identity
-        state.suspected = nil
-      }
+      if problem == nil || report != nil { state.reported = problem?.identity }
       let firstSync = state.triedOnce ? nil : state.firstSync
       state.triedOnce = true
       state.firstSync = nil
-      if problem != nil && retry == nil && !state.retryScheduled {
+      if problem != nil && !state.retryScheduled {
         state.retryScheduled = true
         retry = DocumentMirror.retryDelay
       }
-      return (report, recovered, firstSync, state.stopped ? nil : retry)
+      return (report, recovered, firstSync, state.stopped ? nil : retry, unconfirmed && !state.stopped)
+    }
+    if unconfirmed {
+      // The follower may not have looked at this version (a sync started by the key, by a
+      // retry, or at the start): it looks now, and reports it after the grace if it stays so.
+      state.withLock { $0.followers.first }?.lookAgain("the mirror's sync found the file invalid")
     }
     if let report { logger.log(.error, "mirror '\(filePath)': \(report)") }
     reportStatus(outcome)
     if recovered { logger.log(.warning, "mirror '\(filePath)' <-> '\(location)': in sync again") }
     firstSync?()
-    if let retry { scheduleSync(after: retry, clearsRetry: retry == DocumentMirror.retryDelay) }
+    if let retry { scheduleSync(after: retry, clearsRetry: true) }
   }
 
   /// Tells the fleet which version of the key this host holds, or refused.
@@ -497,8 +505,9 @@ package final class DocumentMirror: Sendable {
     /// attempt fails (refused, timed out, another member), an invalid version one per message.
     var identity: String
     var message: String
-    /// Whether it may be a file caught in the middle of an in-place write.
-    var mayBeMidWrite = false
+    /// Whether it is the file's invalid version, perhaps caught in the middle of an in-place
+    /// write: reported only once the file's follower has reported it after the grace.
+    var waitsForTheGrace = false
   }
 
   /// What a failed sync says.
@@ -512,7 +521,7 @@ package final class DocumentMirror: Sendable {
       return Problem(
         identity: error.description,
         message: "\(error); not mirrored until it is valid, the other side keeps its last valid version",
-        mayBeMidWrite: path == file.name)
+        waitsForTheGrace: path == file.name)
     default:
       return Problem(identity: error.description, message: "\(error); trying again every second")
     }

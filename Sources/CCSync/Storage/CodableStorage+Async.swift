@@ -95,14 +95,15 @@ extension CodableStorage {
 
   /// ``inSequence(_:)`` for a waiter that must stop when `cancellation` is set: the write
   /// sequence and then the file's lock are waited for in slices of at most 50 ms (see
-  /// ``LockWait/inSlices(checking:_:)``), and `body` is given the wait left for the lock.
+  /// ``ContentionWait/inSlices(checking:_:)``), and `body` is given the wait left for the lock.
   private func inSequenceInSlices<Result>(
-    _ cancellation: CancellationFlag, _ body: (LockWait) throws -> Result
+    _ cancellation: CancellationFlag, _ body: (ContentionWait) throws -> Result
   ) throws -> Result {
-    try LockWait.forever.inSlices(checking: cancellation) { sliceEnd in
-      // A key takes no lock: its write gets the usual wait (its calls' deadline), not a slice.
-      let lockWait: LockWait = document.writesTakeLocks ? .until(sliceEnd) : .forever
-      let done = try writeSequence.withLock(before: sliceEnd) { () throws -> Result in try body(lockWait) }
+    try ContentionWait.forever.inSlices(checking: cancellation) { sliceEnd in
+      // A key's write waits for no other writer: it gets the usual wait (its calls'
+      // deadline), not a slice.
+      let storeWait = document.wait(.forever, inSliceEndingAt: sliceEnd)
+      let done = try writeSequence.withLock(before: sliceEnd) { () throws -> Result in try body(storeWait) }
       guard let done else { throw StorageError.store(.lockUnavailable(path: path)) }
       return done
     }

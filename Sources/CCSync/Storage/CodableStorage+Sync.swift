@@ -24,7 +24,7 @@ extension CodableStorage {
   /// Writes pending changes for an exit, taking the lock within `wait`; returns `false` when
   /// the lock was not free in time (nothing written, nothing reported: the caller tries again
   /// waiting), `true` otherwise: written, nothing pending, or failed (reported).
-  func flushForExit(wait: LockWait) -> Bool {
+  func flushForExit(wait: ContentionWait) -> Bool {
     guard hasPendingChanges else { return true }
     let outcome: WriteOutcome
     do {
@@ -41,7 +41,7 @@ extension CodableStorage {
 
   /// ``save()``, in the write sequence; returns what is left to do out of it. `cancellation`:
   /// see ``SharedDocument/updateTracked(wait:invalidFile:missingFile:writes:cancellation:_:)``.
-  func saveNow(wait: LockWait = .forever, cancellation: CancellationFlag? = nil) throws -> WriteOutcome {
+  func saveNow(wait: ContentionWait = .forever, cancellation: CancellationFlag? = nil) throws -> WriteOutcome {
     let (changes, saved, seed) = try startWrite()
     let (written, rank, notDurable) = try document.updateTracked(
       wait: wait, invalidFile: .preserveAndReplace, cancellation: cancellation
@@ -130,7 +130,7 @@ extension CodableStorage {
   /// ``update(_:)``, in the write sequence; returns `body`'s result and what is left to do
   /// out of it. `wait` and `cancellation`: as for ``saveNow(wait:cancellation:)``.
   func updateNow<Result>(
-    wait: LockWait = .forever, cancellation: CancellationFlag? = nil, _ body: (inout Value) throws -> Result
+    wait: ContentionWait = .forever, cancellation: CancellationFlag? = nil, _ body: (inout Value) throws -> Result
   ) throws -> (Result, WriteOutcome) {
     let (changes, saved, seed) = try startWrite()
     let ((written, result), rank, notDurable) = try document.updateTracked(

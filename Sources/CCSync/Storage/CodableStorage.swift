@@ -85,14 +85,27 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
     self.init(value: initialValue, readsFile: false, location: location, updateMode: updateMode, options: options)
   }
 
-  /// The shared initialiser: with `readsFile` the value is a default the file overrides; without,
-  /// it is synced with nothing, so the change set from `.null` replaces the whole document at the
-  /// first write, which is scheduled at once.
-  private init(value: Value, readsFile: Bool, location: StorageLocation, updateMode: UpdateMode, options: StorageOptions) {
+  /// The public initialisers' document: the file or key `location` names, made per `options`.
+  private convenience init(value: Value, readsFile: Bool, location: StorageLocation, updateMode: UpdateMode, options: StorageOptions) {
+    let (document, pathError) = CodableStorage.makeDocument(location, options: options)
+    self.init(
+      value: value, readsFile: readsFile, document: document, location: location, locationError: pathError,
+      updateMode: updateMode, options: options)
+  }
+
+  /// The shared initialiser, over `document` whatever its store (the tests give one kept in
+  /// memory): with `readsFile` the value is a default the document overrides; without, it is
+  /// synced with nothing, so the change set from `.null` replaces the whole document at the
+  /// first write, which is scheduled at once. The document's gate, durability and syntax are
+  /// its own (`options`' are what the public initialisers make it with); `locationError`, a
+  /// location that could not be resolved, is reported once the storage is running.
+  init(
+    value: Value, readsFile: Bool, document: SharedDocument, location: StorageLocation, locationError: StorageError? = nil,
+    updateMode: UpdateMode, options: StorageOptions
+  ) {
     self.location = location
     self.updateMode = updateMode
     self.options = options
-    let (document, pathError) = CodableStorage.makeDocument(location, options: options)
     self.document = document
     var encoded = JSONValue.null
     var encodingError: StorageError?
@@ -106,7 +119,7 @@ public final class CodableStorage<Value: Codable & Sendable>: Sendable {
     state = Protected(StorageState(value: value, encodedValue: encoded, synced: readsFile ? encoded : .null))
     connectObservation()
     start()
-    if let pathError { report(pathError) }
+    if let locationError { report(locationError) }
     if let encodingError { report(encodingError) }
     if readsFile { loadAtStart() } else { localValueChanged() }
     if readsFile && options.writesDefaultWhenMissing == true { writeDefaultIfMissing() }

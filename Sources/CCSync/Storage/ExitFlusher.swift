@@ -8,7 +8,7 @@ protocol ExitFlushable: AnyObject, Sendable {
   func flushForExit()
   /// Writes pending changes, taking the lock within `wait`; `false` when it was not free in
   /// time (nothing written or reported), `true` otherwise.
-  func flushForExit(wait: LockWait) -> Bool
+  func flushForExit(wait: ContentionWait) -> Bool
 }
 
 /// Writes every live storage's pending changes at normal process exit (`atexit`) and when

@@ -17,6 +17,8 @@ final class SaveScheduler: Sendable {
     var firstUnsavedChange: ContinuousClock.Instant?
     /// `nil` until the first change, which counts as long ago.
     var lastChange: ContinuousClock.Instant?
+    /// When the last write started, then when it ended: a throttled change made while a
+    /// write runs is due an interval after that write began, not at once.
     var lastWrite: ContinuousClock.Instant?
     /// Zero while no retry is pending.
     var retryDelay: Duration = .zero
@@ -140,6 +142,7 @@ final class SaveScheduler: Sendable {
         timing.scheduled = due
         return .rearm(due)
       }
+      timing.lastWrite = now
       return .write
     }
     switch action {

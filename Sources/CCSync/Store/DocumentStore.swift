@@ -33,15 +33,17 @@ package protocol DocumentStore: Sendable {
   /// visible. See ``StoreWriter`` for the order of the calls.
   /// - Throws: what the store reports (``StoreError``), or what `writer` throws (nothing is
   ///   written then).
-  func write(wait: LockWait, _ writer: some StoreWriter) throws
+  func write(wait: ContentionWait, _ writer: some StoreWriter) throws
 
   /// Starts telling `handler` each time the document may have changed; the handler is called
   /// on a thread of the store's and must return quickly.
   func watch(_ handler: @escaping @Sendable (ChangeHint) -> Void) -> any StoreWatch
 
-  /// Whether a write waits for a lock (a file), which a wait bounds; a store that writes by
-  /// compare-and-swap (a key) takes none, and a wait extends its calls' deadline instead.
-  var takesLocks: Bool { get }
+  /// Whether a write may block its thread waiting for another writer to finish (a file's
+  /// lock), a wait that a ``ContentionWait`` bounds and that may be cut into slices. A store
+  /// that writes by compare-and-swap (a key) never waits for another writer (it plans again
+  /// when its swap loses): there a wait bounds its calls as a whole instead.
+  var writesWaitForOtherWriters: Bool { get }
 
   /// The store of the document named `relativePath` beside this one (a schema its `$schema`
   /// names): a file in the same directory for a file, the key of that name beside the key

@@ -92,9 +92,10 @@ import Testing
     }
   }
 
-  /// `--debounce 0.2`: ten writes 10 ms apart make one action, with the last value, for
+  /// `--debounce 0.5`: ten writes 10 ms apart make one action, with the last value, for
   /// each of `--exec` (one run), `--restart` (one restart) and `--signal` (one signal). The
-  /// value found at start is acted on at once; lines are printed at once.
+  /// value found at start is acted on at once; lines are printed at once. A machine so loaded
+  /// that two writes of the burst came the debounce apart cancels the test, saying so.
   @Test(arguments: ["--exec", "--restart", "--signal"])
   func debounceTurnsABurstOfWritesIntoOneAction(mode: String) throws {
     try withTemporaryDirectory { directory in
@@ -117,22 +118,31 @@ import Testing
           """, to: script)
       }
       let modeArguments = mode == "--signal" ? ["--signal", "HUP"] : [mode]
-      let watch = try CLI.start(["watch", file, "n", "--debounce", "0.2"] + modeArguments + ["--", "sh", script])
+      let debounce = Duration.milliseconds(500)
+      let watch = try CLI.start(["watch", file, "n", "--debounce", "0.5"] + modeArguments + ["--", "sh", script])
       #expect(waitUntil { lines(of: log) == ["run 0"] }, "not acted on at start: \(lines(of: log)) \(watch.standardError)")
 
       // The burst: atomic replacements from this process, 10 ms apart.
       let document = SharedDocument(path: file, durable: false)
       let clock = ContinuousClock()
-      var gaps: [Duration] = []
-      var last = clock.now
+      var spans: [(start: ContinuousClock.Instant, end: ContinuousClock.Instant)] = []
       func write(_ value: Int) throws {
         try document.update { $0 = ["n": .number(JSONNumber(value))] }
       }
       for value in 1...10 {
         usleep(10_000)
+        let start = clock.now
         try write(value)
-        gaps.append(clock.now - last)
-        last = clock.now
+        spans.append((start, clock.now))
+      }
+      // Each write becomes visible somewhere within its call: two in a row at most from the
+      // start of the first to the end of the second apart.
+      let gaps = zip(spans, spans.dropFirst()).map { $1.end - $0.start }
+      if let widest = gaps.max(), widest >= debounce {
+        kill(watch.process.processIdentifier, SIGTERM)  // it stops its command
+        #expect(waitForExit(of: watch))
+        _ = watch.wait(afterKilling: [])
+        try Test.cancel("two writes of the burst were up to \(widest) apart on this loaded machine, not within the debounce")
       }
       #expect(waitUntil { lines(of: log).count >= 2 }, "no action after the burst: \(watch.standardError)")
       // A last write once the burst's action is seen: any second action the burst caused

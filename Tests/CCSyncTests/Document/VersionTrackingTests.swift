@@ -35,7 +35,7 @@ import CCSyncSystem
     let started = tracking.beginWrite(Array("2".utf8))
     let written = tracking.finishWrite(
       Array("2".utf8), identity: version("2", inode: 2).identity, document: 2, layout: nil,
-      replacing: version("1", inode: 1).identity, started: started)
+      replacing: version("1", inode: 1), started: started)
     #expect(first != nil)
     #expect(first! < VersionTracking.Rank(generation: written.generation))
     #expect(VersionTracking.Rank(generation: written.generation, position: 0) < VersionTracking.Rank(generation: written.generation, position: 1))
@@ -65,9 +65,41 @@ import CCSyncSystem
     _ = tracking.recordRead(newer, parsed("3"), since: tracking.readStart, isLastAttempt: false)
     let result = tracking.finishWrite(
       Array("2".utf8), identity: version("2", inode: 2).identity, document: 2, layout: nil,
-      replacing: replaced.identity, started: started)
+      replacing: replaced, started: started)
     #expect(result.generation == started, "the write ranks before the newer version")
     #expect(tracking.seen?.bytes == newer.bytes, "the newer version stays recorded")
+  }
+
+  /// The version a write replaces can change identity under it without changing a byte: the
+  /// history's link of it raises its link count and so its `ctime`. A reader that records it
+  /// then, between the link and the rename, has recorded the version replaced, not a newer
+  /// one: the write ranks after it (ranked before, the storage took the older version's field
+  /// back over its own write, and no event was left to correct it).
+  private func relinked(_ text: String, inode: UInt64) -> StoredVersion {
+    let time = FileIdentity.Timestamp(seconds: 900, nanoseconds: 0)
+    let linkedAt = FileIdentity.Timestamp(seconds: 901, nanoseconds: 0)
+    let identity = FileIdentity(device: 1, inode: inode, size: Int64(text.utf8.count), modificationTime: time, statusChangeTime: linkedAt)
+    return StoredVersion(bytes: Array(text.utf8), identity: VersionIdentity(FileVersion(identity, seenAt: linkedAt)))
+  }
+
+  @Test func aWriteRanksAfterTheVersionItReplacedRecordedUnderANewIdentity() {
+    var tracking = VersionTracking()
+    _ = tracking.recordRead(version("0", inode: 1), parsed("0"), since: tracking.readStart, isLastAttempt: false)
+    let replaced = version("1", inode: 2)  // another process's write, found by this write's read
+    let started = tracking.beginWrite(Array("2".utf8))
+    let linked = relinked("1", inode: 2)
+    #expect(linked.identity != replaced.identity)
+    let outcome = tracking.observe(
+      linked, sameBytes: false, parsed: .success(parsed("1")), since: tracking.readStart, isLastAttempt: false)
+    guard case (.changed, let readRank?)? = outcome else {
+      Issue.record("the replaced version was not recorded: \(String(describing: outcome))")
+      return
+    }
+    let result = tracking.finishWrite(
+      Array("2".utf8), identity: version("2", inode: 3).identity, document: 2, layout: nil,
+      replacing: replaced, started: started)
+    #expect(readRank < VersionTracking.Rank(generation: result.generation), "the write ranks before the version it replaced")
+    #expect(tracking.seen?.bytes == Array("2".utf8))
   }
 
   @Test func aVersionLeftInPlaceRanksBeforeOneRecordedSinceTheRead() {

@@ -102,12 +102,14 @@ import CCSyncSystem
     mine.release()
   }
 
-  /// A wait bound runs out the same way for an `async` take.
+  /// A wait bound runs out the same way for an `async` take. The holder keeps the lock until
+  /// the test ends: a take that reaches one of the library's threads only after its bound
+  /// (all four busy with other suites' calls) makes one try, and must find the lock held.
   @Test func anAsyncWaitBoundRunsOut() async throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let path = directory.file("data.json")
-    let holder = try FlockHolder(lockFile: path + ".lock", in: directory)
+    let holder = try FlockHolder(lockFile: path + ".lock", in: directory, seconds: "600")
     defer { holder.stop() }
     await #expect(throws: StoreError.lockUnavailable(path: path + ".lock")) {
       _ = try await SharedFile(path: path).lockAsync(exclusive: false, wait: .timeout(.milliseconds(200)))

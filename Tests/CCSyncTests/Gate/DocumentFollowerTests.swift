@@ -68,14 +68,17 @@ import CCSyncSystem
     #expect(document.readIfChanged() == .unchanged)
   }
 
+  /// A look that finds a version invalid holds a re-check (the grace); a look still queued
+  /// from before may hold one more, so the test waits for at least one.
   @Test func aWriteSeenPartDoneIsReportedOnlyOnceItStayedSoForTheGrace() throws {
     let store = MemoryStore(text: #"{"n": 1}"#)
     let (document, heard, follower) = try Self.follow(store, partialWrites: .possible)
     defer { follower.stop() }
+    let aRecheckIsHeld = { (store.heldRechecks.withLock { $0?.count } ?? 0) >= 1 }
 
     // Mended within the grace: never reported.
     store.put(#"{"n": "#)
-    #expect(waitUntil { store.heldRechecks.withLock { $0?.count } == 1 }, "no look again was asked for")
+    #expect(waitUntil(aRecheckIsHeld), "no look again was asked for")
     #expect(heard.all.isEmpty, "\(heard.all)")
     store.put(#"{"n": 2}"#)
     #expect(waitUntil { heard.changes == [["n": 2]] }, "\(heard.all)")
@@ -86,13 +89,13 @@ import CCSyncSystem
 
     // Still invalid when looked at again: reported, once.
     store.put(#"{"n": "#)
-    #expect(waitUntil { store.heldRechecks.withLock { $0?.count } == 1 })
+    #expect(waitUntil(aRecheckIsHeld))
     #expect(heard.problems.isEmpty, "reported before the grace: \(heard.problems)")
     store.runHeldRechecks()
     #expect(waitUntil { heard.problems.count == 1 }, "\(heard.all)")
     #expect(heard.problems.first?.hasPrefix("invalid: 'mem/doc.json' is not valid JSON") == true, "\(heard.problems)")
     store.put(#"{"n": "#)  // the same problem in a new version
-    #expect(waitUntil { store.heldRechecks.withLock { $0?.count } == 1 })
+    #expect(waitUntil(aRecheckIsHeld))
     store.runHeldRechecks()
     store.put(#"{"n": 3}"#)
     #expect(waitUntil { heard.changes.last == ["n": 3] }, "\(heard.all)")

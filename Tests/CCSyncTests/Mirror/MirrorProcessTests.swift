@@ -349,6 +349,26 @@ extension EtcdTests {
       }
     }
 
+    /// A file already invalid when its mirror starts (no event of it to come) is reported
+    /// once, by the grace every follower gives a file (an empty one after 1 s), and mirrored
+    /// once it is valid; the key keeps its version meanwhile.
+    @Test func aFileInvalidWhenTheMirrorStartsIsReportedOnce() throws {
+      try withTemporaryDirectory { directory in
+        let rig = try MirrorRig(in: directory)
+        try rig.withMirrors([0], startingFrom: #"{"v": 1}"#) { mirrors in _ = mirrors[0].terminate() }
+        for (invalid, fixed) in [("{\"v\": 2,\n", 2), ("", 3)] {
+          try CLI.write(invalid, to: rig.file(0))
+          let mirror = try rig.startMirror(0)
+          defer { mirror.terminate() }
+          #expect(waitUntil { mirror.errorLines(containing: "is not valid JSON").count == 1 }, "'\(invalid)': \(mirror.standardError)")
+          #expect(rig.keyValue() == ["v": .number(JSONNumber(Int64(fixed - 1)))], "the key keeps the last valid version")
+          try CLI.write(#"{"v": \#(fixed)}"# + "\n", to: rig.file(0))
+          #expect(rig.waitUntilConverged([0]) { $0.integer("v") == Int64(fixed) }, "\(rig.state([0]))")
+          #expect(mirror.errorLines(containing: "is not valid JSON").count == 1, "said more than once: \(mirror.standardError)")
+        }
+      }
+    }
+
     /// Deletions are not mirrored: a deleted key is created again from the file, a deleted
     /// file again from the key.
     @Test func aDeletedSideIsCreatedAgainFromTheOther() throws {

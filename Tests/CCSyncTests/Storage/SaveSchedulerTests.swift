@@ -1,3 +1,4 @@
+import Dispatch
 import Testing
 @testable import CCSync
 import CCSyncJSON
@@ -40,5 +41,32 @@ import CCSyncSystem
     scheduler.valueChanged()
     scheduler.didSave(stillPending: false, checkedAt: .now)
     #expect(!scheduler.hasUnsavedChange)
+  }
+
+  /// A change made while the throttled write of the first one runs (its file may already be
+  /// in place) waits out the interval: the interval runs from when that write started, not
+  /// from when it reported back, so two writes never come a moment apart.
+  @Test func aChangeWhileAThrottledWriteRunsWaitsTheInterval() {
+    let started = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let saves = Protected(0)
+    let scheduler = SaveScheduler(mode: .throttled(.seconds(1))) {
+      let first = saves.withLock { count -> Bool in
+        count += 1
+        return count == 1
+      }
+      if first {
+        started.signal()
+        release.wait()
+      }
+      return true
+    }
+    scheduler.valueChanged()  // the first change: written at once
+    #expect(started.wait(timeout: .now() + .seconds(10)) == .success, "the first change was not written at once")
+    let during = ContinuousClock.now
+    scheduler.valueChanged()  // made while that write runs
+    let due = scheduler.scheduledDue
+    release.signal()
+    #expect(due.map { $0 - during > .milliseconds(900) } == true, "due \(due.map { $0 - during } ?? .zero) after the change")
   }
 }

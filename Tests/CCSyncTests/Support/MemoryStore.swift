@@ -30,7 +30,7 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
     if let text { put(text) }
   }
 
-  var takesLocks: Bool { false }
+  var writesWaitForOtherWriters: Bool { false }
 
   /// Puts `text` as a new version, as another process would; the watches hear of it.
   func put(_ text: String) {
@@ -44,6 +44,24 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
     notify(watches, version)
   }
 
+  /// Removes the document, as another process would; the watches hear of it.
+  func remove() {
+    let watches = state.withLock { state -> [@Sendable (ChangeHint) -> Void] in
+      if let current = state.current, let id = current.identity.order { state.kept.append((id, current.bytes, nil)) }
+      state.current = nil
+      return Array(state.watches.values)
+    }
+    for watch in watches { watch(MemoryStore.news(of: nil)) }
+  }
+
+  /// The news of `version` (`nil`: the document is gone) as this store's watches hear it:
+  /// the version with it, as an etcd watch event carries the key's value.
+  static func news(of version: StoredVersion?) -> ChangeHint {
+    var hint = ChangeHint(contentMayDiffer: false, isRequestedRecheck: false, description: version == nil ? "memory delete" : "memory write")
+    hint.current = version.map { .version($0) } ?? .missing
+    return hint
+  }
+
   /// The current text.
   var text: String? { state.withLock { $0.current.map { String(decoding: $0.bytes, as: UTF8.self) } } }
 
@@ -53,7 +71,7 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
     state.withLock { $0.current?.identity == identity }
   }
 
-  func write(wait: LockWait, _ writer: some StoreWriter) throws {
+  func write(wait: ContentionWait, _ writer: some StoreWriter) throws {
     writing.lock()
     defer { writing.unlock() }
     let current = state.withLock(\.current)
@@ -76,8 +94,7 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
   }
 
   private func notify(_ watches: [@Sendable (ChangeHint) -> Void], _ version: StoredVersion) {
-    var hint = ChangeHint(contentMayDiffer: false, isRequestedRecheck: false, description: "memory write")
-    hint.current = .version(version)
+    let hint = MemoryStore.news(of: version)
     for watch in watches { watch(hint) }
   }
 

@@ -2,7 +2,7 @@ import CCSyncSystem
 
 /// Waiting for a lock in slices, for waits that a cancelled task must be able to stop
 /// (docs/SEMANTICS.md, "Async calls and cancellation").
-extension LockWait {
+extension ContentionWait {
   /// The longest one slice of an interruptible wait lasts: how late a cancellation may be
   /// seen by a thread waiting for a lock.
   static let cancellationSlice: Duration = .milliseconds(50)
@@ -20,7 +20,7 @@ extension LockWait {
     while true {
       try cancellation.check()
       let now = ContinuousClock.now
-      let sliceEnd = deadline.map { min($0, now + LockWait.cancellationSlice) } ?? now + LockWait.cancellationSlice
+      let sliceEnd = deadline.map { min($0, now + ContentionWait.cancellationSlice) } ?? now + ContentionWait.cancellationSlice
       do {
         return try attempt(sliceEnd)
       } catch let error as StorageError {
@@ -31,7 +31,7 @@ extension LockWait {
   }
 
   /// The wait that ends at `end` (at once, after one try, when it has passed).
-  static func until(_ end: ContinuousClock.Instant) -> LockWait {
+  static func until(_ end: ContinuousClock.Instant) -> ContentionWait {
     .timeout(max(end - .now, .zero))
   }
 }
