@@ -135,13 +135,6 @@ import Testing
         last = clock.now
       }
       #expect(waitUntil { lines(of: log).count >= 2 }, "no action after the burst: \(watch.standardError)")
-      if let gap = gaps.max(), gap >= .milliseconds(150) {
-        // A loaded machine held this process between two writes for most of the debounce:
-        // the watcher rightly acted within the burst, and the test's premise is gone.
-        kill(watch.process.processIdentifier, SIGTERM)
-        _ = waitForExit(of: watch)
-        try Test.cancel("a write of the burst came \(gap) after the one before (debounce 0.2 s): the machine is too loaded to time a burst")
-      }
       // A last write once the burst's action is seen: any second action the burst caused
       // shows in the log before this one's.
       try write(99)
