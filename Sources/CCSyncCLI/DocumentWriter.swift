@@ -67,18 +67,14 @@ struct DocumentWriter {
 }
 
 extension DocumentWriter {
-  /// How long an empty file may be a writer caught between truncating and writing: the
-  /// followers' (``FollowGrace/empty``).
-  static let emptyFileGrace: Duration = FollowGrace.empty
-
-  /// Waits, when `path` is an empty file changed less than ``emptyFileGrace`` ago, until it is
+  /// Waits, when `path` is an empty file changed less than ``FollowGrace/empty`` ago (the followers' grace), until it is
   /// that old: `touch app.json; ccsync set app.json a 1` then writes into it as into `{}`
   /// instead of taking it for a writer caught mid-way (65).
   static func waitOutEmptyFileGrace(_ path: String) {
     guard let status = (try? FileSystem.status(path)) ?? nil, status.identity.size == 0 else { return }
     let now = FileSystem.currentTime()
     let age = now.nanoseconds(since: status.identity.modificationTime)
-    let grace = emptyFileGrace.nanoseconds
+    let grace = FollowGrace.empty.nanoseconds
     guard age >= 0, age < grace else { return }
     ContinuousClock.sleepThread(for: .nanoseconds(grace - age + 10_000_000))
   }

@@ -5,7 +5,10 @@ import CCSyncProcesses
 /// [--exec | --restart | --signal SIG] [--debounce SECS] [-- CMD ARGS...]`.
 ///
 /// The document is followed as every reader follows one (`DocumentFollower`: the gate, the
-/// schema, the grace of a file caught mid-write); one thread does everything else: it waits in
+/// schema, the grace of a file caught mid-write). Without a command to run, each line is
+/// printed on the thread of the follower's look (for an etcd key, the watch thread that read
+/// the event: no thread is woken between the event and the line). One thread does everything
+/// else, and with a command, the printing too: it waits in
 /// `poll(2)` on a self-pipe the follower's handler writes to and on the signal pipe (SIGINT,
 /// SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD), with a timeout for the next deadline
 /// (--timeout, a restart's SIGKILL, the end of a debounce period). Every way the watch ends goes through
@@ -93,7 +96,11 @@ enum WatchCommand: Command {
 }
 
 /// The state of one `ccsync watch` run.
-final class WatchSession {
+///
+/// `@unchecked Sendable`: what is printed (`printed`, `lastPrinted`, `gap`, `outputFailure`,
+/// `refusal`) is read and written holding `printing`, by the follower's thread when there is
+/// no command and by the run loop's; everything else is the run loop's thread's alone.
+final class WatchSession: @unchecked Sendable {
   /// What the last note on standard error was about; a note is given once per state.
   enum Gap: Equatable {
     case missingFile
@@ -122,6 +129,8 @@ final class WatchSession {
   /// What the follower found, in order: for an etcd key, every version its watch stream
   /// delivered, not only the latest.
   private let events = Protected<[DocumentFollower.Event]>([])
+  /// Held while printing and while reading what was printed.
+  private let printing = ConditionLock()
 
   init(
     address: DocumentAddress, path: JSONPath, pathText: String, count: Int?, timeout: Duration?, children: WatchChildren?,
@@ -157,21 +166,24 @@ final class WatchSession {
     // Read first: a key's watch then starts at the revision after the one read, so it misses
     // no change and repeats none; a file is looked at once more after its watch started.
     let initial = try checkInitial()
-    let events = self.events
-    let follower = document.follow(everyVersion: !address.isFile) { event in
+    let printsOnLookThread = children == nil
+    let follower = document.follow(everyVersion: !address.isFile) { [self] event in
       events.withLock { $0.append(event) }
+      // With no command to run, the loop is woken only when the watch is to end.
+      if printsOnLookThread, !printing.withLock({ check() }) { return }
       wake.wakeUp()
     }
     defer { follower.stop() }
     if let initial { follower.followSchema(of: initial) }
     if address.isFile { follower.lookAgain("the watch started") }
 
-    if let outputFailure { return finish(afterOutputFailure: outputFailure) }
+    if let outputFailure = printing.withLock({ outputFailure }) { return finish(afterOutputFailure: outputFailure) }
     // --restart and --signal start the command at once, with no value if there is none yet.
     if let children, children.runsContinuously, !children.hasStarted {
       if let status = children.start(with: nil) { return status }
     }
     while true {
+      let countReached = printing.withLock { self.countReached }
       // exec: the last value's run (at once, even within a debounce period: no value can
       // follow) and one coalesced run finish first; restart, signal: stop now.
       if countReached, let children, !children.runsContinuously { children.actOnDeferredValue() }
@@ -194,7 +206,10 @@ final class WatchSession {
       children?.reap()
       if ready[1] { wake.drain() }
       let now = ContinuousClock.now
-      if ready[1] && !countReached { check() }
+      let (outputFailure, refusal, printed) = printing.withLock {
+        if ready[1] { _ = check() }
+        return (self.outputFailure, self.refusal, self.printed)
+      }
       if let outputFailure { return finish(afterOutputFailure: outputFailure) }
       if let refusal {
         _ = finish(ExitCode.permission)
@@ -263,7 +278,9 @@ final class WatchSession {
   }
 
   /// Takes what the follower found since the last look, in order, and prints each new value.
-  private func check() {
+  /// Holding `printing`. Returns whether the watch is to end (--count reached, standard output
+  /// failed, the watch refused).
+  private func check() -> Bool {
     let found = events.withLock { events in
       defer { events = [] }
       return events
@@ -276,6 +293,7 @@ final class WatchSession {
       case .refused(let error): refusal = error
       }
     }
+    return countReached || outputFailure != nil || refusal != nil
   }
 
   private func show(_ document: JSONValue, initial: Bool) {

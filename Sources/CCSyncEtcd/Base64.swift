@@ -54,42 +54,60 @@ package enum Base64 {
     // Every group but a padded last one: four characters, three bytes. An invalid
     // character's value has its high bit set, collected in `invalid` and judged at the end.
     let whole = text.count / 4 - (padded > 0 ? 1 : 0)
-    var invalid: UInt8 = 0
+    var invalid: UInt32 = 0
     let bytes = [UInt8](unsafeUninitializedCapacity: count) { output, initialized in
-      decodingTable.withUnsafeBufferPointer { table in
+      groupTables.withUnsafeBufferPointer { tables in
+        // A group's four characters, looked up in the four tables, OR into its three bytes,
+        // in memory order, in the low three bytes of a word; an invalid character sets the
+        // top byte. Every group but the last is stored as a whole word, whose fourth byte the
+        // next group's store replaces: one store instead of three.
+        let raw = UnsafeMutableRawPointer(output.baseAddress!)
         for group in 0..<whole {
-          let a = table[Int(text[4 * group])], b = table[Int(text[4 * group + 1])]
-          let c = table[Int(text[4 * group + 2])], d = table[Int(text[4 * group + 3])]
-          invalid |= a | b | c | d
-          let value = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
-          output[3 * group] = UInt8(truncatingIfNeeded: value >> 16)
-          output[3 * group + 1] = UInt8(truncatingIfNeeded: value >> 8)
-          output[3 * group + 2] = UInt8(truncatingIfNeeded: value)
+          let word =
+            tables[Int(text[4 * group])] | tables[256 + Int(text[4 * group + 1])]
+            | tables[512 + Int(text[4 * group + 2])] | tables[768 + Int(text[4 * group + 3])]
+          invalid |= word
+          if 3 * group + 4 <= count {
+            raw.storeBytes(of: UInt32(littleEndian: word), toByteOffset: 3 * group, as: UInt32.self)
+          } else {
+            output[3 * group] = UInt8(truncatingIfNeeded: word)
+            output[3 * group + 1] = UInt8(truncatingIfNeeded: word >> 8)
+            output[3 * group + 2] = UInt8(truncatingIfNeeded: word >> 16)
+          }
         }
         if padded > 0 {
           // `XY==` is one byte, `XYZ=` two; the padding reads as zero bits.
-          let a = table[Int(text[4 * whole])], b = table[Int(text[4 * whole + 1])]
-          let c = padded == 2 ? 0 : table[Int(text[4 * whole + 2])]
-          invalid |= a | b | c
-          let value = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6
-          output[3 * whole] = UInt8(truncatingIfNeeded: value >> 16)
-          if padded == 1 { output[3 * whole + 1] = UInt8(truncatingIfNeeded: value >> 8) }
+          let third = padded == 2 ? 0 : tables[512 + Int(text[4 * whole + 2])]
+          let word = tables[Int(text[4 * whole])] | tables[256 + Int(text[4 * whole + 1])] | third
+          invalid |= word
+          output[3 * whole] = UInt8(truncatingIfNeeded: word)
+          if padded == 1 { output[3 * whole + 1] = UInt8(truncatingIfNeeded: word >> 8) }
         }
       }
       initialized = count
     }
-    return invalid & 0x80 == 0 ? bytes : nil
+    return invalid & invalidMark == 0 ? bytes : nil
   }
 
   private static let padding = UInt8(ascii: "=")
 
   private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
-  /// Each byte's value in the alphabet; 0xff (high bit set) for a byte outside it, padding
-  /// included.
-  private static let decodingTable: [UInt8] = {
-    var table = [UInt8](repeating: 0xff, count: 256)
-    for (value, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(value) }
-    return table
+  /// Set in a group table's entry for a byte outside the alphabet, padding included.
+  private static let invalidMark: UInt32 = 0xff00_0000
+
+  /// Four tables of 256 entries, one per place in a group of four characters: each byte's
+  /// six bits where they land in the group's three bytes (first byte lowest), or
+  /// ``invalidMark`` for a byte outside the alphabet.
+  private static let groupTables: [UInt32] = {
+    var tables = [UInt32](repeating: invalidMark, count: 4 * 256)
+    for (value, byte) in alphabet.enumerated() {
+      let bits = UInt32(value)
+      tables[Int(byte)] = bits << 2
+      tables[256 + Int(byte)] = bits >> 4 | (bits & 0x0f) << 12
+      tables[512 + Int(byte)] = (bits >> 2) << 8 | (bits & 0x03) << 22
+      tables[768 + Int(byte)] = bits << 16
+    }
+    return tables
   }()
 }

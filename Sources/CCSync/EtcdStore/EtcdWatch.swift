@@ -111,6 +111,12 @@ final class EtcdWatches: Sendable {
 /// One key's watch on one cluster: a thread holding one watch stream, from the revision after
 /// the last one read, whose news goes to every subscriber.
 ///
+/// - The thread that reads an event calls the subscribers itself, and a subscriber's look
+///   runs there when it comes early in the turn (``InlineReload``): no thread is woken
+///   between the event and the observers. A standby thread takes the stream over when a turn
+///   outlasts ``LoopHandOver/bound`` (a subscriber that blocks), with the calls not yet made,
+///   so the other subscribers and the stream's progress notifications wait at most that long
+///   (``LoopHandOver``).
 /// - After a disconnect (a member stopped, the stream broke) it watches again from the
 ///   revision after the last one it delivered, on whichever member answers, so no change is
 ///   missed; while no member answers it retries with backoff and says so once in the log.
@@ -141,6 +147,9 @@ final class SharedKeyWatch: Sendable {
   private let state = Protected(State())
   /// Wakes a retry pause early when the watch is stopped.
   private let pause = ConditionLock()
+  /// The hand-over of the stream between the watch's threads. Not serializing: a subscriber
+  /// queues each hint itself, and one still running on a replaced leader is called at once.
+  private let handOver = LoopHandOver<ChangeHint>(serializesCalls: false)
 
   /// A watch of `key` that will report from `startRevision` (1 or less: from a first read).
   fileprivate init(client: EtcdClient, key: [UInt8], name: String, from startRevision: Int64, logger: DiagnosticLog) {
@@ -153,15 +162,17 @@ final class SharedKeyWatch: Sendable {
 
   /// Starts the thread, watching from `startRevision` (1 or less: learn it with a read).
   fileprivate func start(from startRevision: Int64) {
-    let loop = WatchLoop(client: client, key: key, name: name, logger: logger)
-    // The thread holds the watch weakly between reads, so that a watch stopped and released
-    // ends its thread at the next look.
+    // The threads hold the watch weakly between reads, so that a watch stopped and released
+    // ends its threads at the next look.
     let current: @Sendable () -> SharedKeyWatch? = { [weak self] in self }
-    let thread = try? BackgroundThread(name: "ccsync-etcd") {
-      loop.run(from: startRevision > 1 ? startRevision : nil, watch: current)
+    let loop = WatchLoop(client: client, key: key, name: name, logger: logger, handOver: handOver, watch: current)
+    do {
+      try handOver.startThread(name: WatchLoop.threadName) {
+        loop.serve(leading: true, from: startRevision > 1 ? startRevision : nil)
+      }
+    } catch {
+      logger.log(.error, "'\(name)': cannot start the thread that watches the key; changes are seen only on load")
     }
-    thread?.detach()
-    if thread == nil { logger.log(.error, "'\(name)': cannot start the thread that watches the key; changes are seen only on load") }
   }
 
   /// Adds a subscriber that knows the key up to `startRevision - 1`; returns its number and
@@ -191,10 +202,12 @@ final class SharedKeyWatch: Sendable {
     }
   }
 
-  /// Stops the stream and any retry pause; the thread ends.
+  /// Stops the stream and any retry pause; the threads end (a leader replaced while in a
+  /// subscriber's call once that returns).
   fileprivate func stop() {
     state.withLock { $0.canceller }?.cancel()
     pause.withLock { pause.broadcast() }
+    handOver.stop(waiting: false)
   }
 
   fileprivate var isCancelled: Bool { state.withLock(\.cancelled) }
@@ -208,25 +221,29 @@ final class SharedKeyWatch: Sendable {
     }
   }
 
-  /// Hands `hint`, news of `revision`, to every subscriber, and keeps it for late ones.
-  fileprivate func tell(_ hint: ChangeHint, revision: Int64) {
-    let handlers = state.withLock { state -> [@Sendable (ChangeHint) -> Void] in
+  /// Keeps `hint`, news of `revision`, for late subscribers; returns its calls to every
+  /// subscriber.
+  fileprivate func news(_ hint: ChangeHint, revision: Int64) -> [Delivery<ChangeHint>] {
+    state.withLock { state in
       guard !state.cancelled else { return [] }
       state.latest = (hint, revision)
-      return state.subscribers.map(\.handler)
+      return state.subscribers.map { Delivery(id: $0.id, handler: $0.handler, reason: hint) }
     }
-    for handler in handlers { handler(hint) }
   }
 
-  /// Tells every subscriber the cluster refused the watch: `refusal`, which names the key.
-  /// Not kept for late subscribers: it is not news of a revision.
-  fileprivate func tell(refusal: StoreError) {
-    let handlers = state.withLock { state -> [@Sendable (ChangeHint) -> Void] in
-      state.cancelled ? [] : state.subscribers.map(\.handler)
-    }
+  /// The calls that tell every subscriber the cluster refused the watch: `refusal`, which
+  /// names the key. Not kept for late subscribers: it is not news of a revision.
+  fileprivate func news(refusal: StoreError) -> [Delivery<ChangeHint>] {
     let hint = ChangeHint(
       contentMayDiffer: true, isRequestedRecheck: false, description: "etcd: the watch was refused: \(refusal)", refusal: refusal)
-    for handler in handlers { handler(hint) }
+    return state.withLock { state in
+      state.cancelled ? [] : state.subscribers.map { Delivery(id: $0.id, handler: $0.handler, reason: hint) }
+    }
+  }
+
+  /// Whether subscriber `id` is still subscribed (a call to one that left is not made).
+  fileprivate func isSubscribed(_ id: UInt64) -> Bool {
+    state.withLock { state in !state.cancelled && state.subscribers.contains { $0.id == id } }
   }
 
   /// Waits `duration`, or less when the watch is stopped.
@@ -238,20 +255,76 @@ final class SharedKeyWatch: Sendable {
   }
 }
 
-/// The watch thread's loop, apart from the watch object so that releasing the watch ends it.
+/// The watch threads' loop, apart from the watch object so that releasing the watch ends it.
 private struct WatchLoop: Sendable {
+  static let threadName = "ccsync-etcd"
+
+  /// Where the loop stands, for a thread that takes it over.
+  struct Position {
+    /// The stream being read; `nil`: open one.
+    var stream: EtcdWatchStream?
+    /// The first revision not handed on yet; `nil`: learn it with a read.
+    var next: Int64?
+    /// Whether the key exists, as last learned (`nil`: not known): a silent stream is
+    /// checked against it.
+    var exists: Bool?
+  }
+
+  /// How the reading of one stream ended, when it did not throw.
+  private enum StreamEnd {
+    /// Stalled (replace it), or the watch stopped.
+    case stalled
+    /// Taken over by the standby during a turn of subscriber calls, with the stream or
+    /// (`false`: it stalled) without.
+    case takenOver(withStream: Bool)
+  }
+
   let client: EtcdClient
   let key: [UInt8]
   let name: String
   let logger: DiagnosticLog
+  let handOver: LoopHandOver<ChangeHint>
+  /// The watch, while it is not released.
+  let currentWatch: @Sendable () -> SharedKeyWatch?
+  /// Where the leader stood when it began its latest turn.
+  private let handedPosition = Protected(Position())
 
-  /// Runs until the watch `current` gives is cancelled or released. `start`: the first
-  /// revision to report; `nil` learns it with a read.
-  func run(from start: Int64?, watch current: @Sendable () -> SharedKeyWatch?) {
-    var next = start
-    // Whether the key exists, as last learned (`nil`: not known): a silent stream is checked
-    // against it.
-    var exists: Bool?
+  init(
+    client: EtcdClient, key: [UInt8], name: String, logger: DiagnosticLog, handOver: LoopHandOver<ChangeHint>,
+    watch: @escaping @Sendable () -> SharedKeyWatch?
+  ) {
+    self.client = client
+    self.key = key
+    self.name = name
+    self.logger = logger
+    self.handOver = handOver
+    currentWatch = watch
+  }
+
+  /// One thread of the watch: leads the loop from `start` (the first revision to report;
+  /// `nil` learns it with a read) when `leading`, else stands by; a leader whose loop was taken
+  /// over stands by once its subscriber call returns, or ends.
+  func serve(leading: Bool, from start: Int64?) {
+    if !leading {
+      guard handOver.standBy(isNew: true) else { return }
+    }
+    var position: Position? = leading ? Position(stream: nil, next: start, exists: nil) : nil
+    while run(from: position) == .replaced, handOver.standBy(isNew: false) {
+      position = nil
+    }
+  }
+
+  /// Leads the loop until the watch is cancelled or released (`.done`) or the loop is taken
+  /// over (`.replaced`). `position`: where to start; `nil`: a thread that has just taken the
+  /// loop over, which first makes the calls the old leader left and goes on from where it stood.
+  private func run(from start: Position?) -> LoopHandOver<ChangeHint>.TurnEnd {
+    var position: Position
+    if let start {
+      position = start
+    } else {
+      if turn(nil) == .replaced { return .replaced }
+      position = handedPosition.withLock { $0 }
+    }
     var retryPause: Duration = .milliseconds(100)
     // A stream that ends is opened again at once, on another member if need be; only a
     // failure of that too (no member serves a watch) is an outage worth a line.
@@ -259,28 +332,39 @@ private struct WatchLoop: Sendable {
     // Refusals since the watch last served: the first is told to the subscribers, the
     // second logged (a subscriber that ends on a refusal has ended by then).
     var refusals = 0
-    while let watch = current(), !watch.isCancelled {
+    while let watch = currentWatch(), !watch.isCancelled {
       do throws(EtcdError) {
-        if next == nil {
+        if position.next == nil {
           // Learn where to start, and hand on what the key holds now (a change between the
           // store's first read and this one is not missed).
           let (keyValue, revision) = try client.get(key)
-          watch.tell(hint(for: keyValue, description: "etcd: watching from revision \(revision + 1)"), revision: revision)
-          next = revision + 1
-          exists = keyValue != nil
+          position.next = revision + 1
+          position.exists = keyValue != nil
+          let news = watch.news(hint(for: keyValue, description: "etcd: watching from revision \(revision + 1)"), revision: revision)
+          if turn(news, at: position) == .replaced { return .replaced }
         }
-        let stream = try client.watch(.key(key), startRevision: next, progressNotify: true)
-        defer { stream.close() }
-        guard watch.adopt(stream.canceller) else { return }
+        let stream: EtcdWatchStream
+        if let handed = position.stream {
+          stream = handed  // taken over with the loop
+          position.stream = nil
+        } else {
+          stream = try client.watch(.key(key), startRevision: position.next, progressNotify: true)
+        }
+        var handedOver = false
+        defer { if !handedOver { stream.close() } }
+        guard watch.adopt(stream.canceller) else { return .done }
         if failures > 1 { logger.log(.warning, "'\(name)': watching again, on \(stream.endpoint)") }
         failures = 0
         refusals = 0
         retryPause = .milliseconds(100)
-        try follow(stream, next: &next, exists: &exists, watch: current)
+        if case .takenOver(let withStream) = try follow(stream, position: &position) {
+          handedOver = withStream
+          return .replaced
+        }
       } catch {
-        if watch.isCancelled { return }
+        if watch.isCancelled { return .done }
         if case .compacted = error {
-          next = nil  // read again, and watch from there
+          position.next = nil  // read again, and watch from there
           continue
         }
         failures += 1
@@ -290,7 +374,7 @@ private struct WatchLoop: Sendable {
         let storeError = StoreError(error, name: name)
         if case .accessDenied = storeError {
           refusals += 1
-          if refusals == 1 { watch.tell(refusal: storeError) }
+          if refusals == 1, turn(watch.news(refusal: storeError), at: position) == .replaced { return .replaced }
           if refusals == 2 { logger.log(.warning, "cannot watch '\(name)' (\(error)); retrying") }
           watch.pause(for: retryPause)
           retryPause = min(retryPause * 2, EtcdWatch.longestRetryPause)
@@ -302,44 +386,58 @@ private struct WatchLoop: Sendable {
         retryPause = min(retryPause * 2, EtcdWatch.longestRetryPause)
       }
     }
+    return .done
   }
 
-  /// Reads `stream` until it ends or stalls, handing on each change and advancing `next` and
-  /// `exists`. Returns when a stalled stream is to be replaced; throws how it ended.
-  private func follow(
-    _ stream: EtcdWatchStream, next: inout Int64?, exists: inout Bool?, watch current: @Sendable () -> SharedKeyWatch?
-  ) throws(EtcdError) {
-    while let watch = current(), !watch.isCancelled {
+  /// Reads `stream` until it ends or stalls, handing on each change and advancing
+  /// `position`. Returns when a stalled stream is to be replaced or the loop was taken over
+  /// with the stream; throws how it ended.
+  private func follow(_ stream: EtcdWatchStream, position: inout Position) throws(EtcdError) -> StreamEnd {
+    while let watch = currentWatch(), !watch.isCancelled {
       guard let response = try stream.next(timeout: EtcdWatch.progressBound) else {
         // Silent for a while: read the key. A version the stream has not delivered, or the
         // key gone while the stream last said it existed (or has said nothing yet: the first
         // change since the start may be the delete), means it stalled: the read hands the
         // change on, and the stream is replaced.
         let (keyValue, revision) = try client.get(key)
-        let missed = keyValue.map { $0.modRevision >= (next ?? 0) } ?? (exists != false)
-        exists = keyValue != nil
+        let missed = keyValue.map { $0.modRevision >= (position.next ?? 0) } ?? (position.exists != false)
+        position.exists = keyValue != nil
         if missed {
           let what = keyValue.map { "change at revision \($0.modRevision)" } ?? "delete"
-          watch.tell(hint(for: keyValue, description: "etcd: \(what) read after the stream fell silent"), revision: revision)
-          next = revision + 1
-          return
+          position.next = revision + 1
+          let news = watch.news(hint(for: keyValue, description: "etcd: \(what) read after the stream fell silent"), revision: revision)
+          return turn(news, at: position) == .replaced ? .takenOver(withStream: false) : .stalled
         }
         continue
       }
       guard let last = response.events.last else {
-        next = max(next ?? 0, response.revision + 1)  // progress: nothing missed up to here
+        position.next = max(position.next ?? 0, response.revision + 1)  // progress: nothing missed up to here
         continue
       }
-      next = max(next ?? 0, last.keyValue.modRevision + 1)
-      exists = last.kind != .delete
+      position.next = max(position.next ?? 0, last.keyValue.modRevision + 1)
+      position.exists = last.kind != .delete
       let current: ChangeHint.CurrentVersion =
         last.kind == .delete ? .missing : .version(StoredVersion(last.keyValue))
-      watch.tell(
+      let news = watch.news(
         ChangeHint(
           contentMayDiffer: true, isRequestedRecheck: false,
           description: "etcd: \(last.kind == .delete ? "delete" : "put") at revision \(last.keyValue.modRevision)",
           current: current),
         revision: last.keyValue.modRevision)
+      var handed = position
+      handed.stream = stream
+      if turn(news, at: handed) == .replaced { return .takenOver(withStream: true) }
+    }
+    return .stalled
+  }
+
+  /// One turn of calls to the subscribers (``LoopHandOver/runTurn(_:isCurrent:startStandby:)``):
+  /// `news`, with `position` recorded for a thread that takes the loop over during it; or
+  /// (`nil`) what a replaced leader left.
+  private func turn(_ news: [Delivery<ChangeHint>]?, at position: Position = Position()) -> LoopHandOver<ChangeHint>.TurnEnd {
+    if news != nil { handedPosition.withLock { $0 = position } }
+    return handOver.runTurn(news, isCurrent: { id in currentWatch()?.isSubscribed(id) ?? false }) { () throws(SystemError) in
+      try handOver.startThread(name: Self.threadName) { serve(leading: false, from: nil) }
     }
   }
 

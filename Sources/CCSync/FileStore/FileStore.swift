@@ -15,12 +15,6 @@ final class FileStore: DocumentStore {
   /// nothing and only the bytes tell. 2 s, the coarsest timestamp tick of common file systems.
   static let identityRecurrenceWindow: Int64 = 2_000_000_000
 
-  /// How long an empty file may stay empty before it is taken for an invalid version rather
-  /// than a truncating writer (`echo >`, `cp`) between its truncation and its write, which on
-  /// a loaded machine can take longer than a reload's grace period. A configuration file
-  /// left empty on purpose is rare.
-  static let emptyFileWritingWindow: Int64 = FollowGrace.empty.nanoseconds
-
   /// The file underneath.
   let file: SharedFile
   /// ``identityRecurrenceWindow``, or another for tests.
@@ -137,11 +131,11 @@ final class FileStore: DocumentStore {
   }
 
   /// Any program may write the file in place; an empty file changed less than
-  /// ``emptyFileWritingWindow`` ago is probably a writer between truncating and writing.
+  /// ``FollowGrace/empty`` ago is probably a writer between truncating and writing.
   func partialWrite() -> PartialWrite {
     guard let identity = (try? file.identity()) ?? nil, identity.size == 0 else { return .possible }
     let age = FileSystem.currentTime().nanoseconds(since: identity.modificationTime)
-    return age >= 0 && age < FileStore.emptyFileWritingWindow ? .likely : .possible
+    return age >= 0 && age < FollowGrace.empty.nanoseconds ? .likely : .possible
   }
 }
 

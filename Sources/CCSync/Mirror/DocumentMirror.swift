@@ -18,7 +18,7 @@ import Dispatch
 ///   both exist and differ the preferred side (the key unless told otherwise) wins and the
 ///   other's version is kept beside it (`FILE.conflict-TIMESTAMP`, `KEY.conflict-TIMESTAMP`).
 /// - A side that is missing is recreated whole from the other (a file that disappeared once
-///   it has stayed missing for ``missingFileGrace``); deletions are not mirrored. A side
+///   it has stayed missing for ``FollowGrace/missing``); deletions are not mirrored. A side
 ///   that appears or disappears while a sync writes makes it start again.
 /// - A side that is not valid JSON is reported (once; a file only once its follower reports
 ///   it, still invalid after the one grace, ``FollowGrace``, being perhaps written in place)
@@ -92,12 +92,6 @@ package final class DocumentMirror: Sendable {
   private let state = Protected(State())
   /// How long to wait before trying a cluster that did not answer again.
   static let retryDelay: Duration = .seconds(1)
-  /// How long a file that disappeared while mirrored is left missing before it is created
-  /// again (``FollowGrace/missing``): an editor that saves by moving the old version away
-  /// first and renaming the new one in is mid-save, and the lock does not hold it off (it
-  /// takes none), so a file created meanwhile could be renamed over its save.
-  static let missingFileGrace = FollowGrace.missing
-
   /// A mirror of `filePath` and `location`; nothing happens until ``start(firstSync:)``.
   /// - Parameters:
   ///   - check: a check every version must pass before it is written to either side (the
@@ -242,7 +236,7 @@ package final class DocumentMirror: Sendable {
     case done
     /// A side appeared or disappeared between the sync's read and its write: sync again now.
     case raced
-    /// The file disappeared less than ``DocumentMirror/missingFileGrace`` ago: look again
+    /// The file disappeared less than ``FollowGrace/missing`` ago: look again
     /// when the rest of it has passed.
     case fileMissing(remaining: Duration)
     /// A side is not valid JSON, or the cluster could not be reached: report, retry later.
@@ -275,7 +269,7 @@ package final class DocumentMirror: Sendable {
           if state.fileMissingSince == nil { state.fileMissingSince = now }
           return state.fileMissingSince ?? now
         }
-        let remaining = DocumentMirror.missingFileGrace - (now - since)
+        let remaining = FollowGrace.missing - (now - since)
         guard remaining <= .zero else { return .fileMissing(remaining: remaining) }
         state.withLock { $0.fileMissingSince = nil }
       }

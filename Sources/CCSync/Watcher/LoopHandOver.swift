@@ -1,15 +1,27 @@
 import CCSyncSystem
 
-/// One woken watch's handler call, in a turn's list.
-struct Delivery {
-  let id: RegistrationID
-  let handler: @Sendable (FileWatchReason) -> Void
-  let reason: FileWatchReason
+/// What a loop hands a handler: wake-ups of one handler that wait while it runs are merged.
+protocol MergeableWakeUp: Sendable {
+  /// One wake-up that asks for everything either asked for.
+  func merged(with other: Self) -> Self
 }
 
-/// Who runs a watcher's loop: a leader/follower hand-over between the watcher's threads.
+extension FileWatchReason: MergeableWakeUp {}
+extension ChangeHint: MergeableWakeUp {}
+
+/// One woken handler's call, in a turn's list.
+struct Delivery<Reason: MergeableWakeUp> {
+  /// The registration (a file watch) or subscriber (an etcd key's store) called.
+  let id: UInt64
+  let handler: @Sendable (Reason) -> Void
+  let reason: Reason
+}
+
+/// Who runs a watcher's loop: a leader/follower hand-over between the watcher's threads. The
+/// file watcher's loop waits in `poll` on inotify (`WatcherCore`); an etcd key's loop reads
+/// its watch stream (`SharedKeyWatch`).
 ///
-/// The leader waits in `poll`, reads the events and calls the woken watches' handlers itself,
+/// The leader waits for events (`poll`, the stream), reads them and calls the woken handlers itself,
 /// and a handler may do its work there (a storage's reload, see ``InlineReload``): no other
 /// thread is woken between the event and the work. While the leader is away from its loop
 /// (a turn of handler calls), a standby thread waits on a timer armed for ``bound``; a timer
@@ -20,21 +32,23 @@ struct Delivery {
 /// and the watcher has two threads (the leader and the standby) plus one per handler that is
 /// blocked now.
 ///
-/// One watch's handler is never called on two threads at once: a wake-up of a watch whose
-/// handler still runs on a replaced leader is held, merged, and made by that thread when the
-/// handler returns.
+/// With `serializesCalls` (the file watcher), one watch's handler is never called on two
+/// threads at once: a wake-up of a watch whose handler still runs on a replaced leader is
+/// held, merged, and made by that thread when the handler returns. Without (an etcd key's
+/// subscribers, whose handlers queue each hint themselves, in the order called, and may be
+/// called from any thread), the new leader calls it at once, so no hint is merged away.
 ///
 /// `@unchecked Sendable`: every variable is guarded by `condition`.
-final class LoopHandOver: @unchecked Sendable {
+final class LoopHandOver<Reason: MergeableWakeUp>: @unchecked Sendable {
   /// How long a leader may be away from its loop before the standby takes it over: longer
   /// than a reload of a small document takes (well under a millisecond), short enough that a
   /// blocked handler delays other files' events by little. A hand-over costs a thread woken.
-  static let bound: Duration = .milliseconds(2)
+  static var bound: Duration { .milliseconds(2) }
 
   /// How long into a turn a handler may still run its reload inline: past it, reloads go to
   /// the process's reload threads, so a burst (a thousand storages' echoes after a flush of
   /// them all) neither keeps the loop away nor waits on one thread.
-  static let inlineBudget: Duration = .milliseconds(1)
+  static var inlineBudget: Duration { .milliseconds(1) }
 
   enum TurnEnd { case done, replaced }
 
@@ -47,12 +61,12 @@ final class LoopHandOver: @unchecked Sendable {
   /// When the leader left its loop for a turn of handler calls; `nil` while it is in the loop.
   private var awaySince: ContinuousClock.Instant?
   /// The turn's handler calls, the next from `nextDelivery` on.
-  private var queue: [Delivery] = []
+  private var queue: [Delivery<Reason>] = []
   private var nextDelivery = 0
   /// The watches whose handler is being called now.
-  private var running: Set<RegistrationID> = []
+  private var running: Set<UInt64> = []
   /// Wake-ups of running watches, merged, for the thread running each to make.
-  private var held: [RegistrationID: FileWatchReason] = [:]
+  private var held: [UInt64: Reason] = [:]
   /// Threads standing by, or started to: at most one.
   private var standbys = 0
   private var liveThreads = 0
@@ -60,7 +74,12 @@ final class LoopHandOver: @unchecked Sendable {
   private var stopping = false
   private var takeOvers = 0
 
-  init() {
+  /// Whether a handler still running on a replaced leader has its next calls held for it.
+  private let serializesCalls: Bool
+
+  /// A hand-over; see the type's description for `serializesCalls`.
+  init(serializesCalls: Bool) {
+    self.serializesCalls = serializesCalls
     timer = try? TimerDescriptor()
   }
 
@@ -96,7 +115,7 @@ final class LoopHandOver: @unchecked Sendable {
   /// loop over, what the old leader left. Arms the standby's timer.
   /// - Returns: the term to pass to the other calls, and whether the caller must start a
   ///   standby thread (then it calls ``standbyFailed()`` if it cannot).
-  func beginTurn(_ deliveries: [Delivery]?) -> (term: UInt64, startStandby: Bool) {
+  private func beginTurn(_ deliveries: [Delivery<Reason>]?) -> (term: UInt64, startStandby: Bool) {
     condition.withLock {
       if let deliveries {
         queue = deliveries
@@ -111,18 +130,49 @@ final class LoopHandOver: @unchecked Sendable {
     }
   }
 
+  /// One turn of handler calls: `deliveries`, or, for a thread that has just taken the loop
+  /// over, what the old leader left (`nil`). The handlers called within ``inlineBudget`` of
+  /// the turn's start may do their reload inline (``InlineReload``); a handler whose
+  /// registration `isCurrent` no longer holds (cancelled since the batch was read) is not called.
+  /// - Parameter startStandby: starts a thread that stands by (``standBy(isNew:)`` with `true`),
+  ///   when there is none; throws when it cannot.
+  /// - Returns: `.done` for a leader still in office, `.replaced` for one whose loop was taken over.
+  func runTurn(
+    _ deliveries: [Delivery<Reason>]?, isCurrent: (UInt64) -> Bool, startStandby: () throws(SystemError) -> Void
+  ) -> TurnEnd {
+    let turnStart = ContinuousClock.now
+    let (turn, mustStartStandby) = beginTurn(deliveries)
+    if mustStartStandby {
+      do { try startStandby() } catch { standbyFailed() }
+    }
+    let inlineUntil = canHandOver && deliveries != nil ? turnStart + Self.inlineBudget : turnStart
+    while let delivery = next(in: turn) {
+      var reason: Reason? = delivery.reason
+      var inline = ContinuousClock.now < inlineUntil
+      while let current = reason {
+        if isCurrent(delivery.id) {
+          InlineReload.permitting(inline) { delivery.handler(current) }
+        }
+        reason = finished(delivery.id)
+        inline = false
+      }
+    }
+    return endTurn(turn)
+  }
+
   /// A standby thread could not be started.
-  func standbyFailed() {
+  private func standbyFailed() {
     condition.withLock { standbys -= 1 }
   }
 
   /// The turn's next handler call, marked running; `nil` when the turn is over or the loop
   /// was taken over. Wake-ups of a watch running on another thread are held for it.
-  func next(in turn: UInt64) -> Delivery? {
+  private func next(in turn: UInt64) -> Delivery<Reason>? {
     condition.withLock {
       while turn == term, nextDelivery < queue.count {
         let delivery = queue[nextDelivery]
         nextDelivery += 1
+        guard serializesCalls else { return delivery }
         if running.contains(delivery.id) {
           held[delivery.id] = held[delivery.id].map { $0.merged(with: delivery.reason) } ?? delivery.reason
           continue
@@ -136,8 +186,9 @@ final class LoopHandOver: @unchecked Sendable {
 
   /// A handler call of `id` returned: the wake-up held for it meanwhile, which the caller
   /// makes next (the watch stays running), or `nil` (it is not running any more).
-  func finished(_ id: RegistrationID) -> FileWatchReason? {
+  private func finished(_ id: UInt64) -> Reason? {
     condition.withLock {
+      guard serializesCalls else { return nil }
       if let reason = held.removeValue(forKey: id) { return reason }
       running.remove(id)
       return nil
@@ -146,7 +197,7 @@ final class LoopHandOver: @unchecked Sendable {
 
   /// Ends the turn: `.done` for a leader still in office (back to its loop), `.replaced` for
   /// one whose loop was taken over.
-  func endTurn(_ turn: UInt64) -> TurnEnd {
+  private func endTurn(_ turn: UInt64) -> TurnEnd {
     condition.withLock {
       guard turn == term else { return .replaced }
       if awaySince != nil {
@@ -200,13 +251,13 @@ final class LoopHandOver: @unchecked Sendable {
   }
 
   /// Stops the hand-over: the standby ends; a leader that was replaced ends after its handler.
-  /// Waits for every thread of the watcher to end, unless called on one of them (a handler
-  /// releasing the watcher), which then end by themselves.
-  func stop() {
+  /// Waits for every thread of the watcher to end when `waiting`, unless called on one of them
+  /// (a handler releasing the watcher), which then end by themselves.
+  func stop(waiting: Bool = true) {
     condition.withLock {
       stopping = true
       timer?.arm(after: .zero)
-      guard !liveIdentities.contains(ThreadIdentity.current) else { return }
+      guard waiting, !liveIdentities.contains(ThreadIdentity.current) else { return }
       while liveThreads > 0 { condition.wait() }
     }
   }

@@ -7,7 +7,7 @@ import CCSyncSystem
 /// hold strong references until they end; `FileWatcher.deinit` ends them.
 final class WatcherCore: Sendable {
   let state: Protected<WatcherState>
-  let handOver = LoopHandOver()
+  let handOver = LoopHandOver<FileWatchReason>(serializesCalls: true)
   private let threadName: String
   private let requestedPolling: Bool
 
@@ -98,7 +98,7 @@ final class WatcherCore: Sendable {
   /// the next timer, handle what came, then call the handlers outside the lock. `resuming`:
   /// the thread has just taken the loop over, and first makes the calls the old leader left.
   /// Returns `.replaced` when the loop was taken over during a turn, `.done` when it stopped.
-  private func run(_ wakeUp: WakeUpChannel, resuming: Bool) -> LoopHandOver.TurnEnd {
+  private func run(_ wakeUp: WakeUpChannel, resuming: Bool) -> LoopHandOver<FileWatchReason>.TurnEnd {
     if resuming, deliver(nil, wakeUp) == .replaced { return .replaced }
     var noise = NoiseGate()
     var pauseFirst = false
@@ -143,32 +143,14 @@ final class WatcherCore: Sendable {
     return .done
   }
 
-  /// One turn of handler calls: `deliveries`, or what a replaced leader left (`nil`). The
-  /// handlers called within ``LoopHandOver/inlineBudget`` of the turn's start may do their
-  /// reload inline (``InlineReload``). A registration cancelled since the batch was read is
-  /// not called.
-  private func deliver(_ deliveries: [Delivery]?, _ wakeUp: WakeUpChannel) -> LoopHandOver.TurnEnd {
-    let turnStart = ContinuousClock.now
-    let (turn, startStandby) = handOver.beginTurn(deliveries)
-    if startStandby {
-      do {
-        try handOver.startThread(name: threadName) { [self] in serve(wakeUp, leading: false) }
-      } catch {
-        handOver.standbyFailed()
-      }
+  /// One turn of handler calls (``LoopHandOver/runTurn(_:isCurrent:startStandby:)``):
+  /// `deliveries`, or what a replaced leader left (`nil`). A registration cancelled since the
+  /// batch was read is not called.
+  private func deliver(
+    _ deliveries: [Delivery<FileWatchReason>]?, _ wakeUp: WakeUpChannel
+  ) -> LoopHandOver<FileWatchReason>.TurnEnd {
+    handOver.runTurn(deliveries, isCurrent: { id in state.withLock { $0.registrations[id] != nil } }) { () throws(SystemError) in
+      try handOver.startThread(name: threadName) { [self] in serve(wakeUp, leading: false) }
     }
-    let inlineUntil = handOver.canHandOver && deliveries != nil ? turnStart + LoopHandOver.inlineBudget : turnStart
-    while let delivery = handOver.next(in: turn) {
-      var reason: FileWatchReason? = delivery.reason
-      var inline = ContinuousClock.now < inlineUntil
-      while let current = reason {
-        if state.withLock({ $0.registrations[delivery.id] != nil }) {
-          InlineReload.permitting(inline) { delivery.handler(current) }
-        }
-        reason = handOver.finished(delivery.id)
-        inline = false
-      }
-    }
-    return handOver.endTurn(turn)
   }
 }
