@@ -2,27 +2,33 @@ import Glibc
 import CCSyncSystemShims
 
 /// Path-level system calls: rename, unlink, lstat, readlink, mkdir, directory sync.
-/// Each retries on `EINTR` and throws a ``SystemError`` naming the path.
+/// Each retries on `EINTR` and throws a ``SystemError`` naming the path. Paths go to C through
+/// `withCString`, which lends a native string's own bytes, where passing the `String` itself
+/// would copy it into a new allocation on every call.
 package enum FileSystem {
   /// Atomically replaces `destination` with `source`. The corresponding C function is `rename`.
   package static func rename(_ source: String, to destination: String) throws(SystemError) {
-    _ = try systemCall("rename", path: source, secondPath: destination) { Glibc.rename(source, destination) }
+    _ = try systemCall("rename", path: source, secondPath: destination) {
+      source.withCString { source in destination.withCString { Glibc.rename(source, $0) } }
+    }
   }
 
   /// Makes `newPath` another name of the file at `existingPath` (no data is copied).
   /// The corresponding C function is `link`.
   package static func link(_ existingPath: String, as newPath: String) throws(SystemError) {
-    _ = try systemCall("link", path: existingPath, secondPath: newPath) { Glibc.link(existingPath, newPath) }
+    _ = try systemCall("link", path: existingPath, secondPath: newPath) {
+      existingPath.withCString { existing in newPath.withCString { Glibc.link(existing, $0) } }
+    }
   }
 
   /// Removes an empty directory. The corresponding C function is `rmdir`.
   package static func removeEmptyDirectory(_ path: String) throws(SystemError) {
-    _ = try systemCall("remove directory", path: path) { rmdir(path) }
+    _ = try systemCall("remove directory", path: path) { path.withCString { rmdir($0) } }
   }
 
   /// Removes a file. The corresponding C function is `unlink`.
   package static func removeFile(_ path: String) throws(SystemError) {
-    _ = try systemCall("remove", path: path) { unlink(path) }
+    _ = try systemCall("remove", path: path) { path.withCString { unlink($0) } }
   }
 
   /// The status of `path` itself (a symlink is not followed), or `nil` when nothing is there.
@@ -87,7 +93,7 @@ package enum FileSystem {
   ///   errors (the file vanished) are not refusals and return normally.
   /// The corresponding C function is `faccessat` with `AT_EACCESS`.
   package static func checkWritable(_ path: String, operation: String, displayPath: String) throws(SystemError) {
-    guard faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == -1 else { return }
+    guard path.withCString({ faccessat(AT_FDCWD, $0, W_OK, AT_EACCESS) }) == -1 else { return }
     let code = errno
     if code == EACCES || code == EPERM || code == EROFS {
       throw SystemError(code: code, operation: operation, path: displayPath)
@@ -96,7 +102,7 @@ package enum FileSystem {
 
   /// Creates a directory. The corresponding C function is `mkdir`.
   package static func makeDirectory(_ path: String, mode: UInt32) throws(SystemError) {
-    _ = try systemCall("create directory", path: path) { mkdir(path, mode_t(mode)) }
+    _ = try systemCall("create directory", path: path) { path.withCString { mkdir($0, mode_t(mode)) } }
   }
 
   /// Flushes a directory's entries (a completed rename) to the device.
@@ -160,6 +166,13 @@ extension FileSystem {
   /// write's stamp and every history entry has one; see ``UTCTimestampText``).
   package static func isoTimestamp(_ time: FileIdentity.Timestamp) -> String {
     UTCTimestampText.text(seconds: time.seconds, fraction: Int(time.nanoseconds / 1_000_000), fractionDigits: 3)
+  }
+
+  /// Appends ``isoTimestamp(_:)``'s text to `text`, for a caller building bytes (a file
+  /// history's log line) without a string in between.
+  package static func appendISOTimestamp(_ time: FileIdentity.Timestamp, to text: inout [UInt8]) {
+    UTCTimestampText.append(
+      seconds: time.seconds, fraction: Int(time.nanoseconds / 1_000_000), fractionDigits: 3, to: &text)
   }
 
   /// The seconds since 1970 of a timestamp written by ``isoTimestamp(_:)``, or `nil`.

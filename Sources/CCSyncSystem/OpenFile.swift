@@ -48,7 +48,7 @@ package final class OpenFile {
   package init(path: String, options: Options) throws(SystemError) {
     self.path = path
     descriptor = try systemCall("open", path: path) {
-      open(path, options.flags | O_CLOEXEC, mode_t(options.mode))
+      path.withCString { open($0, options.flags | O_CLOEXEC, mode_t(options.mode)) }
     }
   }
 

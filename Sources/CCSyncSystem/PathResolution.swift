@@ -12,7 +12,7 @@ package func fileStatus(atPath path: String, followingSymbolicLinks: Bool, opera
   var status = stat()
   do {
     _ = try systemCall(operation ?? (followingSymbolicLinks ? "stat" : "lstat"), path: path) {
-      followingSymbolicLinks ? stat(path, &status) : lstat(path, &status)
+      path.withCString { followingSymbolicLinks ? stat($0, &status) : lstat($0, &status) }
     }
   } catch where error.code == ENOENT || error.code == ENOTDIR {
     return nil

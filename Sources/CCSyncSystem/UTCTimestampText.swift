@@ -15,6 +15,17 @@ package enum UTCTimestampText {
   /// (none when `fractionDigits` is 0), then `Z`. A year outside 0000 to 9999 is written as
   /// its number (callers that must refuse one check first).
   package static func text(seconds: Int64, fraction: Int = 0, fractionDigits: Int = 0, style: Style = .extended) -> String {
+    var text = [UInt8]()
+    text.reserveCapacity(32)
+    append(seconds: seconds, fraction: fraction, fractionDigits: fractionDigits, style: style, to: &text)
+    return String(decoding: text, as: UTF8.self)
+  }
+
+  /// Appends ``text(seconds:fraction:fractionDigits:style:)``'s text to `text`, for a caller
+  /// building bytes (a file history's log line) without a string in between.
+  package static func append(
+    seconds: Int64, fraction: Int = 0, fractionDigits: Int = 0, style: Style = .extended, to text: inout [UInt8]
+  ) {
     var days = seconds / 86_400
     var secondOfDay = Int(seconds % 86_400)
     if secondOfDay < 0 {
@@ -24,8 +35,6 @@ package enum UTCTimestampText {
     let (year, month, day) = CivilDate.date(fromDays: days)
     let dateSeparator: UInt8? = style == .extended ? UInt8(ascii: "-") : nil
     let timeSeparator: UInt8? = style == .extended ? UInt8(ascii: ":") : nil
-    var text = [UInt8]()
-    text.reserveCapacity(32)
     func put(_ value: Int, digits: Int) {
       var divisor = 1
       for _ in 1..<digits { divisor *= 10 }
@@ -55,6 +64,5 @@ package enum UTCTimestampText {
       put(fraction, digits: fractionDigits)
     }
     text.append(UInt8(ascii: "Z"))
-    return String(decoding: text, as: UTF8.self)
   }
 }

@@ -11,7 +11,9 @@ import CCSyncJSON
 /// Every call is made under the file's exclusive lock by the writer, which is the only one to
 /// change the folder; readers (`ccsync log`) read it without the lock and tolerate a line
 /// being appended meanwhile.
-struct FileHistory {
+///
+/// `Sendable`: immutable; its ``HistoryMemory`` guards its own state.
+final class FileHistory: Sendable {
   /// How many versions are kept when the history says nothing.
   static let defaultKeep = 20
 
@@ -27,13 +29,39 @@ struct FileHistory {
     var rollbackOf: String?
   }
 
+  /// What a write needs of a version the log records: its id and the file it was (no time,
+  /// no author: reading those would make strings no write uses).
+  struct LoggedVersion: Equatable {
+    var id: Int
+    var device: UInt64
+    var inode: UInt64
+
+    init(id: Int, device: UInt64, inode: UInt64) {
+      (self.id, self.device, self.inode) = (id, device, inode)
+    }
+
+    init(_ entry: Entry) {
+      self.init(id: entry.id, device: entry.device, inode: entry.inode)
+    }
+
+    /// The version `id` as the file of `identity`.
+    init(id: Int, _ identity: FileIdentity) {
+      self.init(id: id, device: identity.device, inode: identity.inode)
+    }
+
+    /// Whether this is the version of the file of `identity`.
+    func isVersion(_ identity: FileIdentity) -> Bool {
+      inode == identity.inode && device == identity.device
+    }
+  }
+
   /// The log as a write found it: open for the write's line, with the last version it
   /// records and how many lines it holds.
   struct RecordedLog {
     /// `nil` when there is no log yet.
     var file: OpenFile?
     var identity: FileIdentity?
-    var last: Entry?
+    var last: LoggedVersion?
     var lines: Int
   }
 
@@ -42,10 +70,11 @@ struct FileHistory {
   struct Pending {
     var log: RecordedLog
     var keep: Int
-    /// The id the replaced version was kept under, and the entry to record for it when it
-    /// was written outside ccsync.
+    /// The id the replaced version was kept under.
     var keptID: Int?
-    var outsideEntry: Entry?
+    /// The replaced version and when it was last changed, when it was written outside
+    /// ccsync: recorded (with that time) before the version written.
+    var outside: (version: LoggedVersion, modified: FileIdentity.Timestamp)?
     var createdFolder: Bool
   }
 
@@ -55,22 +84,29 @@ struct FileHistory {
   let folder: String
   private let logPath: String
   private let keepPath: String
+  /// What this process remembers of the history.
+  private let memory: HistoryMemory
 
   init(target: String) {
     self.target = target
     folder = FilePath.join(FilePath.directory(of: target), "." + FilePath.name(of: target) + ".history")
     logPath = folder + "/versions.log"
     keepPath = folder + "/keep"
+    memory = HistoryMemory.of(folder)
   }
 
   /// The path of the kept version `id`.
   func versionPath(_ id: Int) -> String {
-    var path = Array(folder.utf8)
-    path.reserveCapacity(path.count + 26)
-    path.append(UInt8(ascii: "/"))
-    Self.appendNumber(Int64(id), to: &path)
-    path += ".json".utf8
-    return String(decoding: path, as: UTF8.self)
+    var name: [UInt8] = []
+    name.reserveCapacity(26)
+    name.append(UInt8(ascii: "/"))
+    Self.appendNumber(Int64(id), to: &name)
+    Self.append(".json", to: &name)
+    // One allocation: the folder's bytes and the name's, straight into the string.
+    return String(unsafeUninitializedCapacity: folder.utf8.count + name.count) { buffer in
+      let end = buffer.initialize(fromContentsOf: folder.utf8)
+      return buffer[end...].initialize(fromContentsOf: name)
+    }
   }
 
   /// Whether the version `entry` records is kept: its file is there and is the file the
@@ -86,12 +122,12 @@ struct FileHistory {
   /// ``HistoryMemory``), then known from its identity.
   func keep() -> Int {
     guard let status = (try? FileSystem.status(keepPath)) ?? nil else { return Self.defaultKeep }
-    if let known = HistoryMemory.keep(of: folder), known.identity == status.identity { return known.count }
+    if let known = memory.keep, known.identity == status.identity { return known.count }
     guard let file = try? OpenFile(path: keepPath, options: .readOnly), let read = try? file.status(),
       let bytes = try? file.readRegularFile(size: Int(read.identity.size))
     else { return Self.defaultKeep }
     let count = Int(String(decoding: bytes, as: UTF8.self).trimmingWhitespace()).map { max(0, $0) } ?? Self.defaultKeep
-    HistoryMemory.remember(HistoryMemory.Keep(identity: read.identity, count: count), of: folder)
+    memory.keep = HistoryMemory.Keep(identity: read.identity, count: count)
     return count
   }
 
@@ -131,7 +167,7 @@ struct FileHistory {
     }
     let identity = try file.status().identity
     var log = RecordedLog(file: file, identity: identity, last: nil, lines: 0)
-    if let known = HistoryMemory.log(of: folder), known.device == identity.device, known.inode == identity.inode {
+    if let known = memory.log, known.device == identity.device, known.inode == identity.inode {
       if known.size == identity.size, current.map({ known.last?.isVersion($0) ?? false }) ?? true {
         (log.last, log.lines) = (known.last, known.lines)
         return log
@@ -140,14 +176,14 @@ struct FileHistory {
         // Read from the line break that ended the known lines: text that does not start
         // there is not the log this process knew.
         let added = try file.read(count: Int(identity.size - known.size) + 1, at: known.size - 1)
-        if added.first == Self.lineBreak, let last = Self.lastEntry(in: added.dropFirst()) {
+        if added.first == Self.lineBreak, let last = Self.lastLoggedVersion(in: added.dropFirst()) {
           (log.last, log.lines) = (last, known.lines + Self.lineCount(added.dropFirst()))
           return log
         }
       }
     }
     let bytes = try file.readRegularFile(size: Int(identity.size))
-    (log.last, log.lines) = (Self.lastEntry(in: bytes[...]), Self.lineCount(bytes[...]))
+    (log.last, log.lines) = (Self.lastLoggedVersion(in: bytes[...]), Self.lineCount(bytes[...]))
     return log
   }
 
@@ -161,7 +197,7 @@ struct FileHistory {
     let keep = self.keep()
     guard keep > 0 else { return nil }
     let log = try openLog(replacing: current)
-    var pending = Pending(log: log, keep: keep, keptID: nil, outsideEntry: nil, createdFolder: false)
+    var pending = Pending(log: log, keep: keep, keptID: nil, outside: nil, createdFolder: false)
     guard let current else { return pending }
     let last = log.last
     var id: Int
@@ -170,9 +206,7 @@ struct FileHistory {
     } else {
       // Written by a program that is not ccsync (or before the history began).
       id = (last?.id ?? 0) + 1
-      pending.outsideEntry = Entry(
-        id: id, time: FileSystem.isoTimestamp(current.modificationTime), author: nil, device: current.device,
-        inode: current.inode, rollbackOf: nil)
+      pending.outside = (LoggedVersion(id: id, current), current.modificationTime)
     }
     do {
       do {
@@ -214,7 +248,7 @@ struct FileHistory {
   /// one, and a folder made for it goes too.
   func undo(_ pending: Pending) {
     try? pending.log.file?.close()
-    if let id = pending.keptID, pending.outsideEntry != nil || pending.log.last?.id != id {
+    if let id = pending.keptID, pending.outside != nil || pending.log.last?.id != id {
       try? FileSystem.removeFile(versionPath(id))
     }
     if pending.createdFolder { try? FileSystem.removeEmptyDirectory(folder) }
@@ -229,44 +263,57 @@ struct FileHistory {
     if pending.keptID == nil, pending.log.file == nil, !pending.createdFolder, (try FileSystem.status(folder)) == nil {
       _ = try makeFolder()
     }
-    let newID = (pending.keptID ?? pending.log.last?.id ?? 0) + 1
-    var lines: [Entry] = []
-    if let outside = pending.outsideEntry { lines.append(outside) }
-    let written = Entry(
-      id: newID, time: FileSystem.isoTimestamp(FileSystem.currentTime()), author: .thisProcess, device: identity.device,
-      inode: identity.inode, rollbackOf: note?.rollbackOf)
-    lines.append(written)
+    let written = LoggedVersion(id: (pending.keptID ?? pending.log.last?.id ?? 0) + 1, identity)
     var text: [UInt8] = []
-    text.reserveCapacity(256)
-    for line in lines { Self.appendLine(line, to: &text) }
-    let lineCount = pending.log.lines + lines.count
+    text.reserveCapacity(512)
+    if let outside = pending.outside {
+      Self.appendLine(
+        Entry(
+          id: outside.version.id, time: FileSystem.isoTimestamp(outside.modified), author: nil,
+          device: outside.version.device, inode: outside.version.inode, rollbackOf: nil),
+        to: &text)
+    }
+    Self.appendWrittenLine(written, time: FileSystem.currentTime(), rollbackOf: note?.rollbackOf, to: &text)
+    let lineCount = pending.log.lines + (pending.outside == nil ? 1 : 2)
     do throws(SystemError) {
       let log: OpenFile
       if let opened = pending.log.file { log = opened } else { log = try OpenFile(path: logPath, options: .append) }
-      try log.writeAll(text)
-      // Under the lock no other writer appends: the log is its old size and this line (a
-      // log made now is measured).
       var logIdentity: FileIdentity
-      if let before = pending.log.identity {
-        logIdentity = before
-        logIdentity.size += Int64(text.count)
-      } else {
-        logIdentity = try log.status().identity
+      // Past its size, the log's last lines, read through the same descriptor (a log that
+      // was there, opened for reading).
+      var compacted: [UInt8]?
+      do {
+        try log.writeAll(text)
+        // Under the lock no other writer appends: the log is its old size and this line (a
+        // log made now is measured).
+        if let before = pending.log.identity {
+          logIdentity = before
+          logIdentity.size += Int64(text.count)
+        } else {
+          logIdentity = try log.status().identity
+        }
+        if lineCount > pending.keep + Self.linesBeforeCompaction, pending.log.file != nil {
+          compacted = try compactedLog(log, size: logIdentity.size, keeping: pending.keep + 1)
+        }
+      } catch {
+        try? log.close()
+        throw error
       }
       try log.close()
-      let compacts = lineCount > pending.keep + 64
-      HistoryMemory.remember(
-        compacts ? nil : HistoryMemory.Log(
-          device: logIdentity.device, inode: logIdentity.inode, size: logIdentity.size, last: written, lines: lineCount),
-        of: folder)
-      if compacts { try compactLog(keeping: pending.keep + 1) }
+      if let compacted {
+        memory.log = nil
+        try replaceLog(with: compacted)
+      } else {
+        memory.log = HistoryMemory.Log(
+          device: logIdentity.device, inode: logIdentity.inode, size: logIdentity.size, last: written, lines: lineCount)
+      }
     } catch {
-      HistoryMemory.remember(nil, of: folder)
+      memory.log = nil
       throw error
     }
     // One version falls out of the window per write: the older ones went with earlier writes
     // (or with the sweep of a smaller `keep`, see ``setKeep(_:)``).
-    return versionPath(newID - pending.keep - 1)
+    return versionPath(written.id - pending.keep - 1)
   }
 
   /// Removes every kept version older than the `keep` before `newest` (a smaller `keep`).
@@ -280,21 +327,32 @@ struct FileHistory {
     }
   }
 
-  /// Rewrites the log with its last `count` versions (no `fsync`: a lost compaction leaves
-  /// the longer log, which reads the same). Their lines are copied as they are; lines that
-  /// record no version (text a power cut cut short or left as zeros) are left out.
-  private func compactLog(keeping count: Int) throws(SystemError) {
-    guard let bytes = try readSmallFile(logPath) else { return }
-    var kept: [ArraySlice<UInt8>] = []
-    for line in Self.linesFromEnd(bytes[...]) where Self.entry(line: line) != nil {
-      kept.append(line)
+  /// How many lines past the keep setting the log grows before it is compacted.
+  static let linesBeforeCompaction = 64
+
+  /// The log, open as `log` and `size` bytes long, with its last `count` versions only: their
+  /// lines copied as they are, checked but not made into entries; lines that record no
+  /// version (text a power cut cut short or left as zeros) are left out.
+  private func compactedLog(_ log: OpenFile, size: Int64, keeping count: Int) throws(SystemError) -> [UInt8] {
+    let bytes = try log.read(count: Int(size), at: 0)
+    var kept: [Range<Int>] = []
+    kept.reserveCapacity(count)
+    for line in Self.linesFromEnd(bytes[...]) where Self.loggedVersion(line: line) != nil {
+      kept.append(line.indices)
       if kept.count == count { break }
     }
     var text: [UInt8] = []
+    text.reserveCapacity(kept.reduce(0) { $0 + $1.count + 1 })
     for line in kept.reversed() {
-      text.append(contentsOf: line)
+      text.append(contentsOf: bytes[line])
       text.append(Self.lineBreak)
     }
+    return text
+  }
+
+  /// Puts `text` in place of the log, by rename (no `fsync`: a lost compaction leaves the
+  /// longer log, which reads the same).
+  private func replaceLog(with text: [UInt8]) throws(SystemError) {
     let temporary = logPath + ".tmp-" + FileSystem.randomSuffix(length: 6)
     let file = try OpenFile(path: temporary, options: .createExclusive(mode: 0o644))
     do {
