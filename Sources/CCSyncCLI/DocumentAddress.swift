@@ -43,10 +43,11 @@ enum DocumentAddress {
     return false
   }
 
-  /// A document over the file or the key; nothing is read until asked.
-  func document(gate: DocumentGate = .standard) -> SharedDocument {
+  /// A document over the file or the key; nothing is read until asked. `watcher` tells a
+  /// file's changes (`ccsync watch --poll` gives its own).
+  func document(gate: DocumentGate = .standard, watcher: FileWatcher = .shared) -> SharedDocument {
     switch self {
-    case .file(let path): return SharedDocument(path: path, gate: gate)
+    case .file(let path): return SharedDocument(path: path, gate: gate, watcher: watcher)
     case .etcd(let location): return SharedDocument(etcd: location, gate: gate)
     }
   }

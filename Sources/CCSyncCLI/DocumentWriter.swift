@@ -71,12 +71,8 @@ extension DocumentWriter {
   /// that old: `touch app.json; ccsync set app.json a 1` then writes into it as into `{}`
   /// instead of taking it for a writer caught mid-way (65).
   static func waitOutEmptyFileGrace(_ path: String) {
-    guard let status = (try? FileSystem.status(path)) ?? nil, status.identity.size == 0 else { return }
-    let now = FileSystem.currentTime()
-    let age = now.nanoseconds(since: status.identity.modificationTime)
-    let grace = FollowGrace.empty.nanoseconds
-    guard age >= 0, age < grace else { return }
-    ContinuousClock.sleepThread(for: .nanoseconds(grace - age + 10_000_000))
+    guard let status = (try? FileSystem.status(path)) ?? nil, let left = FollowGrace.emptyGraceLeft(status.identity) else { return }
+    ContinuousClock.sleepThread(for: left + .milliseconds(10))
   }
 }
 

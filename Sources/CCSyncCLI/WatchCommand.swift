@@ -144,10 +144,7 @@ final class WatchSession: @unchecked Sendable {
     self.timeout = timeout
     self.deadline = timeout.map { ContinuousClock.now + $0 }
     self.children = children
-    switch address {
-    case .file(let path): document = SharedDocument(path: path, gate: gate, watcher: watcher)
-    case .etcd: document = address.document(gate: gate)
-    }
+    document = address.document(gate: gate, watcher: watcher)
   }
 
   private var countReached: Bool { count.map { printed >= $0 } ?? false }

@@ -1,3 +1,5 @@
+import CCSyncSystem
+
 /// How long a version that looks half written is given before anyone acts on it: the one
 /// grace policy of every follower and writer (docs/SEMANTICS.md, "A version half written").
 ///
@@ -18,6 +20,18 @@ package enum FollowGrace {
   /// ``invalid``, until it is older; a writer waits that long before it takes it for an
   /// empty document (`ccsync set` on an empty file).
   package static let empty: Duration = .seconds(1)
+
+  /// What is left of ``empty`` for a file of `identity` looked at now: `nil` when the file
+  /// is not empty, or changed that long ago or more (or, by its clock, in the future). The
+  /// followers' judgement of a file (``FileStore/partialWrite()``) and the writers' wait
+  /// (`ccsync set` on an empty file) both ask this.
+  package static func emptyGraceLeft(_ identity: FileIdentity) -> Duration? {
+    guard identity.size == 0 else { return nil }
+    let age = FileSystem.currentTime().nanoseconds(since: identity.modificationTime)
+    let grace = empty.nanoseconds
+    guard age >= 0, age < grace else { return nil }
+    return .nanoseconds(grace - age)
+  }
 
   /// How long a followed file that disappeared is left missing before anything creates it
   /// again (the mirror): an editor mid-save takes no lock, so a file created meanwhile could

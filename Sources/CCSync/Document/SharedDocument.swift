@@ -258,9 +258,9 @@ public final class SharedDocument: Sendable {
   /// version is recorded as seen, valid or not, so a follower then reports its deletion as
   /// `.missing`.
   /// - Throws: what the store's read throws.
-  package func exists() throws(StorageError) -> Bool {
+  package func exists() throws(StoreError) -> Bool {
     switch readIfChangedTracked(contentMayDiffer: true).observation {
-    case .invalid(.store(let error)): throw .store(error)
+    case .invalid(.store(let error)): throw error
     case .changed, .invalid: return true
     case .missing: return false
     case .unchanged: return tracking.withLock { $0.seen != nil }

@@ -63,11 +63,6 @@ extension FileHistory {
     }
   }
 
-  /// The lines of `bytes` that are not empty, the last first.
-  static func linesFromEnd(_ bytes: ArraySlice<UInt8>) -> LinesFromEnd {
-    LinesFromEnd(bytes)
-  }
-
   /// The lines of some bytes that are not empty, the last first (a concrete type, reading
   /// the bytes in place: a write looks for the last line of the log every time).
   struct LinesFromEnd: Sequence, IteratorProtocol {

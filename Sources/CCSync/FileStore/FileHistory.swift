@@ -337,7 +337,7 @@ final class FileHistory: Sendable {
     let bytes = try log.read(count: Int(size), at: 0)
     var kept: [Range<Int>] = []
     kept.reserveCapacity(count)
-    for line in Self.linesFromEnd(bytes[...]) where Self.loggedVersion(line: line) != nil {
+    for line in LinesFromEnd(bytes[...]) where Self.loggedVersion(line: line) != nil {
       kept.append(line.indices)
       if kept.count == count { break }
     }

@@ -133,9 +133,8 @@ final class FileStore: DocumentStore {
   /// Any program may write the file in place; an empty file changed less than
   /// ``FollowGrace/empty`` ago is probably a writer between truncating and writing.
   func partialWrite() -> PartialWrite {
-    guard let identity = (try? file.identity()) ?? nil, identity.size == 0 else { return .possible }
-    let age = FileSystem.currentTime().nanoseconds(since: identity.modificationTime)
-    return age >= 0 && age < FollowGrace.empty.nanoseconds ? .likely : .possible
+    guard let identity = (try? file.identity()) ?? nil else { return .possible }
+    return FollowGrace.emptyGraceLeft(identity) == nil ? .possible : .likely
   }
 }
 

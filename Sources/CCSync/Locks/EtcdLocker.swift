@@ -193,7 +193,7 @@ public final class EtcdLocker: Sendable {
     let keyDocument = SharedDocument(etcd: keyLocation, logger: .silent)
     // Read first: the watch then starts after this revision, so the key's deletion, however
     // soon, is seen.
-    guard try lockKeyExists(keyDocument) else { return nil }
+    guard try keyDocument.exists() else { return nil }
     let follower = keyDocument.follow(followsSchema: false) { event in
       guard case .missing = event else { return }
       keeper.markLost("its lock key '\(keyLocation.key)' was deleted: the lease revoked or expired, or the key removed")
@@ -202,17 +202,6 @@ public final class EtcdLocker: Sendable {
     return HeldEtcdLock(
       location: location, key: keyLocation.key, fencingToken: lock.revision, lease: keeper, client: client, keyFollower: follower,
       logger: logger)
-  }
-
-  /// Whether the lock's key is there, recorded as seen so that its follower hears of its
-  /// deletion; fails as the store does.
-  private func lockKeyExists(_ keyDocument: SharedDocument) throws(StoreError) -> Bool {
-    do {
-      return try keyDocument.exists()
-    } catch {
-      guard case .store(let storeError) = error else { throw StoreError.cluster(error.description) }
-      throw storeError
-    }
   }
 
   /// Grants a lease and starts renewing it.

@@ -62,7 +62,12 @@ public struct LosslessJSONDocument: Sendable {
 
   /// Whether the text starts with a UTF-8 byte order mark (kept when rendering).
   public var hasByteOrderMark: Bool {
-    bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF
+    bytes.withUnsafeBufferPointer { Self.byteOrderMarkLength($0) } > 0
+  }
+
+  /// How many bytes a UTF-8 byte order mark takes at the start of `text`: 3, or 0 without one.
+  static func byteOrderMarkLength(_ text: UnsafeBufferPointer<UInt8>) -> Int {
+    text.count >= 3 && text[0] == 0xEF && text[1] == 0xBB && text[2] == 0xBF ? 3 : 0
   }
 
   /// Whether `bytes` hold no value (what ``isEmpty`` says of a document read from them,
@@ -71,8 +76,7 @@ public struct LosslessJSONDocument: Sendable {
   /// either (an unterminated comment) holds something, which the parse then refuses.
   package static func holdsNoValue(_ bytes: [UInt8], syntax: JSONSyntax) -> Bool {
     bytes.withUnsafeBufferPointer { text in
-      let start = text.count >= 3 && text[0] == 0xEF && text[1] == 0xBB && text[2] == 0xBF ? 3 : 0
-      return LosslessScanner(text: text, allowsComments: syntax == .jwcc).skipTrivia(from: start) == text.count
+      LosslessScanner(text: text, allowsComments: syntax == .jwcc).skipTrivia(from: byteOrderMarkLength(text)) == text.count
     }
   }
 
@@ -205,7 +209,7 @@ public struct LosslessJSONDocument: Sendable {
   /// positions count from the start of `bytes`, mark included.
   private static func read(_ bytes: [UInt8], syntax: JSONSyntax, options: JSONParser.Options) throws(JSONParseError) -> JSONValue? {
     let result: Result<JSONValue?, JSONParseError> = bytes.withUnsafeBufferPointer { whole in
-      let skipped = whole.count >= 3 && whole[0] == 0xEF && whole[1] == 0xBB && whole[2] == 0xBF ? 3 : 0
+      let skipped = byteOrderMarkLength(whole)
       let body = UnsafeBufferPointer(rebasing: whole[skipped...])
       var reader = JSONReader(input: body, options: options, syntax: syntax)
       do throws(JSONParseError) {

@@ -37,8 +37,7 @@ package struct LosslessLayout: Sendable, Equatable {
     guard case .object(let object) = document, !object.isEmpty else { return nil }
     return bytes.withUnsafeBufferPointer { text -> LosslessLayout? in
       let scanner = LosslessScanner(text: text, allowsComments: syntax == .jwcc)
-      let hasMark = text.count >= 3 && text[0] == 0xEF && text[1] == 0xBB && text[2] == 0xBF
-      let open = scanner.skipTrivia(from: hasMark ? 3 : 0)
+      let open = scanner.skipTrivia(from: LosslessJSONDocument.byteOrderMarkLength(text))
       guard open < text.count, text[open] == UInt8(ascii: "{") else { return nil }
       let members = scanner.container(at: open).members
       guard members.count == object.count else { return nil }

@@ -276,11 +276,6 @@ package struct LosslessRenderer: ~Copyable {
     }
   }
 
-  /// The original text with every edit applied.
-  package func apply() -> [UInt8] {
-    apply(sortedEdits)
-  }
-
   /// The original text with `sorted` applied (``sortedEdits``).
   package func apply(_ sorted: [Edit]) -> [UInt8] {
     var output: [UInt8] = []
