@@ -5,6 +5,7 @@ import subprocess
 import shutil
 import sys
 
+from . import paired
 from .documents import read_counter, settings_document, write_document
 from .processes import Failure, Pool, median
 
@@ -35,7 +36,9 @@ def contenders(bench):
                   lambda path: [tool, "bench-worker", path, "--api", "storage"]),
         Contender("ccsync-file", "ccsync `SharedFile` alone (digits edited as the floor does, no JSON)", "durable: fsync file + dir", "durable",
                   lambda path: [tool, "bench-worker", path, "--api", "file"]),
-        Contender("floor", "C floor (ccsync's protocol, every system call of it; no JSON parser)", "durable: fsync file + dir", "durable",
+        Contender("floor", "C floor (ccsync's protocol and its default history, every system call of them; no JSON parser)",
+                  "durable: fsync file + dir", "durable", lambda path: [peer("floor"), "increment", path, "--history"]),
+        Contender("floor-no-history", "C floor, history off", "durable: fsync file + dir", "durable",
                   lambda path: [peer("floor"), "increment", path]),
         Contender("floor-bare", "C floor, the protocol's bare steps (without ccsync's safeguards)", "durable: fsync file + dir", "durable",
                   lambda path: [peer("floor"), "increment", path, "--bare"]),
@@ -56,7 +59,7 @@ def contenders(bench):
         Contender("ccsync-relaxed-no-history", "ccsync `SharedDocument(durable: false)`, history off (`--keep 0`)",
                   "relaxed: no fsync", "relaxed", lambda path: [tool, "bench-worker", path, "--relaxed", "--keep", "0"]),
         Contender("floor-relaxed", "C floor, no fsync", "relaxed: no fsync", "relaxed",
-                  lambda path: [peer("floor"), "increment", path, "--relaxed"]),
+                  lambda path: [peer("floor"), "increment", path, "--relaxed", "--history"]),
         Contender("python-none", "Python flock + json + os.replace", "relaxed: no fsync", "relaxed",
                   lambda path: [python, peer("python_worker.py"), path, "none"]),
         Contender("shell", "shell `flock` + `jq` + `mv`", "relaxed: no fsync", "shell",
@@ -202,10 +205,11 @@ def measure(bench):
         for setup in setups.values():
             setup.close()
     bench.results["threads"] = thread_raw
+    paired_raw = paired.measure(bench, rows, Setup, work)
     sized_rows, sized_raw = measure_sizes(bench, rows)
     stress_lines = stress_table(bench, raw, work)
-    return (tables(bench, rows, raw, thread_raw, work) + "\n" + stress_lines + "\n"
-            + sized_tables(bench, sized_rows, sized_raw))
+    return (tables(bench, rows, raw, thread_raw, work) + "\n" + paired.table(bench, paired_raw) + "\n" + stress_lines
+            + "\n" + sized_tables(bench, sized_rows, sized_raw))
 
 
 def stress_table(bench, raw, work):
@@ -359,12 +363,11 @@ COMPARISONS = [
     ("ccsync", "sqlite-delete-full", "ccsync durable vs SQLite rollback journal FULL", None, "speed"),
     ("ccsync-relaxed", "shell", "ccsync relaxed vs shell flock+jq+mv", None, "speed"),
     ("ccsync-storage", "ccsync", "`CodableStorage.update` vs `SharedDocument.update`", None, "speed"),
-    ("ccsync", "ccsync-no-history", "history kept (20 versions) time / history off time", 1.05, "time"),
-    ("ccsync-relaxed", "ccsync-relaxed-no-history", "relaxed: history kept time / history off time", None, "time"),
-    ("ccsync-schema", "ccsync", "checked against a 20-field schema time / unchecked time", 1.10, "time"),
     ("ccsync-file", "floor", "ccsync `SharedFile` alone (no JSON) time / C floor time", None, "time"),
+    ("ccsync-no-history", "floor-no-history", "history off: ccsync durable time / C floor time", None, "time"),
     ("ccsync", "floor-bare", "ccsync durable time / C floor bare steps time", None, "time"),
-    ("floor", "floor-bare", "C floor time / C floor bare steps time: what the safeguards cost", None, "time"),
+    ("floor-no-history", "floor-bare", "C floor time / C floor bare steps time: what the safeguards cost", None, "time"),
+    ("floor", "floor-no-history", "C floor: history kept time / history off time", None, "time"),
     ("ccsync", "baseline", "this build vs the `--baseline` build, durable", None, "speed"),
     ("ccsync-relaxed", "baseline-relaxed", "this build vs the `--baseline` build, relaxed", None, "speed"),
 ]
