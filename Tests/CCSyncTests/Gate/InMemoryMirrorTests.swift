@@ -106,6 +106,22 @@ import CCSyncSystem
     #expect(pair.copies.copies.withLock(\.isEmpty), "with history nothing is kept aside")
   }
 
+  /// Deletions are not mirrored: a deleted key is created again from the file, a deleted file
+  /// again from the key (once it has stayed missing for the grace, its store standing for a
+  /// file that may show a write part done).
+  @Test func aDeletedSideIsCreatedAgainFromTheOther() throws {
+    let pair = Pair(file: #"{"a": 1}"#)
+    pair.fileStore.partialWrites.withLock { $0 = .possible }
+    let mirror = try pair.start()
+    defer { mirror.stop() }
+    #expect(pair.key == ["a": 1])
+    pair.keyStore.remove()
+    #expect(waitUntil(deadline: .seconds(30)) { pair.key == ["a": 1] }, "the deleted key was not created again")
+    pair.fileStore.remove()
+    #expect(waitUntil(deadline: .seconds(30)) { pair.file == ["a": 1] }, "the deleted file was not created again")
+    #expect(pair.lines.isEmpty, "\(pair.lines)")
+  }
+
   /// A first run that finds both sides different takes the preferred side and keeps the
   /// other's version as a conflict copy, named in a line; equal sides are left alone.
   @Test(arguments: [DocumentMirror.Preference.key, .file])
