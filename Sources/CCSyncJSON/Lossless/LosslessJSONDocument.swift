@@ -123,6 +123,16 @@ public struct LosslessJSONDocument: Sendable {
   /// - Returns: the new text, and its layout when the text is an object whose members were
   ///   edited in place (none added or removed); otherwise `nil`.
   package func edited(to newValue: JSONValue, layout known: LosslessLayout?) -> (bytes: [UInt8], layout: LosslessLayout?) {
+    // Top-level values set to scalars (the usual write of a setting): a splice, no walk.
+    if let known, let value, let spliced = known.replacingScalars(in: bytes, from: value, to: newValue) {
+      return (spliced.bytes, spliced.layout)
+    }
+    return editedByWalk(to: newValue, layout: known)
+  }
+
+  /// ``edited(to:layout:)`` by a walk of the text, for a caller that has tried
+  /// ``LosslessLayout/replacingScalars(in:from:to:)`` already.
+  package func editedByWalk(to newValue: JSONValue, layout known: LosslessLayout?) -> (bytes: [UInt8], layout: LosslessLayout?) {
     bytes.withUnsafeBufferPointer { text -> (bytes: [UInt8], layout: LosslessLayout?) in
       let scanner = LosslessScanner(text: text, allowsComments: syntax == .jwcc)
       var renderer = LosslessRenderer(scanner: scanner)
