@@ -77,10 +77,10 @@ extension LosslessLayout {
     for position in 0..<memberCount {
       let start = memberStarts[position]
       guard previousEnd <= start, start < valueStarts[position], valueStarts[position] < valueEnds[position],
-        text[start] == UInt8(ascii: "\"")
+        valueEnds[position] <= text.count, text[start] == UInt8(ascii: "\"")
       else { return false }
       previousEnd = valueEnds[position]
     }
-    return previousEnd <= text.count
+    return true
   }
 }
