@@ -16,6 +16,9 @@
 // this document renders exactly the bytes the printer prints (a property the tests check), so
 // the two paths agree and the fast one costs less. Otherwise (hand-edited text) use this one;
 // a writer that already has the value of the text passes it to `init(bytes:syntax:value:)`.
+// With the text's `LosslessLayout` (kept with the version the writer wrote or parsed), a
+// change that sets top-level values to scalars, as a settings update does, is a splice at the
+// layout's offsets (`LosslessLayout.replacingScalars`), with no walk of the text.
 
 /// A JSON or JWCC text together with the value it holds, that renders a new value by editing
 /// the text rather than printing it anew: every byte a change does not touch is kept.
