@@ -24,6 +24,26 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
     public static func == (lhs: Member, rhs: Member) -> Bool {
       lhs.key.hasSameBytes(as: rhs.key) && lhs.value == rhs.value
     }
+
+    /// Whether the two members are the same bits: the same key and the same value storage (a
+    /// copy not changed since, as the members an update left alone are), which are then
+    /// equal and print identically. Different bits say nothing (the slow comparison decides).
+    package static func sameRepresentation(_ lhs: UnsafePointer<Member>, _ rhs: UnsafePointer<Member>) -> Bool {
+      let left = UnsafeRawPointer(lhs)
+      let right = UnsafeRawPointer(rhs)
+      let size = MemoryLayout<Member>.size
+      var offset = 0
+      while offset + 8 <= size {
+        guard left.loadUnaligned(fromByteOffset: offset, as: UInt64.self) == right.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        else { return false }
+        offset += 8
+      }
+      while offset < size {
+        guard left.load(fromByteOffset: offset, as: UInt8.self) == right.load(fromByteOffset: offset, as: UInt8.self) else { return false }
+        offset += 1
+      }
+      return true
+    }
   }
 
   /// Objects with more members than this keep a key-to-position index. Below it a scan is
@@ -151,10 +171,22 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection {
     guard count == rhs.members.count else { return false }
     if lhs.sharesMembers(with: rhs) { return true }
     var position = 0
-    while position < count, lhs.members[position].key.hasSameBytes(as: rhs.members[position].key) {
-      guard lhs.members[position].value == rhs.members[position].value else { return false }
-      position += 1
+    let unequal: Bool = lhs.members.withUnsafeBufferPointer { left in
+      rhs.members.withUnsafeBufferPointer { right in
+        while position < count {
+          // A member copied unchanged is the same bits: equal without a look inside.
+          if Member.sameRepresentation(left.baseAddress! + position, right.baseAddress! + position) {
+            position += 1
+            continue
+          }
+          guard left[position].key.hasSameBytes(as: right[position].key) else { return false }
+          guard left[position].value == right[position].value else { return true }
+          position += 1
+        }
+        return false
+      }
     }
+    if unequal { return false }
     // Keys are unique, so the members matched in order are not looked up again.
     for member in lhs.members[position...] {
       guard let other = rhs[member.key], other == member.value else { return false }

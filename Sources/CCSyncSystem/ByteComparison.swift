@@ -61,7 +61,13 @@ extension String {
   /// for two copies of one string; otherwise one `memcmp`.
   package func hasSameBytes(as other: String) -> Bool {
     // The same representation is the same string: one buffer, or one small string's bytes.
-    if unsafeBitCast(self, to: (UInt64, UInt64).self) == unsafeBitCast(other, to: (UInt64, UInt64).self) { return true }
+    let mine = unsafeBitCast(self, to: (UInt64, UInt64).self)
+    let theirs = unsafeBitCast(other, to: (UInt64, UInt64).self)
+    if mine == theirs { return true }
+    // Two small strings (up to 15 UTF-8 bytes, held in the bits themselves: bit 61 of the
+    // second word says so) are the same bytes only as the same bits: object keys mostly are,
+    // and a key looked up among others of its length is told from them here.
+    if mine.1 & theirs.1 & (1 << 61) != 0 { return false }
     let count = utf8.count
     guard count == other.utf8.count else { return false }
     guard count > 0 else { return true }

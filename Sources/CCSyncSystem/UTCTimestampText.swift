@@ -35,34 +35,43 @@ package enum UTCTimestampText {
     let (year, month, day) = CivilDate.date(fromDays: days)
     let dateSeparator: UInt8? = style == .extended ? UInt8(ascii: "-") : nil
     let timeSeparator: UInt8? = style == .extended ? UInt8(ascii: ":") : nil
-    func put(_ value: Int, digits: Int) {
-      var divisor = 1
-      for _ in 1..<digits { divisor *= 10 }
-      var rest = value
-      while divisor > 0 {
-        text.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
-        rest %= divisor
-        divisor /= 10
+    if !(0...9999).contains(year) { text += String(year).utf8 }
+    // Written into a buffer on the stack, then appended at once: a file history writes one a
+    // write, and an append a digit cost more than the digits.
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24 + max(0, fractionDigits)) { buffer in
+      var count = 0
+      func put(_ value: Int, digits: Int) {
+        var rest = value
+        var index = count + digits - 1
+        while index >= count {
+          buffer[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+          rest /= 10
+          index -= 1
+        }
+        count += digits
       }
+      func put(_ byte: UInt8?) {
+        guard let byte else { return }
+        buffer[count] = byte
+        count += 1
+      }
+      if (0...9999).contains(year) { put(Int(year), digits: 4) }
+      put(dateSeparator)
+      put(month, digits: 2)
+      put(dateSeparator)
+      put(day, digits: 2)
+      put(UInt8(ascii: "T"))
+      put(secondOfDay / 3600, digits: 2)
+      put(timeSeparator)
+      put(secondOfDay / 60 % 60, digits: 2)
+      put(timeSeparator)
+      put(secondOfDay % 60, digits: 2)
+      if fractionDigits > 0 {
+        put(UInt8(ascii: "."))
+        put(fraction, digits: fractionDigits)
+      }
+      put(UInt8(ascii: "Z"))
+      text.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<count]))
     }
-    func put(_ separator: UInt8?) {
-      if let separator { text.append(separator) }
-    }
-    if (0...9999).contains(year) { put(Int(year), digits: 4) } else { text += String(year).utf8 }
-    put(dateSeparator)
-    put(month, digits: 2)
-    put(dateSeparator)
-    put(day, digits: 2)
-    text.append(UInt8(ascii: "T"))
-    put(secondOfDay / 3600, digits: 2)
-    put(timeSeparator)
-    put(secondOfDay / 60 % 60, digits: 2)
-    put(timeSeparator)
-    put(secondOfDay % 60, digits: 2)
-    if fractionDigits > 0 {
-      text.append(UInt8(ascii: "."))
-      put(fraction, digits: fractionDigits)
-    }
-    text.append(UInt8(ascii: "Z"))
   }
 }

@@ -275,8 +275,14 @@ extension SharedDocument {
     // stay are passed over without a scan; the layout of the text written comes back.
     if editingText, let original = current.document, let bytes = current.version?.bytes, !current.isInvalid {
       var known: LosslessLayout?
-      if case .edited(let layout)? = current.layout { known = layout }
-      let edited = LosslessJSONDocument(bytes: bytes, syntax: syntax, value: original).edited(to: document, layout: known)
+      if case .edited(let layout)? = current.layout {
+        // Top-level values set to scalars: their text spliced in; it nests one level deep.
+        if let spliced = layout.replacingScalars(in: bytes, from: original, to: document) {
+          return (spliced.bytes, .edited(spliced.layout), 1)
+        }
+        known = layout
+      }
+      let edited = LosslessJSONDocument(bytes: bytes, syntax: syntax, value: original).editedByWalk(to: document, layout: known)
       return (edited.bytes, edited.layout.map(TextLayout.edited), max(1, document.nestingDepth(changedFrom: original)))
     }
     return printed(document, sizeHint: current.version?.bytes.count ?? 0)

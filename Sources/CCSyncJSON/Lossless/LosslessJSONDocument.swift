@@ -16,6 +16,9 @@
 // this document renders exactly the bytes the printer prints (a property the tests check), so
 // the two paths agree and the fast one costs less. Otherwise (hand-edited text) use this one;
 // a writer that already has the value of the text passes it to `init(bytes:syntax:value:)`.
+// With the text's `LosslessLayout` (kept with the version the writer wrote or parsed), a
+// change that sets top-level values to scalars, as a settings update does, is a splice at the
+// layout's offsets (`LosslessLayout.replacingScalars`), with no walk of the text.
 
 /// A JSON or JWCC text together with the value it holds, that renders a new value by editing
 /// the text rather than printing it anew: every byte a change does not touch is kept.
@@ -123,6 +126,16 @@ public struct LosslessJSONDocument: Sendable {
   /// - Returns: the new text, and its layout when the text is an object whose members were
   ///   edited in place (none added or removed); otherwise `nil`.
   package func edited(to newValue: JSONValue, layout known: LosslessLayout?) -> (bytes: [UInt8], layout: LosslessLayout?) {
+    // Top-level values set to scalars (the usual write of a setting): a splice, no walk.
+    if let known, let value, let spliced = known.replacingScalars(in: bytes, from: value, to: newValue) {
+      return (spliced.bytes, spliced.layout)
+    }
+    return editedByWalk(to: newValue, layout: known)
+  }
+
+  /// ``edited(to:layout:)`` by a walk of the text, for a caller that has tried
+  /// ``LosslessLayout/replacingScalars(in:from:to:)`` already.
+  package func editedByWalk(to newValue: JSONValue, layout known: LosslessLayout?) -> (bytes: [UInt8], layout: LosslessLayout?) {
     bytes.withUnsafeBufferPointer { text -> (bytes: [UInt8], layout: LosslessLayout?) in
       let scanner = LosslessScanner(text: text, allowsComments: syntax == .jwcc)
       var renderer = LosslessRenderer(scanner: scanner)

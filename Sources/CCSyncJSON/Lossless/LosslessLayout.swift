@@ -14,11 +14,11 @@ import CCSyncSystem
 /// object whose text has its value's keys, in its order, each once and without escapes.
 package struct LosslessLayout: Sendable, Equatable {
   /// The offset of each member's key (its opening quote), in text order.
-  package private(set) var memberStarts: [Int]
+  package internal(set) var memberStarts: [Int]
   /// The offset of each member's value.
-  package private(set) var valueStarts: [Int]
+  package internal(set) var valueStarts: [Int]
   /// The offset just after each member's value.
-  package private(set) var valueEnds: [Int]
+  package internal(set) var valueEnds: [Int]
 
   /// How many top-level members the text has.
   package var memberCount: Int { memberStarts.count }

@@ -124,4 +124,22 @@ import CCSyncSystem
     #expect(try JSONValueDecoder().decode([String: Int].self, from: both).map(\.value) == [2])
     #expect(try JSONValueDecoder().decode([String: String].self, from: .object(Self.object((Self.composed, "a"), (Self.decomposed, "b")))).map(\.value) == ["b"])
   }
+
+  /// A key is compared by its bytes whatever its representation: a short key held in the
+  /// string's own bits (a "small" string, at most 15 bytes) and the same bytes in a buffer of
+  /// their own are one key; two small keys of one length that differ are two.
+  @Test func keysCompareByBytesWhateverTheirStorage() throws {
+    for key in ["counter", "\u{E9}t\u{E9}", "", "x", "fifteen-bytes!!"] {
+      var stored = key
+      stored.reserveCapacity(64)  // the same bytes, in a buffer of its own
+      #expect(key.hasSameBytes(as: stored) && stored.hasSameBytes(as: key), "\(key)")
+      let object = Self.object(("servers", 1), (stored, 2))
+      #expect(object.position(of: key) == 1 && object[key] == 2, "\(key)")
+    }
+    for (first, second) in [("counter", "servers"), ("$schema", "version"), ("a", "b"), ("\u{E9}", "e")] {
+      #expect(!first.hasSameBytes(as: second), "\(first) \(second)")
+    }
+    let object = Self.object(("servers", 1), ("version", 2), ("counter", 3))
+    #expect(object.position(of: "counter") == 2 && object.position(of: "$schema") == nil)
+  }
 }

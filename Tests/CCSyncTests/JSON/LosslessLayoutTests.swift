@@ -43,6 +43,48 @@ import CCSyncProcesses
     #expect(unchanged.bytes == bytes && unchanged.layout == known, "nothing changed: the text and its layout")
   }
 
+  /// Top-level values set to scalars are spliced in by the layout: the bytes and the layout
+  /// the walk of the text gives, every other byte kept; any other change is left to the walk.
+  @Test func scalarsSetAtTheTopAreSplicedIn() throws {
+    let bytes = Array(Self.handWritten.utf8)
+    let document = try LosslessJSONDocument(parsing: bytes, syntax: .jwcc)
+    let original = try #require(document.value)
+    let known = try #require(LosslessLayout.scan(bytes, syntax: .jwcc, document: original))
+    let scalars: [(String, JSONValue)] = [("counter", 8), ("counter", 123_456), ("name", "s\u{E9}rvice \"x\""), ("ports", .null),
+                                          ("limits", true)]
+    for (key, value) in scalars {
+      var changed = original
+      try changed.setValue(value, at: JSONPath(tokens: [key]))
+      var both = changed
+      try both.setValue(9, at: JSONPath(tokens: ["counter"]))
+      for target in [changed, both] {
+        let spliced = try #require(known.replacingScalars(in: bytes, from: original, to: target), "\(key)")
+        let walked = document.editedByWalk(to: target, layout: nil)
+        #expect(spliced.bytes == walked.bytes, "\(key)")
+        let parsed = try #require(try LosslessJSONDocument(parsing: spliced.bytes, syntax: .jwcc).value)
+        #expect(parsed == target)
+        #expect(spliced.layout == LosslessLayout.scan(spliced.bytes, syntax: .jwcc, document: parsed), "\(key)")
+      }
+    }
+    let unchanged = try #require(known.replacingScalars(in: bytes, from: original, to: original))
+    #expect(unchanged.bytes == bytes && unchanged.layout == known)
+    // Not scalars, or not the same keys in order: the walk's.
+    var nested = original
+    try nested.setValue(2, at: JSONPath(tokens: ["limits", "cpu"]))
+    var added = original
+    try added.setValue(1, at: JSONPath(tokens: ["new"]))
+    var removed = original
+    _ = try removed.removeValue(at: JSONPath(tokens: ["name"]))
+    for other in [nested, added, removed] {
+      #expect(known.replacingScalars(in: bytes, from: original, to: other) == nil)
+    }
+    // A layout that is not this text's is not trusted.
+    var counter = original
+    try counter.setValue(8, at: JSONPath(tokens: ["counter"]))
+    #expect(known.replacingScalars(in: Array(bytes.dropFirst(3)), from: original, to: counter) == nil)
+    #expect(known.replacingScalars(in: Array(bytes.prefix(40)), from: original, to: counter) == nil)
+  }
+
   @Test func anotherVersionIsParsedByItsChangedValues() throws {
     let bytes = Array(Self.handWritten.utf8)
     let original = try #require(try LosslessJSONDocument(parsing: bytes, syntax: .jwcc).value)
