@@ -20,10 +20,11 @@ import Dispatch
 /// - A side that is missing is recreated whole from the other (a file that disappeared once
 ///   it has stayed missing for ``FollowGrace/missing``); deletions are not mirrored. A side
 ///   that appears or disappears while a sync writes makes it start again.
-/// - A side that is not valid JSON is reported (once; a file only once its follower reports
-///   it, still invalid after the one grace, ``FollowGrace``, being perhaps written in place)
-///   and nothing is synced until it is valid again: the other side keeps its last valid
-///   version.
+/// - A side that is not valid JSON is reported (once per version; a file only once its
+///   follower reports it, still invalid after the one grace, ``FollowGrace``, being perhaps
+///   written in place) and nothing is synced until it is valid again: the other side keeps
+///   its last valid version. A version the gate refuses (the key's, or a local edit) is
+///   reported once per version too: the pair of versions the sides hold names it.
 /// - While the cluster cannot be reached the mirror says so once, keeps running (the file
 ///   never depends on the cluster) and tries again every second; local edits made meanwhile
 ///   are merged and pushed when it answers.
@@ -61,9 +62,9 @@ package final class DocumentMirror: Sendable {
     var refusedAtStart: (@Sendable (StorageError) -> Void)?
     /// Whether a sync has completed since ``start(firstSync:refusedAtStart:)``.
     var wasInSync = false
-    /// What identifies the problem last reported for the pair (an outage, an invalid side),
-    /// so that each is said once.
-    var reported: String?
+    /// What identifies the problem last reported for the pair (an outage, an invalid or
+    /// refused version), so that each is said once.
+    var reported: Problem.Key?
     /// When a sync first found the mirrored file missing (and left it so); `nil` while it exists.
     var fileMissingSince: ContinuousClock.Instant?
     /// The problem of the file's version its follower last reported `.invalid`, once that
@@ -436,7 +437,7 @@ package final class DocumentMirror: Sendable {
       var report: String?
       var retry: Duration?
       var unconfirmed = false
-      if let problem, problem.identity != state.reported {
+      if let problem, problem.key != state.reported {
         // A file that may be mid-write is the file follower's to judge by the one grace: it
         // is reported once the follower has reported this very problem.
         if !problem.waitsForTheGrace || state.fileInvalidAfterGrace == problem.identity {
@@ -446,7 +447,7 @@ package final class DocumentMirror: Sendable {
         }
       }
       let recovered = problem == nil && state.reported != nil
-      if problem == nil || report != nil { state.reported = problem?.identity }
+      if problem == nil || report != nil { state.reported = problem?.key }
       let firstSync = state.triedOnce ? nil : state.firstSync
       state.triedOnce = true
       state.firstSync = nil
@@ -495,17 +496,39 @@ package final class DocumentMirror: Sendable {
 
   /// A failed sync's problem, as reported.
   struct Problem {
-    /// What identifies it, so that it is said once: an outage is one problem however each
-    /// attempt fails (refused, timed out, another member), an invalid version one per message.
+    /// What identifies a problem, so that it is said once: an outage is one problem however
+    /// each attempt fails (refused, timed out, another member); an invalid or refused version
+    /// is one per message and versions the sides held.
+    struct Key: Equatable {
+      var identity: String
+      var versions: [VersionIdentity?]
+    }
+
+    /// What identifies it apart from the versions (see ``Key``).
     var identity: String
     var message: String
     /// Whether it is the file's invalid version, perhaps caught in the middle of an in-place
     /// write: reported only once the file's follower has reported it after the grace.
     var waitsForTheGrace = false
+    /// The versions of the file and of the key the failing sync read, for a problem of a
+    /// version (invalid or refused): another version is another problem, said again.
+    var versions: [VersionIdentity?] = []
+
+    var key: Key { Key(identity: identity, versions: versions) }
   }
 
   /// What a failed sync says.
   func describe(_ error: StorageError) -> Problem {
+    var problem = describeProblem(error)
+    switch error {
+    case .rejected, .invalidJSON, .decodingFailed: problem.versions = [file.lastSeenIdentity, key.lastSeenIdentity]
+    default: break
+    }
+    return problem
+  }
+
+  /// What a failed sync says, apart from the versions it read (see ``describe(_:)``).
+  private func describeProblem(_ error: StorageError) -> Problem {
     switch error {
     case .store(.unreachable(let detail)):
       return Problem(

@@ -187,7 +187,8 @@ extension CodableStorage {
       if let delivery { observers.deliver(delivery) }
     } catch {
       state.withLock { $0.fileState = .invalid(error.description) }
-      report(error)
+      // Said once per version, whoever finds it first: this read or the follower's look.
+      if document.isFirstReport(of: error) { report(error) }
       throw error
     }
   }
