@@ -291,6 +291,7 @@ final class WatchSession: @unchecked Sendable {
       // reason are two lines.
       case .rejected(let error), .invalid(let error): note(.invalid(error.description), always: true)
       case .refused(let error): refusal = error
+      case .schemaChanged: break  // nothing refused, nothing new to act on
       }
     }
     return countReached || outputFailure != nil || refusal != nil

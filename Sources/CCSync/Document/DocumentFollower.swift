@@ -47,6 +47,10 @@ package final class DocumentFollower: Sendable {
     /// The store refused to watch (credentials, permission, TLS): no change comes until that
     /// is mended. The watch keeps trying.
     case refused(StoreError)
+    /// The schema that judges the version kept changed, and nothing new is refused: the
+    /// version kept passes it (or was judged and reported before). A subscriber that holds a
+    /// refused version back (the mirror) judges it again now, rather than on a timer.
+    case schemaChanged
   }
 
   private struct State {
@@ -152,8 +156,11 @@ package final class DocumentFollower: Sendable {
     let (observation, rank) = document.readIfChangedTracked(contentMayDiffer: hint.contentMayDiffer, current: hint.current)
     switch observation {
     case .unchanged:
-      if hint.schemaMayHaveChanged, let failure = document.judgeSeenVersionAgain() {
-        report(.rejected(failure), failure)
+      guard hint.schemaMayHaveChanged else { return }
+      if let failure = document.judgeSeenVersionAgain(), document.isFirstReport(of: failure) {
+        handler(.rejected(failure))
+      } else {
+        handler(.schemaChanged)
       }
     case .changed(let json):
       state.withLock { $0.reportedRefusal = nil }

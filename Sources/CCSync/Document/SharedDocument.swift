@@ -147,14 +147,15 @@ public final class SharedDocument: Sendable {
   }
 
   /// ``read()``, with the rank this version was recorded under (see
-  /// ``readIfChangedTracked(contentMayDiffer:)``). A read that raced with another recording
+  /// ``readIfChangedTracked(contentMayDiffer:)``) and its identity (`nil`: none). A read that raced with another recording
   /// (a write of this process, or a reload of a later version) is done again (see
   /// ``RacingReadPolicy``), so a version older than one already recorded is not recorded over
   /// it with a newer rank.
-  func readTracked() throws(StorageError) -> (value: JSONValue?, rank: VersionTracking.Rank?) {
-    try RacingReadPolicy.run(fallback: (nil, nil)) { isLastAttempt throws(StorageError) -> (JSONValue?, VersionTracking.Rank?)? in
+  func readTracked() throws(StorageError) -> (value: JSONValue?, rank: VersionTracking.Rank?, identity: VersionIdentity?) {
+    try RacingReadPolicy.run(fallback: (nil, nil, nil)) {
+      isLastAttempt throws(StorageError) -> (JSONValue?, VersionTracking.Rank?, VersionIdentity?)? in
       let start = tracking.withLock(\.readStart)
-      guard let version = try storeCall({ () throws(StoreError) in try store.read() }) else { return (nil, nil) }
+      guard let version = try storeCall({ () throws(StoreError) in try store.read() }) else { return (nil, nil, nil) }
       let parsed: VersionTracking.ParsedVersion
       do throws(StorageError) {
         parsed = try parse(version.bytes, after: start.seen)
@@ -169,7 +170,7 @@ public final class SharedDocument: Sendable {
       }
       guard let rank = tracking.withLock({ $0.recordRead(version, parsed, since: start, isLastAttempt: isLastAttempt) })
       else { return nil }
-      return (parsed.document, rank)
+      return (parsed.document, rank, version.identity)
     }
   }
 

@@ -24,7 +24,10 @@ import Dispatch
 ///   follower reports it, still invalid after the one grace, ``FollowGrace``, being perhaps
 ///   written in place) and nothing is synced until it is valid again: the other side keeps
 ///   its last valid version. A version the gate refuses (the key's, or a local edit) is
-///   reported once per version too: the pair of versions the sides hold names it.
+///   reported once per version too: the pair of versions the sides hold names it. It is
+///   judged again when either side or the schema changes (their followers start a sync),
+///   not on a timer; a refusal by a check is also tried again every second, its verdict
+///   depending perhaps on more than the versions.
 /// - While the cluster cannot be reached the mirror says so once, keeps running (the file
 ///   never depends on the cluster) and tries again every second; local edits made meanwhile
 ///   are merged and pushed when it answers.
@@ -74,6 +77,10 @@ package final class DocumentMirror: Sendable {
     /// timer of the mirror's.
     var fileInvalidAfterGrace: String?
     var retryScheduled = false
+    /// The versions of the file and of the key the last sync read, as it read them: what
+    /// names a version it found refused (see ``Problem/versions``), whatever a follower has
+    /// recorded since.
+    var versionsRead: [VersionIdentity?] = []
     var stopped = false
   }
 
@@ -171,6 +178,8 @@ package final class DocumentMirror: Sendable {
     case .rejected:
       state.withLock { $0.refusalSeen = true }
       reason = "a version refused"
+    case .schemaChanged:
+      reason = "the schema changed"  // a version held back as refused may pass now
     case .invalid(let error) where !onKey:
       state.withLock { $0.fileInvalidAfterGrace = error.description }
       reason = "the file's watch"
@@ -213,8 +222,9 @@ package final class DocumentMirror: Sendable {
       outcome = .failed(error)
     }
     if case .done = outcome, state.withLock(\.refusalSeen) {
-      // In sync, on a version its schema may refuse now: said once, kept, tried again until
-      // a version passes (a schema loosened again passes the same version).
+      // In sync, on a version its schema may refuse now: said once, kept, judged again at
+      // the next change of a side or of the schema until a version passes (a schema
+      // loosened again passes the same version).
       if let refused = key.judgeSeenVersionAgain() {
         settle(.failed(refused))
         return
@@ -250,10 +260,17 @@ package final class DocumentMirror: Sendable {
   /// recorded as agreed. Killed anywhere in between, the next sync finds that record and
   /// merges as if the interrupted one had finished (``MirrorMerge/init(interrupted:file:key:)``).
   private func syncOnce() throws(StorageError) -> Outcome {
-    let fileValue = try file.read()
+    let (fileValue, _, fileVersion) = try file.readTracked()
     if fileValue != nil { state.withLock { $0.fileMissingSince = nil } }
     let keyValue: JSONValue?
-    if let news = keyNews() { keyValue = news } else { keyValue = try key.read() }
+    let keyVersion: VersionIdentity?
+    if let news = keyNews() {
+      keyValue = news
+      keyVersion = key.lastSeenIdentity  // the news is of the version recorded last
+    } else {
+      (keyValue, _, keyVersion) = try key.readTracked()
+    }
+    state.withLock { $0.versionsRead = [fileVersion, keyVersion] }
     let history = try self.history.load()
     let merged: JSONValue
     switch (fileValue, keyValue) {
@@ -309,8 +326,13 @@ package final class DocumentMirror: Sendable {
       fileWrite = keyWrite == .raced ? .raced : try write(file, read: fileValue, to: merged)
     } catch {
       // A version the gate refused is not a crash to finish later: the record goes back to
-      // the agreed version, and the refusal is reported (once) and retried.
-      if case .rejected = error { try self.history.save(before) }
+      // the agreed version, and the refusal is reported (once per version) and judged again
+      // when something changes: a version of either side, or the schema, which the key's
+      // follower follows from now on.
+      if case .rejected = error {
+        try self.history.save(before)
+        followSchema(of: merged)
+      }
       throw error
     }
     guard fileWrite != .raced else {
@@ -451,7 +473,7 @@ package final class DocumentMirror: Sendable {
       let firstSync = state.triedOnce ? nil : state.firstSync
       state.triedOnce = true
       state.firstSync = nil
-      if problem != nil && !state.retryScheduled {
+      if let problem, problem.isRetried, !state.retryScheduled {
         state.retryScheduled = true
         retry = DocumentMirror.retryDelay
       }
@@ -513,6 +535,11 @@ package final class DocumentMirror: Sendable {
     /// The versions of the file and of the key the failing sync read, for a problem of a
     /// version (invalid or refused): another version is another problem, said again.
     var versions: [VersionIdentity?] = []
+    /// Whether the sync is tried again every second until it passes. Not for a refusal by
+    /// the schema alone: its verdict changes only with a version of either side or the
+    /// schema, whose followers start a sync. A check's verdict may depend on more (what it
+    /// asks, a time-out on a loaded machine): retried.
+    var isRetried = true
 
     var key: Key { Key(identity: identity, versions: versions) }
   }
@@ -521,8 +548,16 @@ package final class DocumentMirror: Sendable {
   func describe(_ error: StorageError) -> Problem {
     var problem = describeProblem(error)
     switch error {
-    case .rejected, .invalidJSON, .decodingFailed: problem.versions = [file.lastSeenIdentity, key.lastSeenIdentity]
-    default: break
+    case .rejected:
+      problem.versions = state.withLock(\.versionsRead)
+      problem.isRetried = key.gate.check != nil
+      if !problem.isRetried {
+        problem.message = "\(error); not mirrored, the other side keeps its version until a side or the schema changes"
+      }
+    case .invalidJSON, .decodingFailed:
+      problem.versions = [file.lastSeenIdentity, key.lastSeenIdentity]
+    default:
+      break
     }
     return problem
   }

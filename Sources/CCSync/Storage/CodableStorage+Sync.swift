@@ -174,7 +174,7 @@ extension CodableStorage {
   /// missing file is noted; an invalid or undecodable one is recorded, reported and thrown.
   private func readAndAdopt(notify: Bool) throws(StorageError) {
     do throws(StorageError) {
-      let (json, rank) = try document.readTracked()
+      let (json, rank, _) = try document.readTracked()
       guard let json else {
         state.withLock { $0.fileState = .missing }
         return

@@ -38,6 +38,8 @@ extension CodableStorage {
       keepValue(refusing: error)
     case .refused(let error):
       report(.store(error))
+    case .schemaChanged:
+      break  // nothing refused, nothing new to adopt
     }
   }
 

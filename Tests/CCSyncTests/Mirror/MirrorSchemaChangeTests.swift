@@ -57,5 +57,39 @@ extension EtcdTests {
         #expect(reports().count == 2, "\(mirrors[0].standardError)")
       }
     }
+
+    /// Two local edits refused for the same reason, one after the other: each is reported
+    /// once and neither reaches the key; the next good edit does.
+    @Test func eachRefusedLocalEditIsReportedOnce() throws {
+      try withMirrorOfPort8080 { rig, mirrors in
+        let keyBefore = try rig.keyRecord()?.modRevision
+        let reports = { mirrors[0].errorLines(containing: "70000 is greater than the maximum 65535") }
+        for (index, writer) in ["a", "b"].enumerated() {
+          let next = rig.file(0) + ".next"
+          try CLI.write(#"{"$schema": "./cfg.schema.json", "port": 70000, "by": "\#(writer)"}"# + "\n", to: next)
+          #expect(rename(next, rig.file(0)) == 0)
+          #expect(waitUntil { reports().count == index + 1 }, "\(mirrors[0].standardError)")
+        }
+        #expect(try rig.keyRecord()?.modRevision == keyBefore, "the key was written")
+        try CLI.write(#"{"$schema": "./cfg.schema.json", "port": 443}"# + "\n", to: rig.file(0) + ".next")
+        #expect(rename(rig.file(0) + ".next", rig.file(0)) == 0)
+        #expect(rig.waitUntilConverged([0]) { $0.integer("port") == 443 }, "\(rig.state([0]))")
+        #expect(reports().count == 2, "\(mirrors[0].standardError)")
+      }
+    }
+
+    /// A version of the key held back as refused is judged again when its schema alone
+    /// changes: loosened, it reaches the file with no new version of either side.
+    @Test func aRefusedVersionPassesWhenTheSchemaIsLoosened() throws {
+      try withMirrorOfPort8080 { rig, mirrors in
+        try rig.put(#"{"$schema": "./cfg.schema.json", "port": 70000}"#)
+        #expect(
+          waitUntil { !mirrors[0].errorLines(containing: "70000 is greater than the maximum 65535").isEmpty },
+          "\(mirrors[0].standardError)")
+        #expect(fileValue(rig.file(0))?.objectValue?["port"] == 8080, "the refused version reached the file")
+        try rig.put(Self.schema(maximum: 100_000), key: "cfg.schema.json")
+        #expect(rig.waitUntilConverged([0]) { $0.integer("port") == 70000 }, "\(rig.state([0])) \(mirrors[0].standardError)")
+      }
+    }
   }
 }
