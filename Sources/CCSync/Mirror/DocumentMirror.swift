@@ -532,8 +532,9 @@ package final class DocumentMirror: Sendable {
     /// Whether it is the file's invalid version, perhaps caught in the middle of an in-place
     /// write: reported only once the file's follower has reported it after the grace.
     var waitsForTheGrace = false
-    /// The versions of the file and of the key the failing sync read, for a problem of a
-    /// version (invalid or refused): another version is another problem, said again.
+    /// What names the version a problem is about: for a refusal, the versions of the file
+    /// and of the key the failing sync read (the candidate it refused is made of both); for
+    /// an invalid side, that side's version. Another version is another problem, said again.
     var versions: [VersionIdentity?] = []
     /// Whether the sync is tried again every second until it passes. Not for a refusal by
     /// the schema alone: its verdict changes only with a version of either side or the
@@ -554,8 +555,9 @@ package final class DocumentMirror: Sendable {
       if !problem.isRetried {
         problem.message = "\(error); not mirrored, the other side keeps its version until a side or the schema changes"
       }
-    case .invalidJSON, .decodingFailed:
-      problem.versions = [file.lastSeenIdentity, key.lastSeenIdentity]
+    case .invalidJSON(let path, _), .decodingFailed(let path, _):
+      // The side that holds it: the other's changes meanwhile wait, and are no news of it.
+      problem.versions = [path == file.name ? file.lastSeenIdentity : key.lastSeenIdentity]
     default:
       break
     }
