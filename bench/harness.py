@@ -216,6 +216,7 @@ def main():
     parser.add_argument("--output", required=True, help="the Markdown file to write (BENCHMARKS.md)")
     parser.add_argument("--only", help="comma-separated steps: " + ",".join(STEPS))
     parser.add_argument("--trials", type=int, default=11, help="trials per contention and size figure")
+    parser.add_argument("--paired-rounds", type=int, default=12, help="rounds of each pair measured back to back")
     parser.add_argument("--rounds", type=int, default=5, help="rounds of the CLI figures")
     parser.add_argument("--processes", type=numbers, default=[1, 2, 4, 8])
     parser.add_argument("--threads", type=numbers, default=[1, 2, 4, 8])

@@ -81,7 +81,7 @@ enum MirrorCommand: Command {
           // reason, as every other command does, rather than retry for ever.
           let failure = CommandFailure(
             ExitCode.permission,
-            "mirror '\(mirror.filePath)' <-> '\(mirror.location)': the cluster refused the mirror's first contact: \(error)")
+            "mirror '\(mirror.filePath)' <-> '\(mirror.keyName)': the cluster refused the mirror's first contact: \(error)")
           refusal.withLock { if $0 == nil { $0 = failure } }
           wake.wakeUp()
         }

@@ -5,6 +5,7 @@ import subprocess
 import shutil
 import sys
 
+from . import paired
 from .documents import read_counter, settings_document, write_document
 from .processes import Failure, Pool, median
 
@@ -35,7 +36,9 @@ def contenders(bench):
                   lambda path: [tool, "bench-worker", path, "--api", "storage"]),
         Contender("ccsync-file", "ccsync `SharedFile` alone (digits edited as the floor does, no JSON)", "durable: fsync file + dir", "durable",
                   lambda path: [tool, "bench-worker", path, "--api", "file"]),
-        Contender("floor", "C floor (ccsync's protocol, every system call of it; no JSON parser)", "durable: fsync file + dir", "durable",
+        Contender("floor", "C floor (ccsync's protocol and its default history, every system call of them; no JSON parser)",
+                  "durable: fsync file + dir", "durable", lambda path: [peer("floor"), "increment", path, "--history"]),
+        Contender("floor-no-history", "C floor, history off", "durable: fsync file + dir", "durable",
                   lambda path: [peer("floor"), "increment", path]),
         Contender("floor-bare", "C floor, the protocol's bare steps (without ccsync's safeguards)", "durable: fsync file + dir", "durable",
                   lambda path: [peer("floor"), "increment", path, "--bare"]),
@@ -56,6 +59,8 @@ def contenders(bench):
         Contender("ccsync-relaxed-no-history", "ccsync `SharedDocument(durable: false)`, history off (`--keep 0`)",
                   "relaxed: no fsync", "relaxed", lambda path: [tool, "bench-worker", path, "--relaxed", "--keep", "0"]),
         Contender("floor-relaxed", "C floor, no fsync", "relaxed: no fsync", "relaxed",
+                  lambda path: [peer("floor"), "increment", path, "--relaxed", "--history"]),
+        Contender("floor-relaxed-no-history", "C floor, no fsync, history off", "relaxed: no fsync", "relaxed",
                   lambda path: [peer("floor"), "increment", path, "--relaxed"]),
         Contender("python-none", "Python flock + json + os.replace", "relaxed: no fsync", "relaxed",
                   lambda path: [python, peer("python_worker.py"), path, "none"]),
@@ -202,10 +207,11 @@ def measure(bench):
         for setup in setups.values():
             setup.close()
     bench.results["threads"] = thread_raw
+    paired_raw = paired.measure(bench, rows, Setup, work)
     sized_rows, sized_raw = measure_sizes(bench, rows)
     stress_lines = stress_table(bench, raw, work)
-    return (tables(bench, rows, raw, thread_raw, work) + "\n" + stress_lines + "\n"
-            + sized_tables(bench, sized_rows, sized_raw))
+    return (tables(bench, rows, raw, thread_raw, work) + "\n" + paired.table(bench, paired_raw) + "\n" + stress_lines
+            + "\n" + sized_tables(bench, sized_rows, sized_raw))
 
 
 def stress_table(bench, raw, work):
@@ -359,15 +365,60 @@ COMPARISONS = [
     ("ccsync", "sqlite-delete-full", "ccsync durable vs SQLite rollback journal FULL", None, "speed"),
     ("ccsync-relaxed", "shell", "ccsync relaxed vs shell flock+jq+mv", None, "speed"),
     ("ccsync-storage", "ccsync", "`CodableStorage.update` vs `SharedDocument.update`", None, "speed"),
-    ("ccsync", "ccsync-no-history", "history kept (20 versions) time / history off time", 1.05, "time"),
-    ("ccsync-relaxed", "ccsync-relaxed-no-history", "relaxed: history kept time / history off time", None, "time"),
-    ("ccsync-schema", "ccsync", "checked against a 20-field schema time / unchecked time", 1.10, "time"),
     ("ccsync-file", "floor", "ccsync `SharedFile` alone (no JSON) time / C floor time", None, "time"),
+    ("ccsync-no-history", "floor-no-history", "history off: ccsync durable time / C floor time", None, "time"),
     ("ccsync", "floor-bare", "ccsync durable time / C floor bare steps time", None, "time"),
-    ("floor", "floor-bare", "C floor time / C floor bare steps time: what the safeguards cost", None, "time"),
+    ("floor-no-history", "floor-bare", "C floor time / C floor bare steps time: what the safeguards cost", None, "time"),
+    ("floor", "floor-no-history", "C floor: history kept time / history off time", None, "time"),
     ("ccsync", "baseline", "this build vs the `--baseline` build, durable", None, "speed"),
     ("ccsync-relaxed", "baseline-relaxed", "this build vs the `--baseline` build, relaxed", None, "speed"),
 ]
+
+
+# This build against the `--baseline` build, each as a ratio to the C floor of its own work:
+# this build keeps a history by default, which the baseline (6035b41) did not, so its floor
+# keeps one too. ours, its floor, baseline, the baseline's floor, label.
+BASELINE_TO_FLOOR = [
+    ("ccsync", "floor", "baseline", "floor-no-history", "durable"),
+    ("ccsync-relaxed", "floor-relaxed", "baseline-relaxed", "floor-relaxed-no-history", "relaxed"),
+]
+
+
+def baseline_to_floor_table(raw, rows, counts):
+    """Each build's time over its floor's, and the quotient (this build's over the baseline's),
+    per trial round then the median; no rows without a `--baseline`."""
+    keys = {row.key for row in rows}
+    chosen = [entry for entry in BASELINE_TO_FLOOR if all(key in keys for key in entry[:4])]
+    if not chosen:
+        return []
+    lines = ["Against the `--baseline` build as ratios to the C floor of each build's work (this build keeps a "
+             "history by default, so its floor keeps one; the baseline's does not): each cell is this build's "
+             "time over its floor's, the baseline's time over its floor's, and the quotient (< 1: this build "
+             "nearer its floor), each taken within one trial round, then the median.", ""]
+    lines.append("| Mode | " + " | ".join("P=%d" % p for p in counts) + " |")
+    lines.append("|" + "---|" * (1 + len(counts)))
+    for ours, our_floor, before, before_floor, mode in chosen:
+        cells = []
+        for processes in counts:
+            ours_to_floor = trial_ratio(raw[our_floor][processes], raw[ours][processes])
+            before_to_floor = trial_ratio(raw[before_floor][processes], raw[before][processes])
+            quotients = trial_quotients(raw, processes, ours, our_floor, before, before_floor)
+            if ours_to_floor is None or before_to_floor is None or quotients is None:
+                cells.append("FAILING")
+                continue
+            cells.append("%.2f / %.2f = %.2f" % (ours_to_floor, before_to_floor, median(quotients)))
+        lines.append("| %s | %s |" % (mode, " | ".join(cells)))
+    return lines + [""]
+
+
+def trial_quotients(raw, processes, ours, our_floor, before, before_floor):
+    """Per trial round: (ours / its floor) / (before / its floor), in time; None on a failure."""
+    quotients = []
+    for a, a_floor, b, b_floor in zip(*(raw[key][processes] for key in (ours, our_floor, before, before_floor))):
+        if any("error" in sample for sample in (a, a_floor, b, b_floor)):
+            return None
+        quotients.append((a_floor["rate"] / a["rate"]) / (b_floor["rate"] / b["rate"]))
+    return quotients
 
 
 def tables(bench, rows, raw, thread_raw, work):
@@ -415,6 +466,7 @@ def tables(bench, rows, raw, thread_raw, work):
                                 ", ".join("P=%d %s" % (p, c) for p, c in zip(counts, cells))))
         lines.append("| %s | %s | %s | %s |" % (label, goal_text, " | ".join(cells), verdict))
     lines.append("")
+    lines += baseline_to_floor_table(raw, rows, counts)
 
     lines.append("#### Threads of one process (group commit)")
     lines.append("")

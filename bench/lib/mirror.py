@@ -28,7 +28,7 @@ DOCUMENT_BYTES = 1024
 GOALS = [
     "mirror: file-to-file propagation p50 <= 1.5x the C floor of the same path",
     "mirror: one key stays exact at P = 1, 4, 16 over three members",
-    "mirror fan-out: ccsync watch p50 at 100 watchers <= 1.5x raw watch streams'",
+    "mirror fan-out: ccsync watch p50 at 100 watchers <= 1.3x raw watch streams' that parse each value",
     "mirror: idle CPU < 1% of a core",
     "mirror: CPU under a write every 10 ms <= 1.5x the C floor's (per mirror, against the floor doing both machines' parts)",
     "mirror with status reports: propagation p50 and busy CPU <= 1.10x the `--baseline-ccsync` build's",
@@ -332,6 +332,9 @@ def measure_contention(bench, etcd, ccsync, build):
 def measure_fanout(bench, etcd, ccsync, build):
     options = bench.options
     observers = [("raw", "raw watch streams (C `etcd_floor watcher`)", [bench.peer("etcd_floor"), "watcher", "{endpoint}"])]
+    if os.access(bench.peer("etcd_floor_cjson"), os.X_OK):
+        observers.append(("raw-parsing", "raw watch streams parsing each value with cJSON (C `etcd_floor_cjson watcher`)",
+                          [bench.peer("etcd_floor_cjson"), "watcher", "{endpoint}"]))
     if ccsync:
         observers.append(("ccsync", "`ccsync watch etcd://.../KEY sequence` (the command %s)" % build,
                           [ccsync, "watch", "etcd://{endpoints}/KEY", "sequence"]))
@@ -348,7 +351,7 @@ def measure_fanout(bench, etcd, ccsync, build):
                 command = [bench.peer("mirror_floor"), "fanout", etcd.endpoints[0], etcd_key, str(options.mirror_fanout_puts),
                            str(DOCUMENT_BYTES), str(options.mirror_fanout_interval_us), ",".join(etcd.endpoints), str(n)]
                 command += [part.replace("KEY", etcd_key) if part.endswith("/KEY") else part for part in argv]
-                if key == "raw":
+                if key.startswith("raw"):
                     command.append(etcd_key)
                 etcd_before = sum(cpu_seconds(pid) for pid in etcd.pids())
                 try:
@@ -594,7 +597,7 @@ def tables(bench, ccsync, build, propagation, contention, fanout, cpu):
         "first, each printing one line per value to a pipe of its own; once each has printed a warm-up put, it "
         "puts a %d-byte document %d times on the first member, each after every observer has printed the "
         "previous one (or 5 s passed) and %.0f ms more, and times each from just before the put's `write(2)` "
-        "to each observer's line. Raw: N C processes each with one `POST /v3/watch` stream. Both take turns, "
+        "to each observer's line. Raw: N C processes each with one `POST /v3/watch` stream. The observers take turns, "
         "%d rounds. Milliseconds: p50 is the median of the rounds' medians over every (put, observer), p99 over "
         "all of them; \"last\" is the p50 over puts of the slowest observer's time (when every machine has it); "
         "the ratio is taken round by round. etcd CPU per put: its three members' CPU time over the whole run "
@@ -602,33 +605,42 @@ def tables(bench, ccsync, build, propagation, contention, fanout, cpu):
         "costs the cluster with N watchers; its growth with N is what the watchers add."
         % (DOCUMENT_BYTES, options.mirror_fanout_puts, options.mirror_fanout_interval_us / 1000, options.mirror_fanout_rounds))
     lines.append("")
-    lines.append("| Watchers | Observers | p50 | p99 | last p50 | heard | p50 / raw p50 | etcd CPU per put |")
-    lines.append("|---|---|---|---|---|---|---|---|")
+    lines.append("The goal's floor is the raw watcher that parses each value (ccsync's gate must, before acting on "
+                 "it); the one that finds the digits by text is shown too.")
+    lines.append("")
+    lines.append("| Watchers | Observers | p50 | p99 | last p50 | heard | p50 / raw p50 | p50 / parsing raw p50 | etcd CPU per put |")
+    lines.append("|---|---|---|---|---|---|---|---|---|")
     fan_summaries = {}
+    goal_floor = "raw-parsing" if any(key == "raw-parsing" for key, _, _ in observers) else "raw"
     for n in options.mirror_watchers:
         for key, label, _ in observers:
             runs = fan[(key, n)]
             s = summary(runs)
             if s is None:
-                lines.append("| %d | %s | FAILING | | | | | |" % (n, label))
+                lines.append("| %d | %s | FAILING | | | | | | |" % (n, label))
                 bench.notes.append("mirror fan-out %s N=%d: %s" % (key, n, errors_of(runs)[:1]))
                 continue
             slowest = median([percentile(run["slowest"], 0.5) for run in runs if run["slowest"]])
-            ratio = ""
-            if key == "ccsync" and ("raw", n) in fan_summaries:
-                s["ratio"] = p50_ratio(runs, fan[("raw", n)])
-                ratio = "%.2fx" % s["ratio"]
+            ratios = []
+            for floor in ("raw", "raw-parsing"):
+                if key != floor and key != "raw" and (floor, n) in fan_summaries:
+                    s["ratio/" + floor] = p50_ratio(runs, fan[(floor, n)])
+                    ratios.append("%.2fx" % s["ratio/" + floor])
+                else:
+                    ratios.append("")
             fan_summaries[(key, n)] = s
             per_put = median([run["etcd_per_put"] for run in runs])
-            lines.append("| %d | %s | %.2f | %.2f | %s | %d/%d | %s | %.1f ms |" % (
+            lines.append("| %d | %s | %.2f | %.2f | %s | %d/%d | %s | %s | %.1f ms |" % (
                 n, label, s["p50"] * 1000, s["p99"] * 1000, "%.2f" % (slowest * 1000) if slowest else "-",
-                s["heard"], s["sent"], ratio, per_put * 1e3))
+                s["heard"], s["sent"], ratios[0], ratios[1], per_put * 1e3))
     lines.append("")
     top = max(options.mirror_watchers)
-    if "ratio" in fan_summaries.get(("ccsync", top), {}):
+    if "ratio/" + goal_floor in fan_summaries.get(("ccsync", top), {}):
         s = fan_summaries[("ccsync", top)]
-        bench.goals.append((GOALS[2], "yes" if s["ratio"] <= 1.5 else "no", "%.2fx at N=%d (%.2f ms vs %.2f ms; p99 %.2f ms)" % (
-            s["ratio"], top, s["p50"] * 1000, fan_summaries[("raw", top)]["p50"] * 1000, s["p99"] * 1000)))
+        ratio = s["ratio/" + goal_floor]
+        bench.goals.append((GOALS[2], "yes" if ratio <= 1.3 else "no", "%.2fx at N=%d (%.2f ms vs %.2f ms; p99 %.2f ms)%s" % (
+            ratio, top, s["p50"] * 1000, fan_summaries[(goal_floor, top)]["p50"] * 1000, s["p99"] * 1000,
+            "" if goal_floor == "raw-parsing" else "; against watchers that do not parse: cJSON missing")))
     else:
         bench.goals.append((GOALS[2], "not measured", "a side failed or ccsync has no etcd support (see the notes)"))
 

@@ -32,9 +32,9 @@ def measure(bench):
     tool, floor = bench.bench_tool(), bench.peer("floor")
     writers = [
         Contender("ccsync", "", "", "", lambda path: [tool, "bench-worker", path]),
-        Contender("floor", "", "", "", lambda path: [floor, "increment", path]),
+        Contender("floor", "", "", "", lambda path: [floor, "increment", path, "--history"]),
         Contender("ccsync-relaxed", "", "", "", lambda path: [tool, "bench-worker", path, "--relaxed"]),
-        Contender("floor-relaxed", "", "", "", lambda path: [floor, "increment", path, "--relaxed"]),
+        Contender("floor-relaxed", "", "", "", lambda path: [floor, "increment", path, "--relaxed", "--history"]),
     ]
     raw = {(label, row.key): [] for label, _, _, _ in SIZES for row in writers}
     texts = {}

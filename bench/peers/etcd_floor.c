@@ -38,6 +38,9 @@
  *       the raw watch stream as another process's observer: ranges KEY, prints the "sequence"
  *       number of its value (or "none"), then opens POST /v3/watch from the next revision and
  *       prints the "sequence" of each put's decoded value, one line each, flushed at once.
+ *       Built as etcd_floor_cjson (-DPARSE_WITH_CJSON, -lcjson), it parses each decoded value
+ *       into cJSON's tree and takes the number from the tree, as a watcher that must not act on
+ *       a value that is not JSON does (ccsync's gate); otherwise it finds the digits by text.
  *   etcd_floor propagation HOST:PORT KEY COUNT BYTES INTERVAL_US CMD [ARGS...]
  *       starts CMD (an observer printing one line per new value of KEY: `etcd_floor watcher`
  *       or `ccsync watch etcd://HOST:PORT/KEY sequence`) with its standard output on a pipe,
@@ -168,6 +171,21 @@ static long long read_counter(struct client *client) {
 
 /* ---- watching ---- */
 
+#ifdef PARSE_WITH_CJSON
+#include <cjson/cJSON.h>
+
+/* The "sequence" number of the whole value parsed; -2 when it is not JSON or has none. */
+static long long watched_sequence(const struct buffer *value) {
+  cJSON *document = cJSON_ParseWithLength(value->bytes, value->length);
+  const cJSON *item = cJSON_GetObjectItemCaseSensitive(document, "sequence");
+  long long sequence = cJSON_IsNumber(item) ? (long long)item->valuedouble : -2;
+  cJSON_Delete(document);
+  return sequence;
+}
+#else
+static long long watched_sequence(const struct buffer *value) { return sequence_in(value->bytes); }
+#endif
+
 static void watcher(const char *endpoint, const char *key) {
   struct client client;
   client_open(&client, endpoint, key);
@@ -179,7 +197,7 @@ static void watcher(const char *endpoint, const char *key) {
     if (!header_revision) fail("%s", "no header revision in a range answer");
     revision = atoll(header_revision);
   }
-  if (client.state.exists) printf("%lld\n", sequence_in(client.state.value.bytes));
+  if (client.state.exists) printf("%lld\n", watched_sequence(&client.state.value));
   else printf("none\n");
   fflush(stdout);
 
@@ -214,7 +232,7 @@ static void watcher(const char *endpoint, const char *key) {
       const char *encoded = string_member(event, "value", &value_length);
       if (encoded && (!next || encoded < next)) {
         base64_decode(&value, encoded, value_length);
-        printf("%lld\n", sequence_in(value.bytes));
+        printf("%lld\n", watched_sequence(&value));
         fflush(stdout);
       }
       event += 6;

@@ -27,8 +27,11 @@
  *
  * Modes (each prints "ready" and waits for a line on stdin before it starts, prints "done" at
  * the end):
- *   floor increment FILE [--relaxed] [--bare]    for each line N on stdin, N counter
- *                                                increments, then "done"; ends at end of input
+ *   floor increment FILE [--relaxed] [--bare] [--history]
+ *                                                for each line N on stdin, N counter
+ *                                                increments, then "done"; ends at end of input;
+ *                                                --history keeps the replaced versions as
+ *                                                ccsync does by default (floor_history.h)
  *   floor timed-writer FILE COUNT BYTES INTERVAL_US
  *       COUNT saves of {"sequence": N, "sentAt": T, "payload": "x..."} (about BYTES long),
  *       durable, INTERVAL_US apart; after "done" prints one "SEQUENCE RENAME_NS" line per save,
@@ -123,6 +126,18 @@ static void write_all(int fd, const char *bytes, size_t length, const char *path
 /* Builds the new contents from the old (old may be empty when the file is missing). */
 typedef void (*change_fn)(const struct buffer *old, struct buffer *new_contents, void *context);
 
+#include "floor_history.h"
+
+/* --history: keep the replaced versions as ccsync does by default (floor_history.h). */
+static struct history *history = NULL;
+
+static void synchronize_directory(void *directory_path) {
+  int directory = open(directory_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (directory < 0) die("open", directory_path);
+  if (fsync(directory) != 0) die("fsync", directory_path);
+  close(directory);
+}
+
 /* One locked read-modify-write. Returns CLOCK_MONOTONIC just before rename(2). */
 static int64_t locked_replace(const struct target *t, int durable, change_fn change, void *context,
                               struct buffer *old, struct buffer *new_contents) {
@@ -156,6 +171,7 @@ static int64_t locked_replace(const struct target *t, int durable, change_fn cha
   } else if (errno != ENOENT) {
     die("open", t->path);
   }
+  if (history && data >= 0) history_keep_replaced(history, t->path, &status);
 
   change(old, new_contents, context);
   if (!bare) {
@@ -191,16 +207,16 @@ static int64_t locked_replace(const struct target *t, int durable, change_fn cha
   if (!bare) {
     struct stat renamed;
     if (fstat(file, &renamed) != 0) die("fstat", temporary);
+    if (history && data >= 0) history_record(history, &renamed);
   }
   close(file);
   flock(lock, LOCK_UN);
   close(lock);
   if (data >= 0) close(data);
-  if (durable) {
-    int directory = open(t->directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (directory < 0) die("open", t->directory);
-    if (fsync(directory) != 0) die("fsync", t->directory);
-    close(directory);
+  if (history && data >= 0) {
+    history_remove_old(history, durable ? synchronize_directory : NULL, (void *)t->directory);
+  } else if (durable) {
+    synchronize_directory((void *)t->directory);
   }
   return renamed_at;
 }
@@ -251,7 +267,7 @@ static void wait_for_start(void) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: floor increment FILE [--relaxed] [--bare]\n"
+  fprintf(stderr, "usage: floor increment FILE [--relaxed] [--bare] [--history]\n"
                   "       floor timed-writer FILE COUNT BYTES INTERVAL_US\n"
                   "       floor churn FILE SECONDS\n");
   return 64;
@@ -263,7 +279,15 @@ int main(int argc, char **argv) {
   struct target t;
   target_init(&t, argv[2]);
   struct buffer old = {0}, new_contents = {0};
-  for (int i = 3; i < argc; i++) if (strcmp(argv[i], "--bare") == 0) bare = 1;
+  struct history kept;
+  for (int i = 3; i < argc; i++) {
+    if (strcmp(argv[i], "--bare") == 0) bare = 1;
+    if (strcmp(argv[i], "--history") == 0) {
+      const char *slash = strrchr(t.path, '/');
+      history_init(&kept, t.directory, slash ? slash + 1 : t.path);
+      history = &kept;
+    }
+  }
   if (strcmp(argv[1], "increment") == 0) {
     int durable = 1;
     for (int i = 3; i < argc; i++) if (strcmp(argv[i], "--relaxed") == 0) durable = 0;

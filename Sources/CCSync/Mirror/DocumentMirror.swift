@@ -39,6 +39,10 @@ import Dispatch
 ///   write, so a sync killed between its writes is finished by the next run's merge, and no
 ///   value it had written counts as the other side's change (``MirrorMerge/init(interrupted:file:key:)``).
 ///
+/// The sync logic works on two ``SharedDocument``s of any store, the file side and the key
+/// side, and keeps the pair's record and its conflict copies behind two seams
+/// (``MirrorRecordStore``, ``MirrorConflictCopies``): ``init(filePath:location:preference:logger:schema:assertFormats:check:status:)``
+/// builds the file and etcd ones of `ccsync mirror`; the tests build them in memory.
 package final class DocumentMirror: Sendable {
   /// Which side wins when both exist, differ and have no common history.
   package enum Preference: Sendable {
@@ -56,7 +60,8 @@ package final class DocumentMirror: Sendable {
     /// writer put, or the version kept, judged again after its schema changed): a sync that
     /// finds both sides in sync judges what they hold again, and reports it when refused.
     var refusalSeen = false
-    var historyLock: FileLock?
+    /// The mirror's hold on the pair (``MirrorRecordStore/claim()``) while it runs.
+    var claim: (any MirrorPairClaim)?
     /// Whether the first sync has been tried (then `firstSync` has been called).
     var triedOnce = false
     var firstSync: (@Sendable () -> Void)?
@@ -84,14 +89,14 @@ package final class DocumentMirror: Sendable {
     var stopped = false
   }
 
-  /// The local file, as given.
+  /// The local file, as given (the file side's name).
   package let filePath: String
-  /// The key.
-  package let location: EtcdLocation
+  /// What messages call the key: its `etcd://` URL (the key side's name).
+  package let keyName: String
   private let file: SharedDocument
-  private let sharedFile: SharedFile
   private let key: SharedDocument
-  private let history: MirrorHistory
+  private let history: any MirrorRecordStore
+  private let conflictCopies: any MirrorConflictCopies
   private let preference: Preference
   private let logger: DiagnosticLog
   /// The host's reports of its status under the key (`KEY.ccsync-status/HOST`), when on.
@@ -107,24 +112,44 @@ package final class DocumentMirror: Sendable {
   ///   - schema: a schema to apply instead of the one `$schema` names.
   ///   - status: reports which version this host holds under this name (see
   ///     ``FleetStatusReporter``); `nil` reports nothing.
-  package init(
+  package convenience init(
     filePath: String, location: EtcdLocation, preference: Preference = .key, logger: DiagnosticLog = .standardError,
     schema: DocumentGate.SchemaSource? = nil, assertFormats: Bool = false, check: DocumentGate.Check? = nil,
     status: FleetStatusReporter? = nil
   ) {
-    self.status = status
-    self.filePath = filePath
-    self.location = location
-    sharedFile = SharedFile(path: filePath, logger: logger)
-    file = SharedDocument(file: sharedFile, gate: DocumentGate(schema: schema ?? .fromDocumentBeside(location), assertFormats: assertFormats, check: check))
+    let sharedFile = SharedFile(path: filePath, logger: logger)
+    let file = SharedDocument(
+      file: sharedFile, gate: DocumentGate(schema: schema ?? .fromDocumentBeside(location), assertFormats: assertFormats, check: check))
     // The mirror says itself when the cluster cannot be reached, and when it answers again:
     // the key's watch keeps its warnings about the same outage to itself.
-    key = SharedDocument(
+    let key = SharedDocument(
       etcd: location, logger: DiagnosticLog(minimumLevel: .error) { level, message in logger.log(level, message) },
       gate: DocumentGate(schema: schema ?? .fromDocument, assertFormats: assertFormats, check: check))
     // Beside the file a symlink leads to, as its lock file is: a second mirror of the same
     // file is refused however it is named. A link that leads nowhere fails every sync anyway.
-    history = MirrorHistory(filePath: (try? sharedFile.resolvedPath()) ?? filePath, key: location.key)
+    let history = MirrorHistory(filePath: (try? sharedFile.resolvedPath()) ?? filePath, key: location.key)
+    self.init(
+      file: file, key: key, history: history, conflictCopies: SideBySideConflictCopies(file: sharedFile, location: location),
+      preference: preference, logger: logger, status: status)
+  }
+
+  /// A mirror of two documents of any store: `file` is the file side (its follower's grace
+  /// judges it, and it is recreated only once it has stayed missing, when its store may show
+  /// a write part done), `key` the key side (it wins a field both changed, and its follower
+  /// follows the schema). `history` keeps the pair's record and claims the pair;
+  /// `conflictCopies` keeps the version a first meeting replaces. Each document's gate is
+  /// what a version must pass to be written to it or taken from it.
+  init(
+    file: SharedDocument, key: SharedDocument, history: any MirrorRecordStore, conflictCopies: any MirrorConflictCopies,
+    preference: Preference = .key, logger: DiagnosticLog = .standardError, status: FleetStatusReporter? = nil
+  ) {
+    self.status = status
+    filePath = file.name
+    keyName = key.name
+    self.file = file
+    self.key = key
+    self.history = history
+    self.conflictCopies = conflictCopies
     self.preference = preference
     self.logger = logger
   }
@@ -142,15 +167,15 @@ package final class DocumentMirror: Sendable {
   package func start(
     firstSync: @escaping @Sendable () -> Void, refusedAtStart: (@Sendable (StorageError) -> Void)? = nil
   ) throws(StoreError) {
-    let lock = try history.claim()
+    let claim = try history.claim()
     do {
       try status?.claim()
     } catch {
-      lock.release()
+      claim.release()
       throw error
     }
     state.withLock { state in
-      state.historyLock = lock
+      state.claim = claim
       state.firstSync = firstSync
       state.refusedAtStart = refusedAtStart
     }
@@ -195,16 +220,16 @@ package final class DocumentMirror: Sendable {
   /// Stops watching and releases the pair. A sync under way is not waited for: the process
   /// may end in the middle of it, which the next run finishes as it would after a crash.
   package func stop() {
-    let (followers, lock) = state.withLock { state in
+    let (followers, claim) = state.withLock { state in
       state.stopped = true
       defer {
         state.followers = []
-        state.historyLock = nil
+        state.claim = nil
       }
-      return (state.followers, state.historyLock)
+      return (state.followers, state.claim)
     }
     for follower in followers { follower.stop() }
-    lock?.release()
+    claim?.release()
     status?.stop()
   }
 
@@ -280,8 +305,9 @@ package final class DocumentMirror: Sendable {
       merged = fileValue
     case (nil, let keyValue?):
       // A file that was mirrored and is gone may be mid-save: created again once it has
-      // stayed missing for a moment (a first run copies the key at once).
-      if history != nil {
+      // stayed missing for a moment (a first run copies the key at once). A file side whose
+      // store shows only whole versions (``PartialWrite/impossible``) is never mid-save.
+      if history != nil, file.partialWrite() != .impossible {
         let now = ContinuousClock.now
         let since = state.withLock { state in
           if state.fileMissingSince == nil { state.fileMissingSince = now }
@@ -370,19 +396,12 @@ package final class DocumentMirror: Sendable {
   private func firstMeeting(file fileValue: JSONValue, key keyValue: JSONValue) throws(StorageError) -> JSONValue {
     switch preference {
     case .key:
-      let copy = try storeCall { () throws(StoreError) in try sharedFile.keepCopy(of: SharedDocument.documentBytes(fileValue), label: "conflict") }
+      let copy = try conflictCopies.keepFileVersion(SharedDocument.documentBytes(fileValue))
       logger.log(.warning, "mirror '\(filePath)': the file differed from the key; the key's version taken, the file's kept as '\(copy)'")
       return keyValue
     case .file:
-      // Another machine's first meeting may pick the same name in the same millisecond: a
-      // name already taken gets a random suffix, as a file's copy does.
-      let bytes = SharedDocument.documentBytes(keyValue)
-      var copyLocation = location
-      copyLocation.key += ".conflict-" + FileSystem.utcTimestampForFileName()
-      while try !storeCall({ () throws(StoreError) in try copyLocation.putIfAbsent(bytes) }) {
-        copyLocation.key = location.key + ".conflict-" + FileSystem.utcTimestampForFileName() + "-" + FileSystem.randomSuffix(length: 4)
-      }
-      logger.log(.warning, "mirror '\(filePath)': the key differed from the file; the file's version taken, the key's kept as '\(copyLocation.key)'")
+      let copy = try conflictCopies.keepKeyVersion(SharedDocument.documentBytes(keyValue))
+      logger.log(.warning, "mirror '\(filePath)': the key differed from the file; the file's version taken, the key's kept as '\(copy)'")
       return fileValue
     }
   }
@@ -486,7 +505,7 @@ package final class DocumentMirror: Sendable {
     }
     if let report { logger.log(.error, "mirror '\(filePath)': \(report)") }
     reportStatus(outcome)
-    if recovered { logger.log(.warning, "mirror '\(filePath)' <-> '\(location)': in sync again") }
+    if recovered { logger.log(.warning, "mirror '\(filePath)' <-> '\(keyName)': in sync again") }
     firstSync?()
     if let retry { scheduleSync(after: retry, clearsRetry: true) }
   }
@@ -498,9 +517,9 @@ package final class DocumentMirror: Sendable {
     case .done:
       // The revision the sync read or wrote: the key holds it (or a later one, whose news
       // brings the next sync) without a range to ask.
-      if let revision = key.lastSeenRevision ?? status.keyRevision(of: location) { status.report(.applied, revision: revision) }
+      if let revision = key.lastSeenRevision ?? status.keyRevision(of: status.location) { status.report(.applied, revision: revision) }
     case .failed(let error):
-      guard case .rejected = error, let revision = status.keyRevision(of: location) else { return }
+      guard case .rejected = error, let revision = status.keyRevision(of: status.location) else { return }
       status.report(.rejected, revision: revision, reason: error.description)
     case .raced, .fileMissing:
       return

@@ -101,6 +101,8 @@ package final class FleetStatusReporter: Sendable {
 
   let host: String
   let ttl: Int64
+  /// The key whose holders it reports.
+  let location: EtcdLocation
   private let key: [UInt8]
   private let client: EtcdClient
   private let logger: DiagnosticLog
@@ -114,6 +116,7 @@ package final class FleetStatusReporter: Sendable {
     try HostStatus.checkName(host)
     self.host = host
     self.ttl = ttl
+    self.location = location
     self.key = Array((HostStatus.prefix(of: location.key) + host).utf8)
     self.client = try EtcdClients.shared.client(for: location).get()
     self.logger = logger

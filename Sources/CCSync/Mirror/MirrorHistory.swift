@@ -17,8 +17,8 @@ import CCSyncSystem
 /// the record's lock (`.NAME.ccsync-mirror.lock`) for as long as it runs, so a second mirror
 /// of the same file refuses to start; so the record is read from the file once, and after
 /// that it is the one this process last wrote, kept in memory (a sync does not read and
-/// parse it again).
-final class MirrorHistory: Sendable {
+/// parse it again). The record of `ccsync mirror` (``MirrorRecordStore``).
+final class MirrorHistory: MirrorRecordStore {
   /// A sync between its first write and its last.
   struct Pending: Equatable {
     /// What the sync was making both sides hold.
@@ -99,7 +99,7 @@ final class MirrorHistory: Sendable {
 
   /// Takes the history's lock for this process's lifetime as the pair's mirror.
   /// - Throws: ``StoreError/lockUnavailable(path:)`` when another mirror holds it.
-  func claim() throws(StoreError) -> FileLock {
+  func claim() throws(StoreError) -> any MirrorPairClaim {
     try FileLock(resolvedPath: path, exclusive: true, wait: .nonBlocking)
   }
 }

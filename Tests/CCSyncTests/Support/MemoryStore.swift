@@ -15,6 +15,8 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
     var revision: Int64 = 0
     var kept: [(id: Int64, bytes: [UInt8], note: WriteNote?)] = []
     var watches: [UUID: @Sendable (ChangeHint) -> Void] = [:]
+    var reads = 0
+    var identityChecks = 0
   }
 
   let name: String
@@ -51,29 +53,53 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
       state.current = nil
       return Array(state.watches.values)
     }
-    for watch in watches { watch(MemoryStore.news(of: nil)) }
+    let news = MemoryStore.news(of: nil, carriesVersion: newsCarriesVersions.withLock { $0 })
+    for watch in watches { watch(news) }
   }
 
   /// The news of `version` (`nil`: the document is gone) as this store's watches hear it:
-  /// the version with it, as an etcd watch event carries the key's value.
-  static func news(of version: StoredVersion?) -> ChangeHint {
+  /// the version with it, as an etcd watch event carries the key's value; with
+  /// `carriesVersion` false only that something changed, as a file's event says.
+  static func news(of version: StoredVersion?, carriesVersion: Bool = true) -> ChangeHint {
     var hint = ChangeHint(contentMayDiffer: false, isRequestedRecheck: false, description: version == nil ? "memory delete" : "memory write")
-    hint.current = version.map { .version($0) } ?? .missing
+    if carriesVersion { hint.current = version.map { .version($0) } ?? .missing }
     return hint
   }
+
+  /// Whether the news of a change carries the version (default), or only says to look, as a
+  /// file's does: a follower then looks with ``provesUnchanged(_:)`` (counted in
+  /// ``identityChecks``) or a read (counted in ``reads``).
+  let newsCarriesVersions = Protected(true)
+
+  /// When set, every write fails with this error before it plans, as a write cut short by a
+  /// crash or a full disk would: nothing is written.
+  let failingWrites = Protected<StoreError?>(nil)
+
+  /// How many times the store was read, and asked whether it still holds a version.
+  var reads: Int { state.withLock(\.reads) }
+  var identityChecks: Int { state.withLock(\.identityChecks) }
 
   /// The current text.
   var text: String? { state.withLock { $0.current.map { String(decoding: $0.bytes, as: UTF8.self) } } }
 
-  func read() throws(StoreError) -> StoredVersion? { state.withLock(\.current) }
+  func read() throws(StoreError) -> StoredVersion? {
+    state.withLock { state in
+      state.reads += 1
+      return state.current
+    }
+  }
 
   func provesUnchanged(_ identity: VersionIdentity) throws(StoreError) -> Bool {
-    state.withLock { $0.current?.identity == identity }
+    state.withLock { state in
+      state.identityChecks += 1
+      return state.current?.identity == identity
+    }
   }
 
   func write(wait: ContentionWait, _ writer: some StoreWriter) throws {
     writing.lock()
     defer { writing.unlock() }
+    if let failure = failingWrites.withLock({ $0 }) { throw failure }
     let current = state.withLock(\.current)
     switch try writer.plan(for: current) {
     case .abandon:
@@ -94,7 +120,7 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
   }
 
   private func notify(_ watches: [@Sendable (ChangeHint) -> Void], _ version: StoredVersion) {
-    let hint = MemoryStore.news(of: version)
+    let hint = MemoryStore.news(of: version, carriesVersion: newsCarriesVersions.withLock { $0 })
     for watch in watches { watch(hint) }
   }
 
