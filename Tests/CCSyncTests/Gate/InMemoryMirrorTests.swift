@@ -78,7 +78,10 @@ import CCSyncSystem
     #expect(pair.waitUntilBoth(["name": "app", "port": 2]), "the file's change: \(String(describing: pair.key))")
     pair.keyStore.put(#"{"name": "web", "port": 2}"#)
     #expect(pair.waitUntilBoth(["name": "web", "port": 2]), "the key's change: \(String(describing: pair.file))")
-    #expect(pair.record.record == MirrorHistory.Record(agreed: ["name": "web", "port": 2]))
+    // The record is saved after both sides are written: waited for, not raced.
+    #expect(
+      waitUntil(deadline: .seconds(30)) { pair.record.record == MirrorHistory.Record(agreed: ["name": "web", "port": 2]) },
+      "\(pair.record.record)")
 
     let keyOnly = Pair(key: #"{"only": "key"}"#)
     let second = try keyOnly.start()
