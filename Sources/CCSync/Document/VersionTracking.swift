@@ -109,8 +109,11 @@ package struct VersionTracking {
   ) -> Rank? {
     guard generation == start.generation || isLastAttempt else { return nil }
     generation += 1
-    // The same version read again keeps what was reported of it.
-    let reported = seen.flatMap { $0.bytes.hasSameBytes(as: version.bytes) && $0.isSeenAgain(version) ? $0.reportedProblem : nil }
+    // The same version read again keeps what was reported of it (the bytes are compared
+    // only when something was).
+    let reported = seen.flatMap { seen in
+      seen.reportedProblem.flatMap { seen.isSeenAgain(version) && seen.bytes.hasSameBytes(as: version.bytes) ? $0 : nil }
+    }
     seen = SeenVersion(
       identity: version.identity, bytes: version.bytes, document: parsed.kept, layout: parsed.layout, reportedProblem: reported)
     return Rank(generation: generation)
