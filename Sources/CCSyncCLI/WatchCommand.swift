@@ -269,7 +269,8 @@ final class WatchSession: @unchecked Sendable {
       return value
     } catch {
       if case .store = error, !address.isFile { throw error }
-      note(.invalid(error.description))
+      // Said once per version, whoever finds it first: this read or the follower's look.
+      if document.isFirstReport(of: error) { note(.invalid(error.description), always: true) }
       return nil
     }
   }
@@ -286,8 +287,11 @@ final class WatchSession: @unchecked Sendable {
       switch event {
       case .changed(let value, _, _): show(value, initial: false)
       case .missing: note(.missingFile)
-      case .rejected(let error), .invalid(let error): note(.invalid(error.description))
+      // The follower tells each once per version: two versions refused for the same
+      // reason are two lines.
+      case .rejected(let error), .invalid(let error): note(.invalid(error.description), always: true)
       case .refused(let error): refusal = error
+      case .schemaChanged: break  // nothing refused, nothing new to act on
       }
     }
     return countReached || outputFailure != nil || refusal != nil
@@ -318,9 +322,11 @@ final class WatchSession: @unchecked Sendable {
     children?.valuePrinted(value, initial: initial)
   }
 
-  private func note(_ kind: Gap) {
+  /// Notes `kind` on standard error, once per state unless `always` (a version the follower
+  /// reports, which it tells once per version).
+  private func note(_ kind: Gap, always: Bool = false) {
     lastPrinted = nil
-    guard kind != gap else { return }
+    guard always || kind != gap else { return }
     gap = kind
     let message: String
     switch kind {

@@ -19,7 +19,11 @@ import CCSyncSystem
 /// - follows the schema that judged the version taken, so a change of the schema alone has
 ///   the version kept judged again;
 /// - waits out ``FollowGrace/invalid`` before it reports a version that is not valid (a
-///   writer half way through an in-place write), the same for every subscriber.
+///   writer half way through an in-place write), the same for every subscriber;
+/// - reports a refused or invalid version once per version and reason
+///   (``SharedDocument/isFirstReport(of:)``): the same version looked at again, or judged
+///   again with the same verdict, is not reported again; another version is, whatever its
+///   reason. Its subscribers report what they hear as they hear it, with no check of their own.
 ///
 /// Its subscriber hears ``Event``s, in the order the versions were recorded, one at a time.
 ///
@@ -34,14 +38,19 @@ package final class DocumentFollower: Sendable {
     /// The document does not exist (any more).
     case missing
     /// The gate refused a version (or refuses the version kept, its schema having changed):
-    /// it is not adopted. Once per refusal, until a version is adopted or found missing.
+    /// it is not adopted. Once per version and reason.
     case rejected(StorageError)
     /// A version that is not valid (or could not be read) and stayed so for the grace. Once
-    /// per problem, until a version is adopted or found missing.
+    /// per version and reason (a document that could not be read: once per reason, until a
+    /// version is read).
     case invalid(StorageError)
     /// The store refused to watch (credentials, permission, TLS): no change comes until that
     /// is mended. The watch keeps trying.
     case refused(StoreError)
+    /// The schema that judges the version kept changed, and nothing new is refused: the
+    /// version kept passes it (or was judged and reported before). A subscriber that holds a
+    /// refused version back (the mirror) judges it again now, rather than on a timer.
+    case schemaChanged
   }
 
   private struct State {
@@ -53,8 +62,8 @@ package final class DocumentFollower: Sendable {
     /// The `$schema` of the version whose schema is followed (`.some(nil)`: it had none), so
     /// that a version naming the same one costs no look for its store.
     var schemaFollowedFor: String??
-    /// The problem last reported (an invalid or refused version), so that each is said once.
-    var reported: String?
+    /// The watch's refusal last reported, so that each is said once until a version is taken.
+    var reportedRefusal: String?
     var stopped = false
   }
 
@@ -137,32 +146,39 @@ package final class DocumentFollower: Sendable {
   func look(_ hint: ChangeHint) {
     guard !state.withLock(\.stopped) else { return }
     if let refusal = hint.refusal {
-      report(.refused(refusal), as: refusal.description)
+      let isNew = state.withLock { state -> Bool in
+        defer { state.reportedRefusal = refusal.description }
+        return state.reportedRefusal != refusal.description
+      }
+      if isNew { handler(.refused(refusal)) }
       return
     }
     let (observation, rank) = document.readIfChangedTracked(contentMayDiffer: hint.contentMayDiffer, current: hint.current)
     switch observation {
     case .unchanged:
-      if hint.schemaMayHaveChanged, let failure = document.judgeSeenVersionAgain() {
-        report(.rejected(failure), as: failure.description)
+      guard hint.schemaMayHaveChanged else { return }
+      if let failure = document.judgeSeenVersionAgain(), document.isFirstReport(of: failure) {
+        handler(.rejected(failure))
+      } else {
+        handler(.schemaChanged)
       }
     case .changed(let json):
-      state.withLock { $0.reported = nil }
+      state.withLock { $0.reportedRefusal = nil }
       handler(.changed(json, rank: rank, cause: hint.description))
       followSchema(of: json)
     case .missing:
-      state.withLock { $0.reported = nil }
+      state.withLock { $0.reportedRefusal = nil }
       handler(.missing)
     case .invalid(let error):
       guard FollowGrace.mayBePartialWrite(error) else {
-        report(.rejected(error), as: error.description)  // read whole: the gate's verdict stands
+        report(.rejected(error), error)  // read whole: the gate's verdict stands
         return
       }
       switch document.partialWrite() {
       case .impossible:
-        report(.invalid(error), as: error.description)
+        report(.invalid(error), error)
       case .possible where hint.isRequestedRecheck:
-        report(.invalid(error), as: error.description)  // invalid for the whole grace
+        report(.invalid(error), error)  // invalid for the whole grace
       case .possible, .likely:
         // Looked at again after the grace; an event meanwhile starts it anew (see
         // ``ChangeHint/merged(with:)``).
@@ -171,13 +187,10 @@ package final class DocumentFollower: Sendable {
     }
   }
 
-  /// Tells the subscriber of a problem, unless it is the one told last.
-  private func report(_ event: Event, as identity: String) {
-    let isNew = state.withLock { state -> Bool in
-      defer { state.reported = identity }
-      return state.reported != identity
-    }
-    if isNew { handler(event) }
+  /// Tells the subscriber of `problem`, found in the version just looked at, unless it was
+  /// reported for that version already.
+  private func report(_ event: Event, _ problem: StorageError) {
+    if document.isFirstReport(of: problem) { handler(event) }
   }
 
   /// Watches the store of the schema that judges `json`, the version just taken, so that a

@@ -147,18 +147,30 @@ public final class SharedDocument: Sendable {
   }
 
   /// ``read()``, with the rank this version was recorded under (see
-  /// ``readIfChangedTracked(contentMayDiffer:)``). A read that raced with another recording
+  /// ``readIfChangedTracked(contentMayDiffer:)``) and its identity (`nil`: none). A read that raced with another recording
   /// (a write of this process, or a reload of a later version) is done again (see
   /// ``RacingReadPolicy``), so a version older than one already recorded is not recorded over
   /// it with a newer rank.
-  func readTracked() throws(StorageError) -> (value: JSONValue?, rank: VersionTracking.Rank?) {
-    try RacingReadPolicy.run(fallback: (nil, nil)) { isLastAttempt throws(StorageError) -> (JSONValue?, VersionTracking.Rank?)? in
+  func readTracked() throws(StorageError) -> (value: JSONValue?, rank: VersionTracking.Rank?, identity: VersionIdentity?) {
+    try RacingReadPolicy.run(fallback: (nil, nil, nil)) {
+      isLastAttempt throws(StorageError) -> (JSONValue?, VersionTracking.Rank?, VersionIdentity?)? in
       let start = tracking.withLock(\.readStart)
-      guard let version = try storeCall({ () throws(StoreError) in try store.read() }) else { return (nil, nil) }
-      let parsed = try parse(version.bytes, after: start.seen)
+      guard let version = try storeCall({ () throws(StoreError) in try store.read() }) else { return (nil, nil, nil) }
+      let parsed: VersionTracking.ParsedVersion
+      do throws(StorageError) {
+        parsed = try parse(version.bytes, after: start.seen)
+      } catch {
+        // Recorded as a problem, as a follower's look records it: what is reported of it
+        // is then reported once, whoever reads it first (see ``isFirstReport(of:)``).
+        let sameBytes = start.seen.map { $0.bytes.hasSameBytes(as: version.bytes) } ?? false
+        guard tracking.withLock({
+          $0.observe(version, sameBytes: sameBytes, parsed: .failure(error), since: start, isLastAttempt: isLastAttempt)
+        }) != nil else { return nil }
+        throw error
+      }
       guard let rank = tracking.withLock({ $0.recordRead(version, parsed, since: start, isLastAttempt: isLastAttempt) })
       else { return nil }
-      return (parsed.document, rank)
+      return (parsed.document, rank, version.identity)
     }
   }
 
@@ -265,6 +277,14 @@ public final class SharedDocument: Sendable {
     case .missing: return false
     case .unchanged: return tracking.withLock { $0.seen != nil }
     }
+  }
+
+  /// Whether `problem`, found in the version recorded last (read or looked at, refused or
+  /// invalid), is to be reported: the first time it is found for that version, whoever
+  /// finds it (a follower's look, a subscriber's first read). Marks it reported. A problem
+  /// is reported once per version and reason (docs/SEMANTICS.md, "The gate").
+  package func isFirstReport(of problem: StorageError) -> Bool {
+    tracking.withLock { $0.marksReported(problem.description) }
   }
 
   /// Forgets the version seen, so that the next ``readIfChanged(contentMayDiffer:)`` reports
@@ -395,6 +415,11 @@ extension SharedDocument {
   package func leaveKeptVersionToExit() {
     guard let document = tracking.withLock({ $0.seen?.document }) else { return }
     _ = Unmanaged.passRetained(KeptUntilExit(document))
+  }
+
+  /// The identity of the version last read or written (valid or not); `nil` when none was.
+  var lastSeenIdentity: VersionIdentity? {
+    tracking.withLock { $0.seen?.identity }
   }
 
   /// The etcd revision of the version last read or written, when the store is a key.

@@ -43,11 +43,22 @@ package struct VersionTracking {
     /// Where `document`'s top-level members lie in `bytes`, when known: the printer's text
     /// of `document`, or text edited in place (see ``TextLayout``).
     var layout: TextLayout? = nil
+    /// The problem last reported for this version (its reason): a problem is reported once
+    /// per version and reason (see ``VersionTracking/marksReported(_:)``).
+    var reportedProblem: String? = nil
 
     /// Whether this is `version`: the same identity or the same bytes.
     func isVersion(_ version: StoredVersion?) -> Bool {
       guard let version else { return false }
       return identity == version.identity || bytes.hasSameBytes(as: version.bytes)
+    }
+
+    /// Whether `version`, found with the same bytes as this one, is this version seen again
+    /// rather than another write of the same text: the same identity, or a store with no
+    /// order of versions (a file, whose identity can change under the same content: the
+    /// history's link raises its `ctime`). An ordered store's new order is a new version.
+    func isSeenAgain(_ version: StoredVersion) -> Bool {
+      identity == version.identity || version.identity.order == nil
     }
 
     /// `bytes` parsed by way of this version, when it kept its document: the same bytes give
@@ -80,6 +91,9 @@ package struct VersionTracking {
   var seen: SeenVersion?
   /// Bumped whenever `seen` changes and when a write starts.
   var generation: UInt64 = 0
+  /// The problem last reported while no version was recorded (a document that could not be
+  /// read), until one is.
+  var reportedWithoutVersion: String?
   /// The bytes a write of this process is putting in place, from just before they become
   /// visible until they are recorded.
   var writing: [UInt8]?
@@ -95,7 +109,13 @@ package struct VersionTracking {
   ) -> Rank? {
     guard generation == start.generation || isLastAttempt else { return nil }
     generation += 1
-    seen = SeenVersion(identity: version.identity, bytes: version.bytes, document: parsed.kept, layout: parsed.layout)
+    // The same version read again keeps what was reported of it (the bytes are compared
+    // only when something was).
+    let reported = seen.flatMap { seen in
+      seen.reportedProblem.flatMap { seen.isSeenAgain(version) && seen.bytes.hasSameBytes(as: version.bytes) ? $0 : nil }
+    }
+    seen = SeenVersion(
+      identity: version.identity, bytes: version.bytes, document: parsed.kept, layout: parsed.layout, reportedProblem: reported)
     return Rank(generation: generation)
   }
 
@@ -117,6 +137,7 @@ package struct VersionTracking {
       // those bytes (given to another, a later identity check would take that version for
       // the store's).
       if generation == start.generation || seen?.bytes.hasSameBytes(as: version.bytes) == true {
+        if seen?.isSeenAgain(version) == false { seen?.reportedProblem = nil }  // another write of the same text
         seen?.identity = version.identity  // as seen now: the store's check may trust it sooner
       }
       return (startSeen.problem.map { .invalid($0) } ?? .unchanged, nil)
@@ -141,13 +162,32 @@ package struct VersionTracking {
     guard generation == start.generation || isLastAttempt else { return nil }
     if seen != nil { generation += 1 }
     seen = nil
+    reportedWithoutVersion = nil
     return start.seen != nil ? .missing : .unchanged
   }
 
   /// Forgets the version seen, so that the next look reports whatever the store holds.
   mutating func forget() {
     seen = nil
+    reportedWithoutVersion = nil
     generation += 1
+  }
+
+  /// Marks `reason` reported for the version recorded (or, with none recorded, for the
+  /// document): the one rule by which a refused or invalid version is reported once per
+  /// version and reason (docs/SEMANTICS.md, "The gate"). A version recorded anew starts
+  /// unmarked; the same version read again keeps its mark (see
+  /// ``SeenVersion/isSeenAgain(_:)``).
+  /// - Returns: whether it is news: not the problem last reported for that version.
+  mutating func marksReported(_ reason: String) -> Bool {
+    if seen != nil {
+      guard seen?.reportedProblem != reason else { return false }
+      seen?.reportedProblem = reason
+      return true
+    }
+    guard reportedWithoutVersion != reason else { return false }
+    reportedWithoutVersion = reason
+    return true
   }
 
   /// A write of this process is about to put `bytes` in place. The generation is bumped, so a

@@ -20,10 +20,14 @@ import Dispatch
 /// - A side that is missing is recreated whole from the other (a file that disappeared once
 ///   it has stayed missing for ``FollowGrace/missing``); deletions are not mirrored. A side
 ///   that appears or disappears while a sync writes makes it start again.
-/// - A side that is not valid JSON is reported (once; a file only once its follower reports
-///   it, still invalid after the one grace, ``FollowGrace``, being perhaps written in place)
-///   and nothing is synced until it is valid again: the other side keeps its last valid
-///   version.
+/// - A side that is not valid JSON is reported (once per version; a file only once its
+///   follower reports it, still invalid after the one grace, ``FollowGrace``, being perhaps
+///   written in place) and nothing is synced until it is valid again: the other side keeps
+///   its last valid version. A version the gate refuses (the key's, or a local edit) is
+///   reported once per version too: the pair of versions the sides hold names it. It is
+///   judged again when either side or the schema changes (their followers start a sync),
+///   not on a timer; a refusal by a check is also tried again every second, its verdict
+///   depending perhaps on more than the versions.
 /// - While the cluster cannot be reached the mirror says so once, keeps running (the file
 ///   never depends on the cluster) and tries again every second; local edits made meanwhile
 ///   are merged and pushed when it answers.
@@ -66,9 +70,9 @@ package final class DocumentMirror: Sendable {
     var refusedAtStart: (@Sendable (StorageError) -> Void)?
     /// Whether a sync has completed since ``start(firstSync:refusedAtStart:)``.
     var wasInSync = false
-    /// What identifies the problem last reported for the pair (an outage, an invalid side),
-    /// so that each is said once.
-    var reported: String?
+    /// What identifies the problem last reported for the pair (an outage, an invalid or
+    /// refused version), so that each is said once.
+    var reported: Problem.Key?
     /// When a sync first found the mirrored file missing (and left it so); `nil` while it exists.
     var fileMissingSince: ContinuousClock.Instant?
     /// The problem of the file's version its follower last reported `.invalid`, once that
@@ -78,6 +82,10 @@ package final class DocumentMirror: Sendable {
     /// timer of the mirror's.
     var fileInvalidAfterGrace: String?
     var retryScheduled = false
+    /// The versions of the file and of the key the last sync read, as it read them: what
+    /// names a version it found refused (see ``Problem/versions``), whatever a follower has
+    /// recorded since.
+    var versionsRead: [VersionIdentity?] = []
     var stopped = false
   }
 
@@ -195,6 +203,8 @@ package final class DocumentMirror: Sendable {
     case .rejected:
       state.withLock { $0.refusalSeen = true }
       reason = "a version refused"
+    case .schemaChanged:
+      reason = "the schema changed"  // a version held back as refused may pass now
     case .invalid(let error) where !onKey:
       state.withLock { $0.fileInvalidAfterGrace = error.description }
       reason = "the file's watch"
@@ -237,8 +247,9 @@ package final class DocumentMirror: Sendable {
       outcome = .failed(error)
     }
     if case .done = outcome, state.withLock(\.refusalSeen) {
-      // In sync, on a version its schema may refuse now: said once, kept, tried again until
-      // a version passes (a schema loosened again passes the same version).
+      // In sync, on a version its schema may refuse now: said once, kept, judged again at
+      // the next change of a side or of the schema until a version passes (a schema
+      // loosened again passes the same version).
       if let refused = key.judgeSeenVersionAgain() {
         settle(.failed(refused))
         return
@@ -274,10 +285,17 @@ package final class DocumentMirror: Sendable {
   /// recorded as agreed. Killed anywhere in between, the next sync finds that record and
   /// merges as if the interrupted one had finished (``MirrorMerge/init(interrupted:file:key:)``).
   private func syncOnce() throws(StorageError) -> Outcome {
-    let fileValue = try file.read()
+    let (fileValue, _, fileVersion) = try file.readTracked()
     if fileValue != nil { state.withLock { $0.fileMissingSince = nil } }
     let keyValue: JSONValue?
-    if let news = keyNews() { keyValue = news } else { keyValue = try key.read() }
+    let keyVersion: VersionIdentity?
+    if let news = keyNews() {
+      keyValue = news
+      keyVersion = key.lastSeenIdentity  // the news is of the version recorded last
+    } else {
+      (keyValue, _, keyVersion) = try key.readTracked()
+    }
+    state.withLock { $0.versionsRead = [fileVersion, keyVersion] }
     let history = try self.history.load()
     let merged: JSONValue
     switch (fileValue, keyValue) {
@@ -334,8 +352,13 @@ package final class DocumentMirror: Sendable {
       fileWrite = keyWrite == .raced ? .raced : try write(file, read: fileValue, to: merged)
     } catch {
       // A version the gate refused is not a crash to finish later: the record goes back to
-      // the agreed version, and the refusal is reported (once) and retried.
-      if case .rejected = error { try self.history.save(before) }
+      // the agreed version, and the refusal is reported (once per version) and judged again
+      // when something changes: a version of either side, or the schema, which the key's
+      // follower follows from now on.
+      if case .rejected = error {
+        try self.history.save(before)
+        followSchema(of: merged)
+      }
       throw error
     }
     guard fileWrite != .raced else {
@@ -455,7 +478,7 @@ package final class DocumentMirror: Sendable {
       var report: String?
       var retry: Duration?
       var unconfirmed = false
-      if let problem, problem.identity != state.reported {
+      if let problem, problem.key != state.reported {
         // A file that may be mid-write is the file follower's to judge by the one grace: it
         // is reported once the follower has reported this very problem.
         if !problem.waitsForTheGrace || state.fileInvalidAfterGrace == problem.identity {
@@ -465,11 +488,11 @@ package final class DocumentMirror: Sendable {
         }
       }
       let recovered = problem == nil && state.reported != nil
-      if problem == nil || report != nil { state.reported = problem?.identity }
+      if problem == nil || report != nil { state.reported = problem?.key }
       let firstSync = state.triedOnce ? nil : state.firstSync
       state.triedOnce = true
       state.firstSync = nil
-      if problem != nil && !state.retryScheduled {
+      if let problem, problem.isRetried, !state.retryScheduled {
         state.retryScheduled = true
         retry = DocumentMirror.retryDelay
       }
@@ -514,17 +537,54 @@ package final class DocumentMirror: Sendable {
 
   /// A failed sync's problem, as reported.
   struct Problem {
-    /// What identifies it, so that it is said once: an outage is one problem however each
-    /// attempt fails (refused, timed out, another member), an invalid version one per message.
+    /// What identifies a problem, so that it is said once: an outage is one problem however
+    /// each attempt fails (refused, timed out, another member); an invalid or refused version
+    /// is one per message and versions the sides held.
+    struct Key: Equatable {
+      var identity: String
+      var versions: [VersionIdentity?]
+    }
+
+    /// What identifies it apart from the versions (see ``Key``).
     var identity: String
     var message: String
     /// Whether it is the file's invalid version, perhaps caught in the middle of an in-place
     /// write: reported only once the file's follower has reported it after the grace.
     var waitsForTheGrace = false
+    /// What names the version a problem is about: for a refusal, the versions of the file
+    /// and of the key the failing sync read (the candidate it refused is made of both); for
+    /// an invalid side, that side's version. Another version is another problem, said again.
+    var versions: [VersionIdentity?] = []
+    /// Whether the sync is tried again every second until it passes. Not for a refusal by
+    /// the schema alone: its verdict changes only with a version of either side or the
+    /// schema, whose followers start a sync. A check's verdict may depend on more (what it
+    /// asks, a time-out on a loaded machine): retried.
+    var isRetried = true
+
+    var key: Key { Key(identity: identity, versions: versions) }
   }
 
   /// What a failed sync says.
   func describe(_ error: StorageError) -> Problem {
+    var problem = describeProblem(error)
+    switch error {
+    case .rejected:
+      problem.versions = state.withLock(\.versionsRead)
+      problem.isRetried = key.gate.check != nil
+      if !problem.isRetried {
+        problem.message = "\(error); not mirrored, the other side keeps its version until a side or the schema changes"
+      }
+    case .invalidJSON(let path, _), .decodingFailed(let path, _):
+      // The side that holds it: the other's changes meanwhile wait, and are no news of it.
+      problem.versions = [path == file.name ? file.lastSeenIdentity : key.lastSeenIdentity]
+    default:
+      break
+    }
+    return problem
+  }
+
+  /// What a failed sync says, apart from the versions it read (see ``describe(_:)``).
+  private func describeProblem(_ error: StorageError) -> Problem {
     switch error {
     case .store(.unreachable(let detail)):
       return Problem(

@@ -174,7 +174,7 @@ extension CodableStorage {
   /// missing file is noted; an invalid or undecodable one is recorded, reported and thrown.
   private func readAndAdopt(notify: Bool) throws(StorageError) {
     do throws(StorageError) {
-      let (json, rank) = try document.readTracked()
+      let (json, rank, _) = try document.readTracked()
       guard let json else {
         state.withLock { $0.fileState = .missing }
         return
@@ -187,7 +187,8 @@ extension CodableStorage {
       if let delivery { observers.deliver(delivery) }
     } catch {
       state.withLock { $0.fileState = .invalid(error.description) }
-      report(error)
+      // Said once per version, whoever finds it first: this read or the follower's look.
+      if document.isFirstReport(of: error) { report(error) }
       throw error
     }
   }

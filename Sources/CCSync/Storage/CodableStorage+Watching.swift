@@ -23,7 +23,7 @@ extension CodableStorage {
 
   /// Takes what the follower found: a new version is merged with pending edits and observers
   /// hear of it; a missing document keeps the value; a refused or invalid one keeps the value
-  /// and is reported once (``fileState`` says why).
+  /// and is reported (``fileState`` says why): the follower tells each once per version.
   func followed(_ event: DocumentFollower.Event) {
     switch event {
     case .changed(let json, let rank, let cause):
@@ -38,16 +38,14 @@ extension CodableStorage {
       keepValue(refusing: error)
     case .refused(let error):
       report(.store(error))
+    case .schemaChanged:
+      break  // nothing refused, nothing new to adopt
     }
   }
 
-  /// Records that the version found is not taken (``fileState`` says why) and reports it,
-  /// unless it is the problem already recorded.
+  /// Records that the version found is not taken (``fileState`` says why) and reports it.
   func keepValue(refusing error: StorageError) {
-    let alreadyReported = state.withLock { state -> Bool in
-      defer { state.fileState = .invalid(error.description) }
-      return state.fileState == .invalid(error.description)
-    }
-    if !alreadyReported { report(error) }
+    state.withLock { $0.fileState = .invalid(error.description) }
+    report(error)
   }
 }

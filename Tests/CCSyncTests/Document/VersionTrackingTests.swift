@@ -41,6 +41,44 @@ import CCSyncSystem
     #expect(VersionTracking.Rank(generation: written.generation, position: 0) < VersionTracking.Rank(generation: written.generation, position: 1))
   }
 
+  /// A problem is news once per version and reason: the same version read again keeps its
+  /// mark (a file's same bytes under a moved identity included), another version, even of
+  /// the same text in an ordered store, starts unmarked.
+  /// ``VersionTracking/marksReported(_:)``, callable inside `#expect`.
+  private func marks(_ tracking: inout VersionTracking, _ reason: String) -> Bool {
+    tracking.marksReported(reason)
+  }
+
+  @Test func aProblemIsReportedOncePerVersion() {
+    var tracking = VersionTracking()
+    let refused = version(#"{"port": 70000}"#, inode: 1)
+    _ = tracking.recordRead(refused, parsed(#"{"port": 70000}"#), since: tracking.readStart, isLastAttempt: false)
+    #expect(marks(&tracking, "refused"))
+    #expect(!marks(&tracking, "refused"), "the same version, the same reason")
+    #expect(marks(&tracking, "refused otherwise"), "the same version, another reason")
+    #expect(marks(&tracking, "refused"))
+    let moved = version(#"{"port": 70000}"#, inode: 2)  // the same text, renamed in
+    _ = tracking.recordRead(moved, parsed(#"{"port": 70000}"#), since: tracking.readStart, isLastAttempt: false)
+    #expect(!marks(&tracking, "refused"), "a file's same bytes are the same version")
+    let another = version(#"{"port": 70001}"#, inode: 3)
+    _ = tracking.recordRead(another, parsed(#"{"port": 70001}"#), since: tracking.readStart, isLastAttempt: false)
+    #expect(marks(&tracking, "refused"), "another version")
+
+    var ordered = VersionTracking()
+    let bytes = Array("{oops".utf8)
+    let failure = StorageError.rejected(path: "k", reasons: ["refused"])
+    _ = ordered.observe(
+      StoredVersion(bytes: bytes, identity: .ordered(1)), sameBytes: false, parsed: .failure(failure), since: ordered.readStart,
+      isLastAttempt: false)
+    #expect(marks(&ordered, "invalid"))
+    _ = ordered.observe(
+      StoredVersion(bytes: bytes, identity: .ordered(1)), sameBytes: true, parsed: nil, since: ordered.readStart, isLastAttempt: false)
+    #expect(!marks(&ordered, "invalid"), "the same revision read again")
+    _ = ordered.observe(
+      StoredVersion(bytes: bytes, identity: .ordered(2)), sameBytes: true, parsed: nil, since: ordered.readStart, isLastAttempt: false)
+    #expect(marks(&ordered, "invalid"), "a new revision of the same text is another version")
+  }
+
   @Test func ownWriteIsNeverAnotherProcessChange() {
     var tracking = VersionTracking()
     let bytes = Array(#"{"mine": true}"#.utf8)

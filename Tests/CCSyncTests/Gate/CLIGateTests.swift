@@ -195,30 +195,68 @@ import Testing
     }
   }
 
+  /// Runs `body` with `ccsync watch --exec` on `app.json` (see ``documentWithSchema(in:)``)
+  /// at `server.port`, once its command, which appends each value to a log, has run for
+  /// 8080; `runs` reads that log. The watch is ended with SIGTERM, so that it stops its
+  /// command (SIGKILL would leave it running).
+  private func withWatchExec(
+    in directory: TemporaryDirectory, _ body: (_ file: String, _ watch: ChildProcess, _ runs: () -> String?) throws -> Void
+  ) throws {
+    let file = try documentWithSchema(in: directory)
+    let log = directory.file("runs")
+    let watch = try CLI.start(["watch", "--exec", file, "server.port", "--", "sh", "-c", "echo \"$CCSYNC_VALUE\" >> '\(log)'"])
+    defer {
+      kill(watch.process.processIdentifier, SIGTERM)
+      _ = watch.wait(deadline: .seconds(15))
+    }
+    let runs = { try? String(contentsOfFile: log, encoding: .utf8) }
+    #expect(waitUntil { runs() == "8080\n" })
+    try body(file, watch, runs)
+  }
+
+  /// `watch --exec` says of each refused version once, even of two refused for the same
+  /// reason one after the other, runs its command for neither, and runs it for the next good
+  /// version.
+  @Test func watchSaysOfEachRefusedVersionOnce() throws {
+    try withTemporaryDirectory { directory in
+      try withWatchExec(in: directory) { file, watch, runs in
+        let notes = { CLI.lines(watch.standardError).filter { $0.contains("/server/port: \"eighty\" is not an integer") } }
+        // Another program writes two versions the schema refuses for the same reason, each
+        // once the watch has said of the one before.
+        for (index, timeout) in [1, 2].enumerated() {
+          let next = directory.file("next.json")
+          try CLI.write("{\"$schema\": \"./app.schema.json\", \"server\": {\"port\": \"eighty\", \"timeout\": \(timeout)}}\n", to: next)
+          #expect(rename(next, file) == 0)
+          #expect(waitUntil { notes().count == index + 1 }, "\(watch.standardError)")
+        }
+        #expect(Set(notes()).count == 1, "not the same reason: \(notes())")
+        #expect(try CLI.run(["set", "--schema", directory.file("app.schema.json"), file, "server.port", "443"]).status == 0)
+        #expect(waitUntil { runs() == "8080\n443\n" }, "\(watch.standardError)")
+        #expect(runs() == "8080\n443\n", "run for a refused version")
+        #expect(CLI.lines(watch.standardOutput) == ["8080", "443"], "\(watch.standardOutput)")
+        #expect(notes().count == 2, "\(watch.standardError)")
+      }
+    }
+  }
+
   /// `watch --exec` judges the value it holds again when only its schema changes: a value
   /// that no longer passes is one line on stderr, once, and the command is not run for it;
   /// the next good version is printed and acted on.
   @Test func watchJudgesItsValueAgainWhenOnlyTheSchemaChanges() throws {
     try withTemporaryDirectory { directory in
-      let file = try documentWithSchema(in: directory)
-      let log = directory.file("runs")
-      let watch = try CLI.start(["watch", "--exec", file, "server.port", "--", "sh", "-c", "echo \"$CCSYNC_VALUE\" >> '\(log)'"])
-      defer {
-        kill(watch.process.processIdentifier, SIGTERM)
-        _ = watch.wait(deadline: .seconds(15))
+      try withWatchExec(in: directory) { file, watch, runs in
+        // The schema alone changes: 8080 is now above its maximum.
+        let stricter = Self.schema.replacingOccurrences(of: "\"maximum\": 65535", with: "\"maximum\": 1024")
+        try CLI.write(stricter, to: directory.file("next.schema.json"))
+        #expect(rename(directory.file("next.schema.json"), directory.file("app.schema.json")) == 0)
+        #expect(waitUntil { watch.standardError.contains("8080 is greater than the maximum 1024") }, "\(watch.standardError)")
+        // A good version, then the log shows it was acted on and the refusal said once.
+        #expect(try CLI.run(["set", file, "server.port", "443"]).status == 0)
+        #expect(waitUntil { runs() == "8080\n443\n" }, "\(watch.standardError)")
+        #expect(CLI.lines(watch.standardOutput) == ["8080", "443"], "\(watch.standardOutput)")
+        let notes = CLI.lines(watch.standardError).filter { $0.contains("greater than the maximum") }
+        #expect(notes.count == 1, "\(notes)")
       }
-      #expect(waitUntil { (try? String(contentsOfFile: log, encoding: .utf8)) == "8080\n" })
-      // The schema alone changes: 8080 is now above its maximum.
-      let stricter = Self.schema.replacingOccurrences(of: "\"maximum\": 65535", with: "\"maximum\": 1024")
-      try CLI.write(stricter, to: directory.file("next.schema.json"))
-      #expect(rename(directory.file("next.schema.json"), directory.file("app.schema.json")) == 0)
-      #expect(waitUntil { watch.standardError.contains("8080 is greater than the maximum 1024") }, "\(watch.standardError)")
-      // A good version, then the log shows it was acted on and the refusal said once.
-      #expect(try CLI.run(["set", file, "server.port", "443"]).status == 0)
-      #expect(waitUntil { (try? String(contentsOfFile: log, encoding: .utf8)) == "8080\n443\n" }, "\(watch.standardError)")
-      #expect(CLI.lines(watch.standardOutput) == ["8080", "443"], "\(watch.standardOutput)")
-      let notes = CLI.lines(watch.standardError).filter { $0.contains("greater than the maximum") }
-      #expect(notes.count == 1, "\(notes)")
     }
   }
 }

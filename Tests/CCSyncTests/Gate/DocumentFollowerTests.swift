@@ -37,6 +37,17 @@ import CCSyncSystem
 
   static let schema = #"{"type": "object", "properties": {"port": {"type": "integer", "maximum": 65535}}}"#
 
+  /// A follower of `mem/app.json` holding `port`, whose `$schema` names `mem/app.schema.json`
+  /// (``schema``), which it follows too.
+  static func followWithSchema(port: Int) throws -> (schema: MemoryStore, store: MemoryStore, heard: Heard, follower: DocumentFollower) {
+    let neighbours = Protected<[String: MemoryStore]>([:])
+    let schema = MemoryStore(name: "mem/app.schema.json", text: Self.schema, neighbours: neighbours)
+    let store = MemoryStore(name: "mem/app.json", text: #"{"$schema": "./app.schema.json", "port": \#(port)}"#, neighbours: neighbours)
+    let (document, heard, follower) = try follow(store)
+    follower.followSchema(of: try #require(try document.read()))
+    return (schema, store, heard, follower)
+  }
+
   @Test func versionsOfOthersAreReportedInOrderAndOwnWritesAreNot() throws {
     let store = MemoryStore(text: #"{"n": 0}"#)
     let document = SharedDocument(store: store)
@@ -94,12 +105,15 @@ import CCSyncSystem
     store.runHeldRechecks()
     #expect(waitUntil { heard.problems.count == 1 }, "\(heard.all)")
     #expect(heard.problems.first?.hasPrefix("invalid: 'mem/doc.json' is not valid JSON") == true, "\(heard.problems)")
-    store.put(#"{"n": "#)  // the same problem in a new version
+    follower.lookAgain("the test")  // the same version looked at again: not reported again
+    store.put(#"{"n": "#)  // the same problem in a new version: reported again, after its grace
     #expect(waitUntil(aRecheckIsHeld))
+    #expect(heard.problems.count == 1, "reported before the grace: \(heard.problems)")
     store.runHeldRechecks()
+    #expect(waitUntil { heard.problems.count == 2 }, "\(heard.all)")
     store.put(#"{"n": 3}"#)
     #expect(waitUntil { heard.changes.last == ["n": 3] }, "\(heard.all)")
-    #expect(heard.problems.count == 1, "one problem reported twice: \(heard.problems)")
+    #expect(heard.problems.count == 2, "one version reported twice: \(heard.problems)")
   }
 
   @Test func aStoreOfWholeVersionsReportsAnInvalidOneAtOnce() throws {
@@ -127,6 +141,46 @@ import CCSyncSystem
     #expect(heard.changes.first?.objectValue?["port"] == 81)
     #expect(heard.problems.count == 1, "\(heard.problems)")
     #expect(store.heldRechecks.withLock { $0?.count } == 0)
+  }
+
+  /// A refusal is reported once per version: two versions refused for the same reason are
+  /// two reports; the same version looked at again, or judged again by a schema that changed
+  /// and gives the same verdict, is none. Looks run in order, so each step has happened
+  /// by the time the next report is heard.
+  @Test func eachVersionRefusedForTheSameReasonIsReportedOnce() throws {
+    let (schema, store, heard, follower) = try Self.followWithSchema(port: 80)
+    defer { follower.stop() }
+    let reason = "/port: 70000 is greater than the maximum"
+    store.put(#"{"$schema": "./app.schema.json", "port": 70000, "by": "a"}"#)
+    #expect(waitUntil { heard.problems.count == 1 }, "\(heard.all)")
+    follower.lookAgain("the test")
+    schema.put(Self.schema + " ")  // the schema changes and gives the same verdict
+    store.put(#"{"$schema": "./app.schema.json", "port": 70000, "by": "b"}"#)
+    #expect(waitUntil { heard.problems.count == 2 }, "\(heard.all)")
+    #expect(heard.problems.allSatisfy { $0.hasPrefix("rejected: ") && $0.contains(reason) }, "\(heard.problems)")
+    #expect(heard.problems[0] == heard.problems[1], "not the same reason: \(heard.problems)")
+    follower.lookAgain("the test")
+    store.put(#"{"$schema": "./app.schema.json", "port": 81}"#)
+    #expect(waitUntil { heard.changes.count == 1 }, "\(heard.all)")
+    #expect(heard.changes.first?.objectValue?["port"] == 81)
+    #expect(heard.problems.count == 2, "a version reported more than once: \(heard.problems)")
+  }
+
+  /// The version kept, judged again each time its schema changes: a verdict is reported once
+  /// per reason; the same verdict again is not reported.
+  @Test func aVerdictOnTheVersionKeptIsReportedOncePerReason() throws {
+    let (schema, store, heard, follower) = try Self.followWithSchema(port: 8080)
+    defer { follower.stop() }
+    let stricter = #"{"type": "object", "properties": {"port": {"type": "integer", "maximum": 1024}}}"#
+    schema.put(stricter)
+    #expect(waitUntil { heard.problems.count == 1 }, "\(heard.all)")
+    schema.put(stricter + " ")  // the same verdict: not reported again
+    schema.put(#"{"type": "object", "properties": {"port": {"type": "integer", "maximum": 1000}}}"#)
+    #expect(waitUntil { heard.problems.count == 2 }, "\(heard.all)")
+    #expect(heard.problems[0].contains("maximum 1024") && heard.problems[1].contains("maximum 1000"), "\(heard.problems)")
+    store.put(#"{"$schema": "./app.schema.json", "port": 999}"#)
+    #expect(waitUntil { heard.changes.count == 1 }, "\(heard.all)")
+    #expect(heard.problems.count == 2, "\(heard.problems)")
   }
 
   @Test func aChangeOfTheSchemaAloneJudgesTheVersionKeptAgain() throws {

@@ -78,7 +78,10 @@ import CCSyncSystem
     #expect(pair.waitUntilBoth(["name": "app", "port": 2]), "the file's change: \(String(describing: pair.key))")
     pair.keyStore.put(#"{"name": "web", "port": 2}"#)
     #expect(pair.waitUntilBoth(["name": "web", "port": 2]), "the key's change: \(String(describing: pair.file))")
-    #expect(pair.record.record == MirrorHistory.Record(agreed: ["name": "web", "port": 2]))
+    // The record is saved after both sides are written: waited for, not raced.
+    #expect(
+      waitUntil(deadline: .seconds(30)) { pair.record.record == MirrorHistory.Record(agreed: ["name": "web", "port": 2]) },
+      "\(pair.record.record)")
 
     let keyOnly = Pair(key: #"{"only": "key"}"#)
     let second = try keyOnly.start()
@@ -198,6 +201,33 @@ import CCSyncSystem
 
     #expect(try !Pair.history(of: pair.fileStore).contains(["port": 70000]), "the key's refused version reached the file")
     #expect(try !Pair.history(of: pair.keyStore).contains(["port": 70001]), "the file's refused version reached the key")
+  }
+
+  /// Versions refused for the same reason one after the other, of the key and then of the
+  /// file: each is reported once, however often the mirror retries (a check's refusal is
+  /// retried every second), and the next good version crosses.
+  @Test func eachRefusedVersionIsReportedOnce() throws {
+    let gate = DocumentGate { document, _ in
+      guard case .number(let port)? = document.objectValue?["port"], let value = port.int64Value, (1...65535).contains(value) else {
+        throw DocumentGate.Refusal("the port is out of range")
+      }
+    }
+    let pair = Pair(file: #"{"port": 80}"#)
+    let mirror = try pair.start(gate: gate)
+    defer { mirror.stop() }
+    #expect(pair.key == ["port": 80])
+    var expected = 0
+    for (side, store) in [("key", pair.keyStore), ("file", pair.fileStore)] {
+      for writer in ["a", "b"] {
+        store.put(#"{"port": 70000, "by": "\#(side) \#(writer)"}"#)
+        expected += 1
+        #expect(waitUntil(deadline: .seconds(30)) { pair.lines(containing: "out of range").count == expected }, "\(pair.lines)")
+      }
+      let good: JSONValue = ["port": side == "key" ? 81 : 82]
+      store.put(good.formatted(.compact))
+      #expect(pair.waitUntilBoth(good), "the next good version of the \(side): \(pair.lines)")
+    }
+    #expect(pair.lines(containing: "out of range").count == 4, "a version reported more than once: \(pair.lines)")
   }
 
   /// What a sync writes comes back to each side's follower as news, which finds it this

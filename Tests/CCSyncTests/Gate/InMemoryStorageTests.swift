@@ -43,6 +43,16 @@ import CCSyncSystem
 
   static let schema = #"{"type": "object", "properties": {"fontSize": {"type": "integer", "minimum": 6}}}"#
 
+  /// A store of `mem/settings.json` (dark, 12) whose `$schema` names
+  /// `mem/settings.schema.json` (``schema``), and a rig of a storage over it.
+  static func settingsWithSchema() -> (MemoryStore, Rig) {
+    let neighbours = Protected<[String: MemoryStore]>([:])
+    _ = MemoryStore(name: "mem/settings.schema.json", text: schema, neighbours: neighbours)
+    let store = MemoryStore(
+      name: "mem/settings.json", text: #"{"$schema": "./settings.schema.json", "theme": "dark", "fontSize": 12}"#, neighbours: neighbours)
+    return (store, Rig(store))
+  }
+
   @Test func anotherWritersVersionIsMergedWithPendingLocalEdits() throws {
     let rig = Rig(MemoryStore(text: #"{"theme": "dark", "fontSize": 12, "counter": 1}"#))
     let storage = rig.storage
@@ -64,11 +74,7 @@ import CCSyncSystem
   }
 
   @Test func aVersionTheGateRefusesIsKeptOutAndTheNextGoodOneIsTaken() throws {
-    let neighbours = Protected<[String: MemoryStore]>([:])
-    _ = MemoryStore(name: "mem/settings.schema.json", text: Self.schema, neighbours: neighbours)
-    let store = MemoryStore(
-      name: "mem/settings.json", text: #"{"$schema": "./settings.schema.json", "theme": "dark", "fontSize": 12}"#, neighbours: neighbours)
-    let rig = Rig(store)
+    let (store, rig) = Self.settingsWithSchema()
     let storage = rig.storage
     #expect(storage.wrappedValue.fontSize == 12 && storage.fileState == .valid)
 
@@ -98,6 +104,36 @@ import CCSyncSystem
     #expect(throws: StorageError.self) { try storage.save() }
     #expect(storage.hasPendingChanges)
     #expect(try rig.stored().objectValue?["fontSize"] == 18)
+  }
+
+  /// Two versions refused for the same reason, one after the other: each is reported once
+  /// (`onError`, one diagnostic line, `fileState`), the same news again is not, and the next
+  /// good version is taken.
+  @Test func eachRefusedVersionIsReportedOnceEvenForTheSameReason() throws {
+    let (store, rig) = Self.settingsWithSchema()
+    let storage = rig.storage
+    var reports: [String] = []
+    for theme in ["first", "second"] {
+      store.put(#"{"$schema": "./settings.schema.json", "theme": "\#(theme)", "fontSize": 1}"#)
+      try rig.hearNews()
+      try rig.hearNews()  // the same version again: not reported again
+      guard case .invalid(let message) = storage.fileState else {
+        Issue.record("fileState is \(storage.fileState) after the \(theme) refused version")
+        return
+      }
+      #expect(message.contains("/fontSize: 1") && message.contains("(minimum)"), "\(message)")
+      reports.append(message)
+      #expect(rig.errors.withLock { $0 } == reports, "\(rig.errors.withLock { $0 })")
+      #expect(rig.logLines.withLock { $0 } == reports, "one diagnostic line a version: \(rig.logLines.withLock { $0 })")
+    }
+    #expect(reports[0] == reports[1], "not the same reason: \(reports)")
+    #expect(storage.wrappedValue.theme == "dark" && storage.wrappedValue.fontSize == 12, "a refused version was adopted")
+
+    store.put(#"{"$schema": "./settings.schema.json", "theme": "good", "fontSize": 16}"#)
+    try rig.hearNews()
+    #expect(storage.wrappedValue.theme == "good" && storage.wrappedValue.fontSize == 16)
+    #expect(storage.fileState == .valid)
+    #expect(rig.errors.withLock { $0.count } == 2, "\(rig.errors.withLock { $0 })")
   }
 
   @Test func exactUpdatesFromSeveralThreadsOfTwoStorages() throws {
