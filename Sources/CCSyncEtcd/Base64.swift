@@ -6,31 +6,60 @@
 package enum Base64 {
   /// `bytes` encoded.
   package static func encoded(_ bytes: [UInt8]) -> String {
-    let length = (bytes.count + 2) / 3 * 4
+    let length = encodedCount(bytes.count)
     if length == 0 { return "" }
     return String(unsafeUninitializedCapacity: length) { output in
-      bytes.withUnsafeBufferPointer { input in
-        alphabet.withUnsafeBufferPointer { alphabet in
-          let whole = input.count / 3
-          for group in 0..<whole {
-            let value = UInt32(input[3 * group]) << 16 | UInt32(input[3 * group + 1]) << 8 | UInt32(input[3 * group + 2])
-            output[4 * group] = alphabet[Int(value >> 18)]
-            output[4 * group + 1] = alphabet[Int(value >> 12 & 63)]
-            output[4 * group + 2] = alphabet[Int(value >> 6 & 63)]
-            output[4 * group + 3] = alphabet[Int(value & 63)]
-          }
-          let left = input.count - 3 * whole
-          if left > 0 {
-            let second = left == 2 ? UInt32(input[3 * whole + 1]) << 8 : 0
-            let value = UInt32(input[3 * whole]) << 16 | second
-            output[4 * whole] = alphabet[Int(value >> 18)]
-            output[4 * whole + 1] = alphabet[Int(value >> 12 & 63)]
-            output[4 * whole + 2] = left == 2 ? alphabet[Int(value >> 6 & 63)] : padding
-            output[4 * whole + 3] = padding
-          }
-          return length
+      bytes.withUnsafeBufferPointer { encode($0, into: output) }
+      return length
+    }
+  }
+
+  /// Appends `bytes` encoded to `output`, through a buffer on the stack: no array or string
+  /// is made for the encoded text (a request body is written this way).
+  package static func encode(_ bytes: [UInt8], appendingTo output: inout [UInt8]) {
+    // 3 KiB of input at a time, 4 KiB of text: a whole number of groups.
+    let chunk = 3072
+    bytes.withUnsafeBufferPointer { input in
+      withUnsafeTemporaryAllocation(of: UInt8.self, capacity: encodedCount(min(input.count, chunk))) { text in
+        var start = 0
+        while start < input.count {
+          let end = min(start + chunk, input.count)
+          let length = encodedCount(end - start)
+          encode(UnsafeBufferPointer(rebasing: input[start..<end]), into: UnsafeMutableBufferPointer(rebasing: text[..<length]))
+          output.append(contentsOf: UnsafeBufferPointer(rebasing: text[..<length]))
+          start = end
         }
       }
+    }
+  }
+
+  /// How many characters `count` bytes encode to.
+  package static func encodedCount(_ count: Int) -> Int {
+    (count + 2) / 3 * 4
+  }
+
+  /// Encodes `input` into `output`, which holds exactly ``encodedCount(_:)`` characters.
+  private static func encode(_ input: UnsafeBufferPointer<UInt8>, into output: UnsafeMutableBufferPointer<UInt8>) {
+    let whole = input.count / 3
+    // Each group's 24 bits are two 12-bit halves, each looked up as its two characters, and
+    // stored as one 32-bit word: two loads and one store for four characters.
+    characterPairs.withUnsafeBufferPointer { pairs in
+      let raw = UnsafeMutableRawPointer(output.baseAddress!)
+      for group in 0..<whole {
+        let value = UInt32(input[3 * group]) << 16 | UInt32(input[3 * group + 1]) << 8 | UInt32(input[3 * group + 2])
+        let word = UInt32(pairs[Int(value >> 12)]) | UInt32(pairs[Int(value & 0xfff)]) << 16
+        raw.storeBytes(of: UInt32(littleEndian: word), toByteOffset: 4 * group, as: UInt32.self)
+      }
+    }
+    let left = input.count - 3 * whole
+    guard left > 0 else { return }
+    alphabet.withUnsafeBufferPointer { alphabet in
+      let second = left == 2 ? UInt32(input[3 * whole + 1]) << 8 : 0
+      let value = UInt32(input[3 * whole]) << 16 | second
+      output[4 * whole] = alphabet[Int(value >> 18)]
+      output[4 * whole + 1] = alphabet[Int(value >> 12 & 63)]
+      output[4 * whole + 2] = left == 2 ? alphabet[Int(value >> 6 & 63)] : padding
+      output[4 * whole + 3] = padding
     }
   }
 
@@ -92,6 +121,9 @@ package enum Base64 {
   private static let padding = UInt8(ascii: "=")
 
   private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+  /// The two characters of every 12-bit value, the first in the low byte.
+  private static let characterPairs: [UInt16] = (0..<4096).map { UInt16(alphabet[$0 >> 6]) | UInt16(alphabet[$0 & 63]) << 8 }
 
   /// Set in a group table's entry for a byte outside the alphabet, padding included.
   private static let invalidMark: UInt32 = 0xff00_0000

@@ -14,6 +14,9 @@ import CCSyncSystem
 struct MalformedReply: Error {
   /// What is wrong, e.g. `"revision" is not an integer: "x"`.
   var detail: String
+  /// Whether the reply is not JSON at all (truncated, a stray byte) rather than JSON of an
+  /// unexpected shape: as for a reply that does not parse, the call may try another member.
+  var isSyntax = false
 }
 
 extension JSONObject {
