@@ -41,19 +41,30 @@ package enum Base64 {
   /// Encodes `input` into `output`, which holds exactly ``encodedCount(_:)`` characters.
   private static func encode(_ input: UnsafeBufferPointer<UInt8>, into output: UnsafeMutableBufferPointer<UInt8>) {
     let whole = input.count / 3
-    // Each group's 24 bits are two 12-bit halves, each looked up as its two characters, and
-    // stored as one 32-bit word: two loads and one store for four characters.
-    characterPairs.withUnsafeBufferPointer { pairs in
-      let raw = UnsafeMutableRawPointer(output.baseAddress!)
-      for group in 0..<whole {
-        let value = UInt32(input[3 * group]) << 16 | UInt32(input[3 * group + 1]) << 8 | UInt32(input[3 * group + 2])
-        let word = UInt32(pairs[Int(value >> 12)]) | UInt32(pairs[Int(value & 0xfff)]) << 16
-        raw.storeBytes(of: UInt32(littleEndian: word), toByteOffset: 4 * group, as: UInt32.self)
+    // The groups encoded through the pair table: all of a long input, none of a short one.
+    let paired = whole >= pairTableThreshold ? whole : 0
+    if paired > 0 {
+      // Each group's 24 bits are two 12-bit halves, each looked up as its two characters,
+      // and stored as one 32-bit word: two loads and one store for four characters.
+      characterPairs.withUnsafeBufferPointer { pairs in
+        let raw = UnsafeMutableRawPointer(output.baseAddress!)
+        for group in 0..<paired {
+          let value = UInt32(input[3 * group]) << 16 | UInt32(input[3 * group + 1]) << 8 | UInt32(input[3 * group + 2])
+          let word = UInt32(pairs[Int(value >> 12)]) | UInt32(pairs[Int(value & 0xfff)]) << 16
+          raw.storeBytes(of: UInt32(littleEndian: word), toByteOffset: 4 * group, as: UInt32.self)
+        }
       }
     }
-    let left = input.count - 3 * whole
-    guard left > 0 else { return }
     alphabet.withUnsafeBufferPointer { alphabet in
+      for group in paired..<whole {
+        let value = UInt32(input[3 * group]) << 16 | UInt32(input[3 * group + 1]) << 8 | UInt32(input[3 * group + 2])
+        output[4 * group] = alphabet[Int(value >> 18)]
+        output[4 * group + 1] = alphabet[Int(value >> 12 & 63)]
+        output[4 * group + 2] = alphabet[Int(value >> 6 & 63)]
+        output[4 * group + 3] = alphabet[Int(value & 63)]
+      }
+      let left = input.count - 3 * whole
+      guard left > 0 else { return }
       let second = left == 2 ? UInt32(input[3 * whole + 1]) << 8 : 0
       let value = UInt32(input[3 * whole]) << 16 | second
       output[4 * whole] = alphabet[Int(value >> 18)]
@@ -122,8 +133,22 @@ package enum Base64 {
 
   private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
+  /// Inputs of at least this many groups use ``characterPairs``: a short-lived `ccsync get`,
+  /// encoding only its key, does not build the table.
+  private static let pairTableThreshold = 32
+
   /// The two characters of every 12-bit value, the first in the low byte.
-  private static let characterPairs: [UInt16] = (0..<4096).map { UInt16(alphabet[$0 >> 6]) | UInt16(alphabet[$0 & 63]) << 8 }
+  private static let characterPairs = [UInt16](unsafeUninitializedCapacity: 4096) { pairs, count in
+    // Filled through pointers: a `map` over the 4096 values cost three times as much, paid
+    // by every short-lived command that writes a document.
+    alphabet.withUnsafeBufferPointer { alphabet in
+      for first in 0..<64 {
+        let low = UInt16(alphabet[first])
+        for second in 0..<64 { pairs[first << 6 | second] = low | UInt16(alphabet[second]) << 8 }
+      }
+    }
+    count = 4096
+  }
 
   /// Set in a group table's entry for a byte outside the alphabet, padding included.
   private static let invalidMark: UInt32 = 0xff00_0000

@@ -4,7 +4,7 @@ import Testing
 
 /// The request bodies the key-value and watch calls write as bytes (``EtcdRequestWriter``).
 @Suite struct EtcdRequestWriterTests {
-  @Test(arguments: [0, 1, 2, 3, 3071, 3072, 3073, 6145, 10_000])
+  @Test(arguments: [0, 1, 2, 3, 95, 96, 97, 3071, 3072, 3073, 6145, 10_000])
   func base64AppendedInPlaceIsTheEncodedText(_ length: Int) {
     var generator = SystemRandomNumberGenerator()
     let bytes = (0..<length).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
