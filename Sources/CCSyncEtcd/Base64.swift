@@ -6,31 +6,71 @@
 package enum Base64 {
   /// `bytes` encoded.
   package static func encoded(_ bytes: [UInt8]) -> String {
-    let length = (bytes.count + 2) / 3 * 4
+    let length = encodedCount(bytes.count)
     if length == 0 { return "" }
     return String(unsafeUninitializedCapacity: length) { output in
-      bytes.withUnsafeBufferPointer { input in
-        alphabet.withUnsafeBufferPointer { alphabet in
-          let whole = input.count / 3
-          for group in 0..<whole {
-            let value = UInt32(input[3 * group]) << 16 | UInt32(input[3 * group + 1]) << 8 | UInt32(input[3 * group + 2])
-            output[4 * group] = alphabet[Int(value >> 18)]
-            output[4 * group + 1] = alphabet[Int(value >> 12 & 63)]
-            output[4 * group + 2] = alphabet[Int(value >> 6 & 63)]
-            output[4 * group + 3] = alphabet[Int(value & 63)]
-          }
-          let left = input.count - 3 * whole
-          if left > 0 {
-            let second = left == 2 ? UInt32(input[3 * whole + 1]) << 8 : 0
-            let value = UInt32(input[3 * whole]) << 16 | second
-            output[4 * whole] = alphabet[Int(value >> 18)]
-            output[4 * whole + 1] = alphabet[Int(value >> 12 & 63)]
-            output[4 * whole + 2] = left == 2 ? alphabet[Int(value >> 6 & 63)] : padding
-            output[4 * whole + 3] = padding
-          }
-          return length
+      bytes.withUnsafeBufferPointer { encode($0, into: output) }
+      return length
+    }
+  }
+
+  /// Appends `bytes` encoded to `output`, through a buffer on the stack: no array or string
+  /// is made for the encoded text (a request body is written this way).
+  package static func encode(_ bytes: [UInt8], appendingTo output: inout [UInt8]) {
+    // 3 KiB of input at a time, 4 KiB of text: a whole number of groups.
+    let chunk = 3072
+    bytes.withUnsafeBufferPointer { input in
+      withUnsafeTemporaryAllocation(of: UInt8.self, capacity: encodedCount(min(input.count, chunk))) { text in
+        var start = 0
+        while start < input.count {
+          let end = min(start + chunk, input.count)
+          let length = encodedCount(end - start)
+          encode(UnsafeBufferPointer(rebasing: input[start..<end]), into: UnsafeMutableBufferPointer(rebasing: text[..<length]))
+          output.append(contentsOf: UnsafeBufferPointer(rebasing: text[..<length]))
+          start = end
         }
       }
+    }
+  }
+
+  /// How many characters `count` bytes encode to.
+  package static func encodedCount(_ count: Int) -> Int {
+    (count + 2) / 3 * 4
+  }
+
+  /// Encodes `input` into `output`, which holds exactly ``encodedCount(_:)`` characters.
+  private static func encode(_ input: UnsafeBufferPointer<UInt8>, into output: UnsafeMutableBufferPointer<UInt8>) {
+    let whole = input.count / 3
+    // The groups encoded through the pair table: all of a long input, none of a short one.
+    let paired = whole >= pairTableThreshold ? whole : 0
+    if paired > 0 {
+      // Each group's 24 bits are two 12-bit halves, each looked up as its two characters,
+      // and stored as one 32-bit word: two loads and one store for four characters.
+      characterPairs.withUnsafeBufferPointer { pairs in
+        let raw = UnsafeMutableRawPointer(output.baseAddress!)
+        for group in 0..<paired {
+          let value = UInt32(input[3 * group]) << 16 | UInt32(input[3 * group + 1]) << 8 | UInt32(input[3 * group + 2])
+          let word = UInt32(pairs[Int(value >> 12)]) | UInt32(pairs[Int(value & 0xfff)]) << 16
+          raw.storeBytes(of: UInt32(littleEndian: word), toByteOffset: 4 * group, as: UInt32.self)
+        }
+      }
+    }
+    alphabet.withUnsafeBufferPointer { alphabet in
+      for group in paired..<whole {
+        let value = UInt32(input[3 * group]) << 16 | UInt32(input[3 * group + 1]) << 8 | UInt32(input[3 * group + 2])
+        output[4 * group] = alphabet[Int(value >> 18)]
+        output[4 * group + 1] = alphabet[Int(value >> 12 & 63)]
+        output[4 * group + 2] = alphabet[Int(value >> 6 & 63)]
+        output[4 * group + 3] = alphabet[Int(value & 63)]
+      }
+      let left = input.count - 3 * whole
+      guard left > 0 else { return }
+      let second = left == 2 ? UInt32(input[3 * whole + 1]) << 8 : 0
+      let value = UInt32(input[3 * whole]) << 16 | second
+      output[4 * whole] = alphabet[Int(value >> 18)]
+      output[4 * whole + 1] = alphabet[Int(value >> 12 & 63)]
+      output[4 * whole + 2] = left == 2 ? alphabet[Int(value >> 6 & 63)] : padding
+      output[4 * whole + 3] = padding
     }
   }
 
@@ -92,6 +132,23 @@ package enum Base64 {
   private static let padding = UInt8(ascii: "=")
 
   private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+  /// Inputs of at least this many groups use ``characterPairs``: a short-lived `ccsync get`,
+  /// encoding only its key, does not build the table.
+  private static let pairTableThreshold = 32
+
+  /// The two characters of every 12-bit value, the first in the low byte.
+  private static let characterPairs = [UInt16](unsafeUninitializedCapacity: 4096) { pairs, count in
+    // Filled through pointers: a `map` over the 4096 values cost three times as much, paid
+    // by every short-lived command that writes a document.
+    alphabet.withUnsafeBufferPointer { alphabet in
+      for first in 0..<64 {
+        let low = UInt16(alphabet[first])
+        for second in 0..<64 { pairs[first << 6 | second] = low | UInt16(alphabet[second]) << 8 }
+      }
+    }
+    count = 4096
+  }
 
   /// Set in a group table's entry for a byte outside the alphabet, padding included.
   private static let invalidMark: UInt32 = 0xff00_0000

@@ -8,8 +8,8 @@ extension EtcdClient {
     var operation: String
     /// The gateway path, `/v3/kv/range`.
     var path: String
-    /// The request body.
-    var body: JSONValue
+    /// The request body, JSON.
+    var body: [UInt8]
     /// Whether it changes the store, so that an unknown outcome must not be repeated.
     var isWrite: Bool
     /// The call's own deadline, or `nil` for the configuration's.
@@ -25,6 +25,21 @@ extension EtcdClient {
     var onlyEndpoint: HTTPEndpoint? = nil
   }
 
+}
+
+extension EtcdClient.Call {
+  /// A call whose body is `json`, printed compact.
+  init(
+    operation: String, path: String, body json: JSONValue, isWrite: Bool, deadline: Duration? = nil,
+    waitsOnServer: Bool = false, authenticated: Bool = true, lease: Int64? = nil, onlyEndpoint: HTTPEndpoint? = nil
+  ) {
+    self.init(
+      operation: operation, path: path, body: json.formattedBytes(.compact), isWrite: isWrite, deadline: deadline,
+      waitsOnServer: waitsOnServer, authenticated: authenticated, lease: lease, onlyEndpoint: onlyEndpoint)
+  }
+}
+
+extension EtcdClient {
   /// What one attempt on one endpoint came to.
   enum Attempt<Value> {
     /// The endpoint answered.
@@ -144,29 +159,68 @@ extension EtcdClient {
   /// rarely opens a second one needlessly, and a cut-off first endpoint costs no more.
   static let connectionStagger: Duration = .milliseconds(5)
 
-  /// Sends one unary call (`POST`, whole reply) and returns the reply object.
+  /// Sends one unary call (`POST`, whole reply) and returns the reply object, for the calls
+  /// whose replies are read as a `JSONObject` (leases, authentication, maintenance).
   func perform(_ call: Call) throws(EtcdError) -> EtcdAnswer {
-    let body = call.body.formattedBytes(.compact)
-    return try withEndpoints(call) { endpoint, deadline, token in
-      let request = HTTPRequest(path: call.path, headers: EtcdClient.headers(token: token), body: body)
+    try exchange(call) { response, endpoint in
+      switch EtcdReply(response) {
+      case .success(let object): return .answered(EtcdAnswer(object: object, endpoint: endpoint.description))
+      case .failure(let error): return serverFailure(error, from: endpoint, of: call)
+      case .malformed(let detail): return malformed(detail, from: endpoint, of: call)
+      }
+    }
+  }
+
+  /// Sends one unary call and decodes its reply straight from the bytes as a `Value`
+  /// (``EtcdScannedObject``), without a `JSONValue` tree: the key-value calls, whose replies
+  /// carry documents. An error body is read as ``perform(_:)`` reads it.
+  /// - Returns: the reply and the member that gave it.
+  /// - Throws: ``EtcdError/malformedReply(endpoint:detail:)`` for a reply of another shape,
+  ///   and what ``perform(_:)`` throws.
+  func perform<Value: EtcdScannedObject>(_ call: Call, reading: Value.Type) throws(EtcdError) -> (value: Value, endpoint: String) {
+    try exchange(call) { response, endpoint in
+      if response.status == 200, EtcdReply.grpcStatus(of: response) == nil {
+        do throws(MalformedReply) {
+          if let value = try Value.decodeReply(response.body, inStream: false) {
+            return .answered((value, endpoint.description))
+          }
+        } catch {
+          if error.isSyntax { return malformed(error.detail, from: endpoint, of: call) }
+          return .fatal(.malformedReply(endpoint: endpoint.description, detail: error.detail))
+        }
+      }
+      switch EtcdReply(response) {
+      case .failure(let error): return serverFailure(error, from: endpoint, of: call)
+      case .malformed(let detail): return malformed(detail, from: endpoint, of: call)
+      case .success:
+        return malformed("an error member the client cannot read", from: endpoint, of: call)
+      }
+    }
+  }
+
+  /// Sends `call`'s request to the endpoints in turn (``withEndpoints(_:_:)``) and asks
+  /// `interpret` what each response means.
+  private func exchange<Value>(
+    _ call: Call, _ interpret: (HTTPResponse, HTTPEndpoint) -> Attempt<Value>
+  ) throws(EtcdError) -> Value {
+    try withEndpoints(call) { endpoint, deadline, token in
+      let request = HTTPRequest(path: call.path, headers: EtcdClient.headers(token: token), body: call.body)
       let response: HTTPResponse
       do throws(HTTPError) {
         response = try http.send(request, to: endpoint, deadline: deadline, idempotent: !call.isWrite)
       } catch {
         return transportFailure(error, of: call)
       }
-      switch EtcdReply(response) {
-      case .success(let object):
-        return .answered(EtcdAnswer(object: object, endpoint: endpoint.description))
-      case .failure(let error):
-        return serverFailure(error, from: endpoint, of: call)
-      case .malformed(let detail):
-        // An answer to a write that cannot be read says nothing of whether it applied.
-        return call.isWrite
-          ? .fatal(.outcomeUnknown(endpoint: endpoint.description, operation: call.operation, reason: "malformed reply: \(detail)"))
-          : .failed(EtcdEndpointFailure(endpoint: endpoint.description, reason: "malformed reply: \(detail)"))
-      }
+      return interpret(response, endpoint)
     }
+  }
+
+  /// What a reply that cannot be read means for `call`: an answer to a write that cannot be
+  /// read says nothing of whether it applied; a read is tried on the next member.
+  private func malformed<Value>(_ detail: String, from endpoint: HTTPEndpoint, of call: Call) -> Attempt<Value> {
+    call.isWrite
+      ? .fatal(.outcomeUnknown(endpoint: endpoint.description, operation: call.operation, reason: "malformed reply: \(detail)"))
+      : .failed(EtcdEndpointFailure(endpoint: endpoint.description, reason: "malformed reply: \(detail)"))
   }
 
   /// The request header fields: JSON, and the token when there is one.

@@ -18,12 +18,13 @@ extension EtcdClient {
     _ range: EtcdKeyRange, revision: Int64? = nil, limit: Int64? = nil, serializable: Bool = false,
     deadline: Duration? = nil
   ) throws(EtcdError) -> EtcdRangeResult {
-    var body = JSONObject(range.members)
-    if let revision { body["revision"] = EtcdJSON.int64(revision) }
-    if let limit { body["limit"] = EtcdJSON.int64(limit) }
-    if serializable { body["serializable"] = true }
-    let call = Call(operation: "range", path: "/v3/kv/range", body: .object(body), isWrite: false, deadline: deadline)
-    return try perform(call).decode { object throws(MalformedReply) in try EtcdRangeResult(json: object) }
+    var body = EtcdRequestWriter(capacity: EtcdRequestWriter.capacity(for: range.key, range.end ?? []))
+    body.keyRange(range)
+    if let revision { body.int64("revision", revision) }
+    if let limit { body.int64("limit", limit) }
+    if serializable { body.bool("serializable", true) }
+    let call = Call(operation: "range", path: "/v3/kv/range", body: body.finished(), isWrite: false, deadline: deadline)
+    return try perform(call, reading: EtcdRangeResult.self).value
   }
 
   /// Reads one key: its value and revisions, or `nil` when it does not exist, with the
@@ -48,10 +49,11 @@ extension EtcdClient {
   package func put(
     _ key: [UInt8], value: [UInt8], lease: Int64? = nil, returnPrevious: Bool = false, deadline: Duration? = nil
   ) throws(EtcdError) -> EtcdPutResult {
-    var body = EtcdClient.putRequest(key: key, value: value, lease: lease)
-    if returnPrevious { body["prev_kv"] = true }
-    let call = Call(operation: "put", path: "/v3/kv/put", body: .object(body), isWrite: true, deadline: deadline, lease: lease)
-    return try perform(call).decode { object throws(MalformedReply) in try EtcdPutResult(json: object) }
+    var body = EtcdRequestWriter(capacity: EtcdRequestWriter.capacity(for: key, value))
+    EtcdClient.writePut(key: key, value: value, lease: lease, into: &body)
+    if returnPrevious { body.bool("prev_kv", true) }
+    let call = Call(operation: "put", path: "/v3/kv/put", body: body.finished(), isWrite: true, deadline: deadline, lease: lease)
+    return try perform(call, reading: EtcdPutResult.self).value
   }
 
   /// Deletes a key, or a range of keys (`/v3/kv/deleterange`). A write: not repeated once
@@ -64,10 +66,11 @@ extension EtcdClient {
   package func delete(
     _ range: EtcdKeyRange, returnPrevious: Bool = false, deadline: Duration? = nil
   ) throws(EtcdError) -> EtcdDeleteResult {
-    var body = JSONObject(range.members)
-    if returnPrevious { body["prev_kv"] = true }
-    let call = Call(operation: "delete", path: "/v3/kv/deleterange", body: .object(body), isWrite: true, deadline: deadline)
-    return try perform(call).decode { object throws(MalformedReply) in try EtcdDeleteResult(json: object) }
+    var body = EtcdRequestWriter(capacity: EtcdRequestWriter.capacity(for: range.key, range.end ?? []))
+    body.keyRange(range)
+    if returnPrevious { body.bool("prev_kv", true) }
+    let call = Call(operation: "delete", path: "/v3/kv/deleterange", body: body.finished(), isWrite: true, deadline: deadline)
+    return try perform(call, reading: EtcdDeleteResult.self).value
   }
 
   /// Compacts the key history up to `revision` (`/v3/kv/compaction`): older revisions can
@@ -81,10 +84,10 @@ extension EtcdClient {
     _ = try perform(call)
   }
 
-  /// The body of a put: `{"key","value","lease"}`.
-  static func putRequest(key: [UInt8], value: [UInt8], lease: Int64?) -> JSONObject {
-    var body = JSONObject([("key", EtcdJSON.base64(key)), ("value", EtcdJSON.base64(value))])
-    if let lease, lease != 0 { body["lease"] = EtcdJSON.int64(lease) }
-    return body
+  /// Writes the members of a put: `"key","value","lease"`.
+  static func writePut(key: [UInt8], value: [UInt8], lease: Int64?, into body: inout EtcdRequestWriter) {
+    body.base64("key", key)
+    body.base64("value", value)
+    if let lease, lease != 0 { body.int64("lease", lease) }
   }
 }

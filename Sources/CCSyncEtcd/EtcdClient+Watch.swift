@@ -26,14 +26,16 @@ extension EtcdClient {
     _ range: EtcdKeyRange, startRevision: Int64? = nil, progressNotify: Bool = true, previousValues: Bool = false,
     deadline: Duration? = nil
   ) throws(EtcdError) -> EtcdWatchStream {
-    var create = JSONObject(range.members)
-    if let startRevision { create["start_revision"] = EtcdJSON.int64(startRevision) }
-    if progressNotify { create["progress_notify"] = true }
-    if previousValues { create["prev_kv"] = true }
-    let body = JSONValue.object(JSONObject([("create_request", .object(create))])).formattedBytes(.compact)
-    let call = Call(operation: "watch", path: "/v3/watch", body: .null, isWrite: false, deadline: deadline)
+    var create = EtcdRequestWriter(capacity: EtcdRequestWriter.capacity(for: range.key, range.end ?? []))
+    create.beginObject("create_request")
+    create.keyRange(range)
+    if let startRevision { create.int64("start_revision", startRevision) }
+    if progressNotify { create.bool("progress_notify", true) }
+    if previousValues { create.bool("prev_kv", true) }
+    create.endObject()
+    let call = Call(operation: "watch", path: "/v3/watch", body: create.finished(), isWrite: false, deadline: deadline)
     return try withEndpoints(call) { endpoint, deadline, token in
-      let request = HTTPRequest(path: call.path, headers: EtcdClient.headers(token: token), body: body)
+      let request = HTTPRequest(path: call.path, headers: EtcdClient.headers(token: token), body: call.body)
       let response: HTTPStreamingResponse
       do throws(HTTPError) {
         response = try http.openStream(
@@ -65,42 +67,39 @@ extension EtcdClient {
       guard let message = try response.nextMessage(deadline: deadline) else {
         return .failed(EtcdEndpointFailure(endpoint: endpoint, reason: "the stream ended before the watch was created"))
       }
-      switch EtcdReply(body: message, status: 200) {
-      case .failure(let error):
-        response.close()
-        return serverFailure(error, from: member, of: call)
-      case .malformed(let detail):
-        response.close()
-        return .failed(EtcdEndpointFailure(endpoint: endpoint, reason: "malformed reply: \(detail)"))
-      case .success(let object):
-        let control: EtcdWatchControl
-        let revision: Int64
-        do throws(MalformedReply) {
-          control = try EtcdWatchControl(json: object)
-          revision = try object.headerRevision()
-        } catch {
+      let decoded: EtcdWatchMessage
+      do throws(MalformedReply) {
+        guard let scanned = try EtcdWatchMessage.decodeReply(message, inStream: true) else {
           response.close()
-          return .failed(EtcdEndpointFailure(endpoint: endpoint, reason: "malformed reply: \(error.detail)"))
-        }
-        if control.canceled {
-          response.close()
-          let error = control.cancellationError(endpoint: endpoint)
-          // A token the member no longer knows (it restarted: simple tokens live in its
-          // memory) is refused as `invalid auth token` by etcd 3.4, but as `permission
-          // denied` by 3.5, which checks a watch's token only as part of its permission.
-          // Either way authenticate again once; refused with a fresh token too, the user
-          // may not read the range.
-          switch error {
-          case .authenticationFailed, .permissionDenied: return .invalidToken(error)
-          default: return .fatal(error)
+          guard case .failure(let error) = EtcdReply(body: message, status: 200) else {
+            return .failed(EtcdEndpointFailure(endpoint: endpoint, reason: "malformed reply: an error member the client cannot read"))
           }
+          return serverFailure(error, from: member, of: call)
         }
-        guard control.created else {
-          response.close()
-          return .failed(EtcdEndpointFailure(endpoint: endpoint, reason: "the first message did not confirm the watch"))
-        }
-        return .answered(EtcdWatchStream(response: response, createdRevision: revision))
+        decoded = scanned
+      } catch {
+        response.close()
+        return .failed(EtcdEndpointFailure(endpoint: endpoint, reason: "malformed reply: \(error.detail)"))
       }
+      let control = decoded.control
+      if control.canceled {
+        response.close()
+        let error = control.cancellationError(endpoint: endpoint)
+        // A token the member no longer knows (it restarted: simple tokens live in its
+        // memory) is refused as `invalid auth token` by etcd 3.4, but as `permission
+        // denied` by 3.5, which checks a watch's token only as part of its permission.
+        // Either way authenticate again once; refused with a fresh token too, the user
+        // may not read the range.
+        switch error {
+        case .authenticationFailed, .permissionDenied: return .invalidToken(error)
+        default: return .fatal(error)
+        }
+      }
+      guard control.created else {
+        response.close()
+        return .failed(EtcdEndpointFailure(endpoint: endpoint, reason: "the first message did not confirm the watch"))
+      }
+      return .answered(EtcdWatchStream(response: response, createdRevision: decoded.response.revision))
     } catch {
       response.close()
       return transportFailure(error, of: call)

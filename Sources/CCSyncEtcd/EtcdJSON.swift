@@ -10,10 +10,15 @@ import CCSyncSystem
 //   `version` or `value` on a DELETE event's kv, no `TTL` in a keep-alive answer for a
 //   lease that does not exist. A missing field therefore reads as 0, false or empty.
 
-/// A reply that is not what the gateway sends; the client adds the endpoint.
+/// A reply that is not what the gateway sends; the client adds the endpoint. The key-value
+/// and watch replies are read with ``EtcdReplyScanner``; the `JSONObject` readers below
+/// serve the rarer calls (leases, locks, authentication, maintenance).
 struct MalformedReply: Error {
   /// What is wrong, e.g. `"revision" is not an integer: "x"`.
   var detail: String
+  /// Whether the reply is not JSON at all (truncated, a stray byte) rather than JSON of an
+  /// unexpected shape: as for a reply that does not parse, the call may try another member.
+  var isSyntax = false
 }
 
 extension JSONObject {
@@ -41,15 +46,6 @@ extension JSONObject {
       return bytes
     case let other?:
       throw MalformedReply(detail: "\"\(key)\" is a \(other.kindName), not a base64 string")
-    }
-  }
-
-  /// A Boolean field, `false` when absent.
-  func bool(_ key: String) throws(MalformedReply) -> Bool {
-    switch self[key] {
-    case nil, .null?: return false
-    case .bool(let value)?: return value
-    case let other?: throw MalformedReply(detail: "\"\(key)\" is a \(other.kindName), not a boolean")
     }
   }
 

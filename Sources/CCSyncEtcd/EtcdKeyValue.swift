@@ -26,15 +26,25 @@ package struct EtcdKeyValue: Sendable, Hashable {
     self.lease = lease
   }
 
-  /// Reads `{"key","value","create_revision","mod_revision","version","lease"}`; absent
-  /// fields are zero (the gateway leaves zero values out).
-  init(json object: JSONObject) throws(MalformedReply) {
-    key = try object.bytes("key")
-    value = try object.bytes("value")
-    createRevision = try object.int64("create_revision")
-    modRevision = try object.int64("mod_revision")
-    version = try object.int64("version")
-    lease = try object.int64("lease")
+}
+
+/// Reads `{"key","value","create_revision","mod_revision","version","lease"}`; absent
+/// fields are zero (the gateway leaves zero values out).
+extension EtcdKeyValue: EtcdScannedObject {
+  init() {
+    self.init(key: [], value: [], createRevision: 0, modRevision: 0, version: 0)
+  }
+
+  mutating func read(_ key: UnsafeBufferPointer<UInt8>, from scanner: inout EtcdReplyScanner) throws(MalformedReply) {
+    switch key {
+    case "key": self.key = try scanner.base64("key")
+    case "value": value = try scanner.base64("value")
+    case "create_revision": createRevision = try scanner.int64("create_revision")
+    case "mod_revision": modRevision = try scanner.int64("mod_revision")
+    case "version": version = try scanner.int64("version")
+    case "lease": lease = try scanner.int64("lease")
+    default: try scanner.skipValue()
+    }
   }
 }
 
@@ -53,12 +63,25 @@ package struct EtcdRangeResult: Sendable, Hashable {
   /// The first key found, for a one-key read.
   package var first: EtcdKeyValue? { keyValues.first }
 
-  /// Reads a `RangeResponse`.
-  init(json object: JSONObject) throws(MalformedReply) {
-    revision = try object.headerRevision()
-    keyValues = try object.objects("kvs").map { (object: JSONObject) throws(MalformedReply) in try EtcdKeyValue(json: object) }
-    count = try object.int64("count")
-    more = try object.bool("more")
+}
+
+/// Reads a `RangeResponse`.
+extension EtcdRangeResult: EtcdScannedObject {
+  init() {
+    revision = 0
+    keyValues = []
+    count = 0
+    more = false
+  }
+
+  mutating func read(_ key: UnsafeBufferPointer<UInt8>, from scanner: inout EtcdReplyScanner) throws(MalformedReply) {
+    switch key {
+    case "header": revision = try scanner.headerRevision()
+    case "kvs": keyValues = try scanner.objects("kvs", of: EtcdKeyValue.self)
+    case "count": count = try scanner.int64("count")
+    case "more": more = try scanner.bool("more")
+    default: try scanner.skipValue()
+    }
   }
 }
 
@@ -69,10 +92,21 @@ package struct EtcdPutResult: Sendable, Hashable {
   /// The key before the put, when asked for and it existed.
   package var previous: EtcdKeyValue?
 
-  /// Reads a `PutResponse`.
-  init(json object: JSONObject) throws(MalformedReply) {
-    revision = try object.headerRevision()
-    previous = try object.object("prev_kv").map { (object: JSONObject) throws(MalformedReply) in try EtcdKeyValue(json: object) }
+}
+
+/// Reads a `PutResponse`.
+extension EtcdPutResult: EtcdScannedObject {
+  init() {
+    revision = 0
+    previous = nil
+  }
+
+  mutating func read(_ key: UnsafeBufferPointer<UInt8>, from scanner: inout EtcdReplyScanner) throws(MalformedReply) {
+    switch key {
+    case "header": revision = try scanner.headerRevision()
+    case "prev_kv": previous = try scanner.object("prev_kv", of: EtcdKeyValue.self)
+    default: try scanner.skipValue()
+    }
   }
 }
 
@@ -85,11 +119,23 @@ package struct EtcdDeleteResult: Sendable, Hashable {
   /// The deleted keys, when asked for.
   package var previous: [EtcdKeyValue]
 
-  /// Reads a `DeleteRangeResponse`.
-  init(json object: JSONObject) throws(MalformedReply) {
-    revision = try object.headerRevision()
-    deleted = try object.int64("deleted")
-    previous = try object.objects("prev_kvs").map { (object: JSONObject) throws(MalformedReply) in try EtcdKeyValue(json: object) }
+}
+
+/// Reads a `DeleteRangeResponse`.
+extension EtcdDeleteResult: EtcdScannedObject {
+  init() {
+    revision = 0
+    deleted = 0
+    previous = []
+  }
+
+  mutating func read(_ key: UnsafeBufferPointer<UInt8>, from scanner: inout EtcdReplyScanner) throws(MalformedReply) {
+    switch key {
+    case "header": revision = try scanner.headerRevision()
+    case "deleted": deleted = try scanner.int64("deleted")
+    case "prev_kvs": previous = try scanner.objects("prev_kvs", of: EtcdKeyValue.self)
+    default: try scanner.skipValue()
+    }
   }
 }
 
@@ -113,12 +159,5 @@ package struct EtcdKeyRange: Sendable, Hashable {
   /// The keys from `key` up to, not including, `end`.
   package static func between(_ key: [UInt8], _ end: [UInt8]) -> EtcdKeyRange {
     EtcdKeyRange(key: key, end: end)
-  }
-
-  /// The `key` and `range_end` members of a request.
-  var members: [(String, JSONValue)] {
-    var members: [(String, JSONValue)] = [("key", EtcdJSON.base64(key))]
-    if let end { members.append(("range_end", EtcdJSON.base64(end))) }
-    return members
   }
 }

@@ -113,7 +113,7 @@ enum EtcdReply {
 
   /// Interprets a whole response.
   init(_ response: HTTPResponse) {
-    if let status = response.trailers.value(named: "grpc-status"), let code = Int(status), code != 0 {
+    if let code = EtcdReply.grpcStatus(of: response) {
       let message = response.trailers.value(named: "grpc-message").map(EtcdReply.percentDecoded) ?? "gRPC status \(code)"
       self = .failure(EtcdServerError(code: code, message: message))
       return
@@ -142,6 +142,12 @@ enum EtcdReply {
     } else {
       self = .success(object)
     }
+  }
+
+  /// The code of a `grpc-status` trailer that reports an error (not 0), or `nil`.
+  static func grpcStatus(of response: HTTPResponse) -> Int? {
+    guard let status = response.trailers.value(named: "grpc-status"), let code = Int(status), code != 0 else { return nil }
+    return code
   }
 
   /// The gRPC code the gateway maps to `httpStatus` (the reverse of its table).

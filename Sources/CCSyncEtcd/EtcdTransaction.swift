@@ -53,27 +53,35 @@ package struct EtcdCompare: Sendable, Hashable {
     EtcdCompare(key: key, .createRevision(0))
   }
 
-  /// `{"key","target","result",<field>}` as the gateway reads a `Compare`.
-  var json: JSONValue {
-    var object = JSONObject([("key", EtcdJSON.base64(key)), ("result", .string(relation.rawValue))])
+  /// Writes `{"key","target","result",<field>}` as the gateway reads a `Compare`.
+  func write(into body: inout EtcdRequestWriter) {
+    body.beginObject()
+    body.base64("key", key)
+    body.enumValue("result", relation.rawValue)
     switch target {
     case .version(let version):
-      object["target"] = "VERSION"
-      object["version"] = EtcdJSON.int64(version)
+      body.enumValue("target", "VERSION")
+      body.int64("version", version)
     case .createRevision(let revision):
-      object["target"] = "CREATE"
-      object["create_revision"] = EtcdJSON.int64(revision)
+      body.enumValue("target", "CREATE")
+      body.int64("create_revision", revision)
     case .modRevision(let revision):
-      object["target"] = "MOD"
-      object["mod_revision"] = EtcdJSON.int64(revision)
+      body.enumValue("target", "MOD")
+      body.int64("mod_revision", revision)
     case .value(let value):
-      object["target"] = "VALUE"
-      object["value"] = EtcdJSON.base64(value)
+      body.enumValue("target", "VALUE")
+      body.base64("value", value)
     case .lease(let lease):
-      object["target"] = "LEASE"
-      object["lease"] = EtcdJSON.int64(lease)
+      body.enumValue("target", "LEASE")
+      body.int64("lease", lease)
     }
-    return .object(object)
+    body.endObject()
+  }
+
+  /// The bytes of keys and values the compare carries, for sizing a body.
+  var payload: Int {
+    if case .value(let value) = target { return key.count + value.count }
+    return key.count
   }
 }
 
@@ -92,15 +100,29 @@ package enum EtcdOperation: Sendable, Hashable {
     return true
   }
 
-  /// `{"request_range":...}`, `{"request_put":...}` or `{"request_delete_range":...}`.
-  var json: JSONValue {
+  /// Writes `{"request_range":...}`, `{"request_put":...}` or `{"request_delete_range":...}`.
+  func write(into body: inout EtcdRequestWriter) {
+    body.beginObject()
     switch self {
     case .range(let range):
-      return ["request_range": .object(JSONObject(range.members))]
+      body.beginObject("request_range")
+      body.keyRange(range)
     case .put(let key, let value, let lease):
-      return ["request_put": .object(EtcdClient.putRequest(key: key, value: value, lease: lease))]
+      body.beginObject("request_put")
+      EtcdClient.writePut(key: key, value: value, lease: lease, into: &body)
     case .delete(let range):
-      return ["request_delete_range": .object(JSONObject(range.members))]
+      body.beginObject("request_delete_range")
+      body.keyRange(range)
+    }
+    body.endObject()
+    body.endObject()
+  }
+
+  /// The bytes of keys and values the operation carries, for sizing a body.
+  var payload: Int {
+    switch self {
+    case .range(let range), .delete(let range): range.key.count + (range.end?.count ?? 0)
+    case .put(let key, let value, _): key.count + value.count
     }
   }
 }
@@ -114,16 +136,23 @@ package enum EtcdOperationResult: Sendable, Hashable {
   /// What a ``EtcdOperation/delete(_:)`` deleted.
   case delete(EtcdDeleteResult)
 
-  /// Reads `{"response_range":...}`, `{"response_put":...}` or `{"response_delete_range":...}`.
-  init(json object: JSONObject) throws(MalformedReply) {
-    if let range = try object.object("response_range") {
-      self = .range(try EtcdRangeResult(json: range))
-    } else if let put = try object.object("response_put") {
-      self = .put(try EtcdPutResult(json: put))
-    } else if let delete = try object.object("response_delete_range") {
-      self = .delete(try EtcdDeleteResult(json: delete))
-    } else {
-      throw MalformedReply(detail: "a transaction response with none of response_range, response_put, response_delete_range")
+}
+
+/// One element of a `TxnResponse`'s `responses`: `{"response_range":...}`,
+/// `{"response_put":...}` or `{"response_delete_range":...}`.
+struct EtcdScannedOperationResult: EtcdScannedObject {
+  /// The result, once a member naming one was read.
+  var result: EtcdOperationResult?
+
+  mutating func read(_ key: UnsafeBufferPointer<UInt8>, from scanner: inout EtcdReplyScanner) throws(MalformedReply) {
+    switch key {
+    case "response_range":
+      if let range = try scanner.object("response_range", of: EtcdRangeResult.self) { result = .range(range) }
+    case "response_put":
+      if let put = try scanner.object("response_put", of: EtcdPutResult.self) { result = .put(put) }
+    case "response_delete_range":
+      if let delete = try scanner.object("response_delete_range", of: EtcdDeleteResult.self) { result = .delete(delete) }
+    default: try scanner.skipValue()
     }
   }
 }
@@ -137,11 +166,30 @@ package struct EtcdTransactionResult: Sendable, Hashable {
   /// The results of the branch that ran, in order.
   package var results: [EtcdOperationResult]
 
-  /// Reads a `TxnResponse`; `succeeded` is left out when false.
-  init(json object: JSONObject) throws(MalformedReply) {
-    succeeded = try object.bool("succeeded")
-    revision = try object.headerRevision()
-    results = try object.objects("responses").map { (object: JSONObject) throws(MalformedReply) in try EtcdOperationResult(json: object) }
+}
+
+/// Reads a `TxnResponse`; `succeeded` is left out when false.
+extension EtcdTransactionResult: EtcdScannedObject {
+  init() {
+    succeeded = false
+    revision = 0
+    results = []
+  }
+
+  mutating func read(_ key: UnsafeBufferPointer<UInt8>, from scanner: inout EtcdReplyScanner) throws(MalformedReply) {
+    switch key {
+    case "succeeded": succeeded = try scanner.bool("succeeded")
+    case "header": revision = try scanner.headerRevision()
+    case "responses":
+      results = []
+      for element in try scanner.objects("responses", of: EtcdScannedOperationResult.self) {
+        guard let result = element.result else {
+          throw MalformedReply(detail: "a transaction response with none of response_range, response_put, response_delete_range")
+        }
+        results.append(result)
+      }
+    default: try scanner.skipValue()
+    }
   }
 }
 
@@ -163,14 +211,21 @@ extension EtcdClient {
   func runTransaction(
     if compares: [EtcdCompare], then success: [EtcdOperation], else failure: [EtcdOperation], deadline: Duration?
   ) throws(EtcdError) -> (result: EtcdTransactionResult, endpoint: String) {
-    let body: JSONValue = [
-      "compare": .array(compares.map(\.json)),
-      "success": .array(success.map(\.json)),
-      "failure": .array(failure.map(\.json)),
-    ]
+    // Base64 grows the keys and values by a third; each element adds its names.
+    let payload = compares.reduce(0) { $0 + $1.payload } + (success + failure).reduce(0) { $0 + $1.payload }
+    var body = EtcdRequestWriter(capacity: 128 + payload * 4 / 3 + 128 * (compares.count + success.count + failure.count))
+    body.beginArray("compare")
+    for compare in compares { compare.write(into: &body) }
+    body.endArray()
+    body.beginArray("success")
+    for operation in success { operation.write(into: &body) }
+    body.endArray()
+    body.beginArray("failure")
+    for operation in failure { operation.write(into: &body) }
+    body.endArray()
     let isWrite = (success + failure).contains(where: \.isWrite)
-    let call = Call(operation: "transaction", path: "/v3/kv/txn", body: body, isWrite: isWrite, deadline: deadline)
-    let answer = try perform(call)
-    return (try answer.decode { object throws(MalformedReply) in try EtcdTransactionResult(json: object) }, answer.endpoint)
+    let call = Call(operation: "transaction", path: "/v3/kv/txn", body: body.finished(), isWrite: isWrite, deadline: deadline)
+    let (result, endpoint) = try perform(call, reading: EtcdTransactionResult.self)
+    return (result, endpoint)
   }
 }

@@ -19,16 +19,29 @@ package struct EtcdEvent: Sendable, Hashable {
   /// The key before the change, when the watch asked for previous values and there was one.
   package var previous: EtcdKeyValue?
 
-  /// Reads `{"type":"DELETE"?, "kv":{...}, "prev_kv":{...}?}`; a PUT has no `type` (its
-  /// enum value is the zero the gateway leaves out).
-  init(json object: JSONObject) throws(MalformedReply) {
-    switch try object.string("type") {
-    case "", "PUT": kind = .put
-    case "DELETE": kind = .delete
-    case let other: throw MalformedReply(detail: "an event of unknown type \"\(other)\"")
+}
+
+/// Reads `{"type":"DELETE"?, "kv":{...}, "prev_kv":{...}?}`; a PUT has no `type` (its enum
+/// value is the zero the gateway leaves out).
+extension EtcdEvent: EtcdScannedObject {
+  init() {
+    kind = .put
+    keyValue = EtcdKeyValue()
+    previous = nil
+  }
+
+  mutating func read(_ key: UnsafeBufferPointer<UInt8>, from scanner: inout EtcdReplyScanner) throws(MalformedReply) {
+    switch key {
+    case "type":
+      switch try scanner.string("type") {
+      case "", "PUT": kind = .put
+      case "DELETE": kind = .delete
+      case let other: throw MalformedReply(detail: "an event of unknown type \"\(other)\"")
+      }
+    case "kv": keyValue = try scanner.object("kv", of: EtcdKeyValue.self) ?? EtcdKeyValue()
+    case "prev_kv": previous = try scanner.object("prev_kv", of: EtcdKeyValue.self)
+    default: try scanner.skipValue()
     }
-    keyValue = try EtcdKeyValue(json: try object.object("kv") ?? JSONObject())
-    previous = try object.object("prev_kv").map { (object: JSONObject) throws(MalformedReply) in try EtcdKeyValue(json: object) }
   }
 }
 
@@ -43,11 +56,6 @@ package struct EtcdWatchResponse: Sendable, Hashable {
   /// Whether this is a progress notification rather than changes.
   package var isProgressNotification: Bool { events.isEmpty }
 
-  /// Reads a `WatchResponse` (the `result` of a stream message).
-  init(json object: JSONObject) throws(MalformedReply) {
-    revision = try object.headerRevision()
-    events = try object.objects("events").map { (object: JSONObject) throws(MalformedReply) in try EtcdEvent(json: object) }
-  }
 }
 
 /// The parts of a watch message that are about the watch itself rather than changes.
@@ -62,13 +70,6 @@ struct EtcdWatchControl {
   /// etcdserver: invalid auth token`.
   var cancelReason: String
 
-  /// Reads the control fields of a `WatchResponse`.
-  init(json object: JSONObject) throws(MalformedReply) {
-    created = try object.bool("created")
-    canceled = try object.bool("canceled")
-    compactRevision = try object.int64("compact_revision")
-    cancelReason = try object.string("cancel_reason")
-  }
 
   /// The error a canceled watch ends with, from `endpoint`.
   ///
@@ -86,5 +87,29 @@ struct EtcdWatchControl {
       return EtcdServerError(code: code, message: message).error(endpoint: endpoint)
     }
     return .watchCanceled(endpoint: endpoint, reason: cancelReason.isEmpty ? "no reason given" : cancelReason)
+  }
+}
+
+/// One message of a watch stream as the gateway sends it: the `WatchResponse` (events and
+/// header) with the fields about the watch itself.
+struct EtcdWatchMessage: EtcdScannedObject {
+  /// The events and the revision.
+  var response = EtcdWatchResponse(revision: 0, events: [])
+  /// Created, canceled, why.
+  var control = EtcdWatchControl(created: false, canceled: false, compactRevision: 0, cancelReason: "")
+
+  /// Reads `{"header","watch_id","created","canceled","compact_revision","cancel_reason",
+  /// "events"}` (`watch_id` and `fragment` are not used: this client opens one watch per
+  /// stream and never asks for fragments).
+  mutating func read(_ key: UnsafeBufferPointer<UInt8>, from scanner: inout EtcdReplyScanner) throws(MalformedReply) {
+    switch key {
+    case "header": response.revision = try scanner.headerRevision()
+    case "events": response.events = try scanner.objects("events", of: EtcdEvent.self)
+    case "created": control.created = try scanner.bool("created")
+    case "canceled": control.canceled = try scanner.bool("canceled")
+    case "compact_revision": control.compactRevision = try scanner.int64("compact_revision")
+    case "cancel_reason": control.cancelReason = try scanner.string("cancel_reason")
+    default: try scanner.skipValue()
+    }
   }
 }

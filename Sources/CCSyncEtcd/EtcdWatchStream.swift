@@ -75,33 +75,30 @@ package final class EtcdWatchStream: Sendable {
         let reason = canceledByClient.withLock { $0 } ? "canceled by the client" : "the server ended the stream"
         throw .watchEnded(endpoint: endpoint, reason: reason)
       }
-      switch EtcdReply(body: message, status: 200) {
-      case .malformed(let detail):
-        throw .malformedReply(endpoint: endpoint, detail: detail)
-      case .failure(let error):
+      let decoded: EtcdWatchMessage?
+      do throws(MalformedReply) {
+        decoded = try EtcdWatchMessage.decodeReply(message, inStream: true)
+      } catch {
+        throw .malformedReply(endpoint: endpoint, detail: error.detail)
+      }
+      guard let decoded else {
         // An error object ends the stream. A member shutting down sends code 14 `transport
         // is closing`, or (1 run in 25 under load) code 1 `grpc: the client connection is
         // closing`; both are ends of the stream, not errors of the watch.
+        guard case .failure(let error) = EtcdReply(body: message, status: 200) else {
+          throw .malformedReply(endpoint: endpoint, detail: "an error member the client cannot read")
+        }
         let failure = error.error(endpoint: endpoint)
         if case .server = failure {
           throw .watchEnded(endpoint: endpoint, reason: "\(error.message) (gRPC \(EtcdError.codeName(error.code)))")
         }
         throw failure
-      case .success(let object):
-        let control: EtcdWatchControl
-        let watchResponse: EtcdWatchResponse
-        do throws(MalformedReply) {
-          control = try EtcdWatchControl(json: object)
-          watchResponse = try EtcdWatchResponse(json: object)
-        } catch {
-          throw .malformedReply(endpoint: endpoint, detail: error.detail)
-        }
-        if control.canceled { throw control.cancellationError(endpoint: endpoint) }
-        // Another `created` would be a second watch on this stream, which this client never
-        // asks for.
-        if control.created && watchResponse.events.isEmpty { continue }
-        return watchResponse
       }
+      if decoded.control.canceled { throw decoded.control.cancellationError(endpoint: endpoint) }
+      // Another `created` would be a second watch on this stream, which this client never
+      // asks for.
+      if decoded.control.created && decoded.response.events.isEmpty { continue }
+      return decoded.response
     }
   }
 

@@ -1,5 +1,6 @@
 import CCSyncJSON
 import CCSyncSystem
+import Glibc
 
 /// One HTTP/1.1 connection to one endpoint, carrying one request at a time: writes a
 /// request, reads the response head and body (fixed length, chunked with trailers, or until
@@ -93,6 +94,7 @@ package final class HTTPConnection {
         throw failure("status line '\(Self.text(statusLine))'")
       }
       var headers: [HTTPHeader] = []
+      headers.reserveCapacity(12)  // etcd's gateway sends 7 or 8
       while true {
         let line = try readLine(deadline: deadline)
         if line.isEmpty { break }
@@ -163,7 +165,7 @@ package final class HTTPConnection {
   private func readLine(deadline: ContinuousClock.Instant) throws(HTTPError) -> ArraySlice<UInt8> {
     var scanned = 0
     while true {
-      if let newline = buffer[(start + scanned)...].firstIndex(of: UInt8(ascii: "\n")) {
+      if let newline = newlineIndex(from: start + scanned) {
         var end = newline
         if end > start && buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
         let line = buffer[start..<end]
@@ -175,6 +177,17 @@ package final class HTTPConnection {
         throw failure("a line longer than \(HTTPConnection.maximumLineLength) bytes")
       }
       try fill(deadline: deadline)
+    }
+  }
+
+  /// The index of the first line feed in ``buffer`` at or after `offset`, found by `memchr`
+  /// (a byte-at-a-time search of the slice cost as much as the rest of reading a head).
+  private func newlineIndex(from offset: Int) -> Int? {
+    buffer.withUnsafeBufferPointer { bytes in
+      guard offset < bytes.count, let found = memchr(bytes.baseAddress! + offset, Int32(UInt8(ascii: "\n")), bytes.count - offset) else {
+        return nil
+      }
+      return bytes.baseAddress!.distance(to: found.assumingMemoryBound(to: UInt8.self))
     }
   }
 

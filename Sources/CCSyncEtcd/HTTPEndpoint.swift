@@ -12,12 +12,17 @@ package struct HTTPEndpoint: Sendable, Hashable, CustomStringConvertible {
   package let port: Int
   /// Whether the server speaks TLS (`https://`): then its certificate must name ``host``.
   package let isSecure: Bool
+  /// `host:port`, with brackets around an IPv6 address: the form errors and the `Host`
+  /// header use. Made once: every call names its endpoint, in its `Host` header and in the
+  /// answer it returns.
+  package let description: String
 
   /// Creates an endpoint from its parts; `host` is not checked beyond what `connect` does.
   package init(host: String, port: Int, isSecure: Bool = false) {
     self.host = host
     self.port = port
     self.isSecure = isSecure
+    description = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
   }
 
   /// Parses `text` in one of the forms above.
@@ -85,12 +90,6 @@ package struct HTTPEndpoint: Sendable, Hashable, CustomStringConvertible {
       throw .invalidEndpoint(text, reason: "no port; write host:port")
     }
     self.init(host: String(hostPart), port: port, isSecure: isSecure)
-  }
-
-  /// `host:port`, with brackets around an IPv6 address: the form errors and the `Host`
-  /// header use.
-  package var description: String {
-    host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
   }
 }
 

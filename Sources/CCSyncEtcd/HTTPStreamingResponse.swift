@@ -52,8 +52,17 @@ package final class HTTPStreamingResponse {
   package func nextMessage(deadline: ContinuousClock.Instant) throws(HTTPError) -> [UInt8]? {
     while true {
       if let newline = firstNewline(from: scanned) {
-        let line = Array(pending[..<newline])
-        pending.removeSubrange(...newline)
+        let line: [UInt8]
+        if newline == pending.count - 1 {
+          // The common case, a message that ends what was read: the buffer becomes the
+          // message, uncopied.
+          pending.removeLast()
+          line = pending
+          pending = []
+        } else {
+          line = Array(pending[..<newline])
+          pending.removeSubrange(...newline)
+        }
         scanned = 0
         if line.allSatisfy(HTTPStreamingResponse.isBlank) { continue }
         return line
@@ -68,7 +77,7 @@ package final class HTTPStreamingResponse {
         bodyEnded = true
         continue
       }
-      pending += piece
+      if pending.isEmpty { pending = piece } else { pending += piece }
       guard pending.count <= maximumMessageSize else {
         connection.close()
         throw .malformedResponse(endpoint: endpoint, detail: "a message longer than \(maximumMessageSize) bytes")
