@@ -17,7 +17,8 @@ import CCSyncSystem
 ///   and dropping news older than the version recorded (stale news);
 /// - passes each new version through the document's gate before it is reported changed;
 /// - follows the schema that judged the version taken, so a change of the schema alone has
-///   the version kept judged again;
+///   the version last seen judged again: the version kept, reported when it no longer passes;
+///   a version refused before, taken when it passes now;
 /// - waits out ``FollowGrace/invalid`` before it reports a version that is not valid (a
 ///   writer half way through an in-place write), the same for every subscriber;
 /// - reports a refused or invalid version once per version and reason
@@ -157,9 +158,13 @@ package final class DocumentFollower: Sendable {
     switch observation {
     case .unchanged:
       guard hint.schemaMayHaveChanged else { return }
-      if let failure = document.judgeSeenVersionAgain(), document.isFirstReport(of: failure) {
+      switch document.judgeSeenVersionAgain() {
+      case .refused(let failure) where document.isFirstReport(of: failure):
         handler(.rejected(failure))
-      } else {
+      case .passesNow(let json, let rank):
+        handler(.changed(json, rank: rank, cause: "its schema changed and passes the version it refused"))
+        followSchema(of: json)
+      case .refused, .unchanged:
         handler(.schemaChanged)
       }
     case .changed(let json):

@@ -47,6 +47,16 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
     }
   }
 
+  /// Whether this is the gate's verdict on a valid document (refused by its schema or check,
+  /// or its schema unusable), which a change of the schema may turn, rather than a document
+  /// that could not be read or parsed.
+  var isGateVerdict: Bool {
+    switch self {
+    case .rejected, .schemaUnavailable, .invalidSchema: true
+    default: false
+    }
+  }
+
   /// Whether the write happened but its durability is unknown (see ``StoreError/notDurable(path:_:)``).
   var isNotDurable: Bool {
     if case .store(.notDurable) = self { return true }

@@ -166,6 +166,19 @@ package struct VersionTracking {
     return start.seen != nil ? .missing : .unchanged
   }
 
+  /// `version`, the version seen when the gate refused it, passes the gate now (its schema
+  /// changed): recorded as valid, under a new rank.
+  /// - Returns: its rank; `nil` when another version was recorded since.
+  mutating func recordPassing(_ version: SeenVersion) -> Rank? {
+    guard let current = seen, current.identity == version.identity, current.bytes.hasSameBytes(as: version.bytes) else {
+      return nil
+    }
+    generation += 1
+    seen?.problem = nil
+    seen?.reportedProblem = nil
+    return Rank(generation: generation)
+  }
+
   /// Forgets the version seen, so that the next look reports whatever the store holds.
   mutating func forget() {
     seen = nil

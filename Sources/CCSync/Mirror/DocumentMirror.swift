@@ -250,7 +250,7 @@ package final class DocumentMirror: Sendable {
       // In sync, on a version its schema may refuse now: said once, kept, judged again at
       // the next change of a side or of the schema until a version passes (a schema
       // loosened again passes the same version).
-      if let refused = key.judgeSeenVersionAgain() {
+      if case .refused(let refused) = key.judgeSeenVersionAgain() {
         settle(.failed(refused))
         return
       }

@@ -201,4 +201,21 @@ import CCSyncSystem
     #expect(waitUntil { heard.changes.count == 1 }, "\(heard.all)")
     #expect(heard.problems.count == 1, "reported more than once: \(heard.problems)")
   }
+
+  /// A version the schema refused is taken once a change of the schema alone lets it pass: the
+  /// document holds it, and nothing else would bring it to the readers until the next write.
+  /// Tightened again, the schema refuses it once more, and says so.
+  @Test func aVersionRefusedBeforeIsTakenWhenTheSchemaChangesToPassIt() throws {
+    let (schema, store, heard, follower) = try Self.followWithSchema(port: 80)
+    defer { follower.stop() }
+    store.put(#"{"$schema": "./app.schema.json", "port": 70000}"#)
+    #expect(waitUntil { heard.problems.count == 1 }, "\(heard.all)")
+    #expect(heard.changes.isEmpty, "a refused version was taken: \(heard.all)")
+    schema.put(#"{"type": "object", "properties": {"port": {"type": "integer", "maximum": 99999}}}"#)
+    #expect(waitUntil { heard.changes.count == 1 }, "the version that passes now was not taken: \(heard.all)")
+    #expect(heard.changes.first?.objectValue?["port"] == 70000)
+    schema.put(Self.schema)
+    #expect(waitUntil { heard.problems.count == 2 }, "the version taken, refused again, was not reported: \(heard.all)")
+    #expect(heard.changes.count == 1, "\(heard.all)")
+  }
 }
