@@ -149,13 +149,15 @@ def table(bench, raw):
                 continue
             ratios = {floor: ratio(raw, size, key, floor) for floor in FLOORS if floor != key}
             if key == "ccsync":
-                goal = "propagation %s: ccsync p50 within 2x of the C floor that parses (cJSON)" % label
+                # 1 KB: the speed issue's 1.5x; 100 KB keeps the 2x set before it.
+                bound = 1.5 if size == 1024 else 2.0
+                goal = "propagation %s: ccsync p50 within %.1fx of the C floor that parses (cJSON)" % (label, bound)
                 parsing, memmem = ratios["floor-cjson"], ratios["floor"]
                 stricter = "%.2fx the memmem floor" % memmem if memmem is not None else "memmem floor not measured"
                 if parsing is None:
                     bench.goals.append((goal, "not measured", "no cJSON floor; " + stricter))
                 else:
-                    bench.goals.append((goal, "yes" if parsing <= 2 else "no", "%.2fx (%s)" % (parsing, stricter)))
+                    bench.goals.append((goal, "yes" if parsing <= bound else "no", "%.2fx (%s)" % (parsing, stricter)))
                 if size == 1024:
                     bench.goals.append(("propagation 1 KB: ccsync p99 under 1 ms", "yes" if result["p99"] < 0.001 else "no",
                                         "%.3f ms" % (result["p99"] * 1000)))
