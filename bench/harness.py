@@ -18,12 +18,13 @@ import subprocess
 import sys
 import time
 
-from lib import cli, codec, contention, etcd, many, mirror, partition, propagation, sizes, watching
+from lib import cli, codec, contention, etcd, many, mirror, partition, propagation, schema, sizes, watching
 
 BEGIN_MARK = "<!-- bench:begin -->"
 END_MARK = "<!-- bench:end -->"
 STEPS = {"contention": contention.measure, "propagation": propagation.measure, "cli": cli.measure,
-         "sizes": sizes.measure, "watcher": watching.measure, "codec": codec.measure, "etcd": etcd.measure,
+         "sizes": sizes.measure, "watcher": watching.measure, "codec": codec.measure,
+         "schema": schema.measure, "etcd": etcd.measure,
          "mirror": mirror.measure, "many": many.measure, "partition": partition.measure}
 
 
