@@ -175,16 +175,18 @@ import CCSyncSystem
     #expect(try !Pair.texts(of: other).contains("{oops"), "the invalid version crossed")
   }
 
+  /// A gate that refuses a document whose `port` is not a TCP port.
+  static let portGate = DocumentGate { document, _ in
+    guard case .number(let port)? = document.objectValue?["port"], let value = port.int64Value, (1...65535).contains(value) else {
+      throw DocumentGate.Refusal("the port is out of range")
+    }
+  }
+
   /// A version the gate refuses, written on either side, never reaches the other; the next
   /// good version does.
   @Test func aVersionTheGateRefusesNeverCrosses() throws {
-    let gate = DocumentGate { document, _ in
-      guard case .number(let port)? = document.objectValue?["port"], let value = port.int64Value, (1...65535).contains(value) else {
-        throw DocumentGate.Refusal("the port is out of range")
-      }
-    }
     let pair = Pair(file: #"{"port": 80}"#)
-    let mirror = try pair.start(gate: gate)
+    let mirror = try pair.start(gate: Self.portGate)
     defer { mirror.stop() }
     #expect(pair.key == ["port": 80])
 
@@ -207,13 +209,8 @@ import CCSyncSystem
   /// file: each is reported once, however often the mirror retries (a check's refusal is
   /// retried every second), and the next good version crosses.
   @Test func eachRefusedVersionIsReportedOnce() throws {
-    let gate = DocumentGate { document, _ in
-      guard case .number(let port)? = document.objectValue?["port"], let value = port.int64Value, (1...65535).contains(value) else {
-        throw DocumentGate.Refusal("the port is out of range")
-      }
-    }
     let pair = Pair(file: #"{"port": 80}"#)
-    let mirror = try pair.start(gate: gate)
+    let mirror = try pair.start(gate: Self.portGate)
     defer { mirror.stop() }
     #expect(pair.key == ["port": 80])
     var expected = 0
