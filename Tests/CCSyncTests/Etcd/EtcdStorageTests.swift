@@ -431,7 +431,16 @@ extension EtcdTests {
         reloads.count == 1
           && (reloads[0].contains("etcd: watching from revision \(last + 1)") || reloads[0].contains("(requested)")),
         "\(reloads)")
-      #expect(probe.errors.isEmpty, "\(probe.errors)")
+      // The one error allowed: the watch's first news (the key missing, read before the
+      // update) may reach the storage only after the member stopped, on a loaded machine.
+      // News of a missing key carries no revision to compare, so that look reads the key,
+      // and the read finds the only member stopped. Anything else is a defect.
+      let stopped = cluster.endpoints[0]
+      #expect(
+        probe.errors.allSatisfy { error in
+          guard case .store(.unreachable(let why)) = error else { return false }
+          return why.contains(stopped)
+        }, "\(probe.errors)")
     }
   }
 }
