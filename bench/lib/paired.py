@@ -14,6 +14,9 @@ PAIRS = [
     ("ccsync", "ccsync-no-history", "history kept (20 versions) time / history off time", 1.05, "durable"),
     ("ccsync-schema", "ccsync", "checked against a 20-field schema time / unchecked time", 1.10, "durable"),
     ("ccsync-relaxed", "ccsync-relaxed-no-history", "relaxed: history kept time / history off time", None, "relaxed"),
+    # The same pair for the C floor, both sides reading `keep` as ccsync does: beside the
+    # first row, whether the floor's history costs it what ccsync's costs ccsync.
+    ("floor", "floor-keep-0", "C floor: history kept time / history off (`--keep 0`) time", None, "durable"),
 ]
 
 

@@ -27,11 +27,15 @@
  *
  * Modes (each prints "ready" and waits for a line on stdin before it starts, prints "done" at
  * the end):
- *   floor increment FILE [--relaxed] [--bare] [--history]
+ *   floor increment FILE [--relaxed] [--bare] [--history] [--keep N]
  *                                                for each line N on stdin, N counter
  *                                                increments, then "done"; ends at end of input;
  *                                                --history keeps the replaced versions as
- *                                                ccsync does by default (floor_history.h)
+ *                                                ccsync does by default (floor_history.h);
+ *                                                --keep N writes N to the history's `keep`
+ *                                                file first, as `ccsync-bench bench-worker
+ *                                                --keep N` does (0: the history is off, and
+ *                                                each write reads `keep` to learn so)
  *   floor timed-writer FILE COUNT BYTES INTERVAL_US
  *       COUNT saves of {"sequence": N, "sentAt": T, "payload": "x..."} (about BYTES long),
  *       durable, INTERVAL_US apart; after "done" prints one "SEQUENCE RENAME_NS" line per save,
@@ -267,7 +271,7 @@ static void wait_for_start(void) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: floor increment FILE [--relaxed] [--bare] [--history]\n"
+  fprintf(stderr, "usage: floor increment FILE [--relaxed] [--bare] [--history] [--keep N]\n"
                   "       floor timed-writer FILE COUNT BYTES INTERVAL_US\n"
                   "       floor churn FILE SECONDS\n");
   return 64;
@@ -282,10 +286,14 @@ int main(int argc, char **argv) {
   struct history kept;
   for (int i = 3; i < argc; i++) {
     if (strcmp(argv[i], "--bare") == 0) bare = 1;
-    if (strcmp(argv[i], "--history") == 0) {
+    if (strcmp(argv[i], "--history") == 0 || strcmp(argv[i], "--keep") == 0) {
       const char *slash = strrchr(t.path, '/');
       history_init(&kept, t.directory, slash ? slash + 1 : t.path);
       history = &kept;
+    }
+    if (strcmp(argv[i], "--keep") == 0) {
+      if (i + 1 >= argc) return usage();
+      history_set_keep(&kept, atol(argv[++i]));
     }
   }
   if (strcmp(argv[1], "increment") == 0) {

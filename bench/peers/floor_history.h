@@ -21,8 +21,8 @@ struct history {
   dev_t log_device; ino_t log_inode; off_t log_size;
   long last_id, lines;
   dev_t last_device; ino_t last_inode;
-  /* The write in progress. */
-  int log_file; long kept_id, window;
+  /* The write in progress; `off` when `keep` says 0 (nothing kept, nothing logged). */
+  int log_file, off; long kept_id, window;
   char to_remove[2 * PATH_MAX + 64];
 };
 
@@ -32,6 +32,17 @@ static void history_init(struct history *h, const char *directory, const char *n
   snprintf(h->log, sizeof h->log, "%s/versions.log", h->folder);
   snprintf(h->keep, sizeof h->keep, "%s/keep", h->folder);
   h->log_file = -1;
+}
+
+/* --keep N: writes N to the history's `keep` file, as ccsync's `--keep N` does. */
+static void history_set_keep(struct history *h, long window) {
+  if (mkdir(h->folder, 0755) != 0 && errno != EEXIST) die("mkdir", h->folder);
+  int keep = open(h->keep, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (keep < 0) die("open", h->keep);
+  char text[32];
+  int length = snprintf(text, sizeof text, "%ld\n", window);
+  write_all(keep, text, (size_t)length, h->keep);
+  close(keep);
 }
 
 /* The id, device and inode of the last complete line of `text`, and its line count. */
@@ -64,8 +75,13 @@ static void history_keep_replaced(struct history *h, const char *path, const str
   if (stat(h->keep, &status) == 0) {
     char text[32] = {0};
     int keep = open(h->keep, O_RDONLY | O_CLOEXEC);
-    if (keep >= 0) { if (read(keep, text, sizeof text - 1) > 0) h->window = atol(text); close(keep); }
+    if (keep >= 0) {  /* its fstat too, as ccsync reads a file of the size it is */
+      if (fstat(keep, &status) == 0 && read(keep, text, sizeof text - 1) > 0) h->window = atol(text);
+      close(keep);
+    }
   }
+  h->off = h->window == 0;
+  if (h->off) return;  /* as ccsync with `--keep 0`: the history is off, nothing else to do */
   h->log_file = open(h->log, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
   if (h->log_file < 0 && errno == ENOENT) {
     if (mkdir(h->folder, 0755) != 0 && errno != EEXIST) die("mkdir", h->folder);
@@ -123,6 +139,7 @@ static void history_compact(struct history *h, off_t size) {
 
 /* Under the lock, after the rename: logs the new version (`written`, the new file's status). */
 static void history_record(struct history *h, const struct stat *written) {
+  if (h->off) return;
   static char author[256];
   if (!author[0]) {
     char host[128] = "localhost";
@@ -170,6 +187,7 @@ static void *remover(void *unused) {
 }
 
 static void history_remove_old(struct history *h, void (*overlap_with)(void *), void *context) {
+  if (h->off) { if (overlap_with) overlap_with(context); return; }
   if (!overlap_with) { unlink(h->to_remove); return; }
   if (!remover_started) {
     pthread_t thread;
