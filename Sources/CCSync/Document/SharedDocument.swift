@@ -195,14 +195,21 @@ public final class SharedDocument: Sendable {
   /// over it.
   ///
   /// `current`, when the store's news of the change came with the version (an etcd watch
-  /// event), is taken instead of reading, unless its identity proves it older than the
-  /// version recorded (stale news: `.unchanged`); a race is then looked at again by reading.
+  /// event), is taken instead of reading, on every attempt. News whose order (a revision) is
+  /// below the version recorded is stale (`.unchanged`): this process wrote after the change
+  /// it tells of, before it was handed on.
   func readIfChangedTracked(
-    contentMayDiffer: Bool = false, current: ChangeHint.CurrentVersion? = nil
+    contentMayDiffer: Bool = false, current news: ChangeHint.CurrentVersion? = nil
   ) -> (observation: Observation, rank: VersionTracking.Rank?) {
-    var news = current
+    let newsOrder = news?.order
     return RacingReadPolicy.run(fallback: (.unchanged, nil)) { isLastAttempt -> (Observation, VersionTracking.Rank?)? in
       let start = tracking.withLock(\.readStart)
+      // Stale news: the news of what followed is still to come, and taken, this would move the
+      // value back. A retry after a race with this process's own write judges the same news
+      // against that write: stale now, or the same revision (the same version), or newer. It
+      // reads no more than the first attempt did (a read that, with the store unreachable,
+      // would report an error for nothing).
+      if let newsOrder, let order = start.seen?.identity.order, newsOrder < order { return (.unchanged, nil) }
       let version: StoredVersion
       do throws(StoreError) {
         // The identity check decides alone only when contents cannot differ under the same
@@ -213,18 +220,12 @@ public final class SharedDocument: Sendable {
         let found: StoredVersion?
         switch news {
         case .version(let carried)?:
-          // News older than the version recorded (this process wrote after the change it
-          // tells of, before it was handed on) is stale: the news of what followed is still
-          // to come. Taken, it would move the value back.
-          if let seen = start.seen, carried.identity.precedes(seen.identity) { return (.unchanged, nil) }
           found = carried
         case .missing?:
-          // A delete's news tells no revision to compare: look.
-          found = start.seen == nil ? nil : try store.read()
+          found = start.seen == nil ? nil : try store.read()  // look: a put may have followed
         case nil:
           found = try store.read()
         }
-        news = nil
         guard let read = found else {
           guard let observation = tracking.withLock({ $0.observeMissing(since: start, isLastAttempt: isLastAttempt) })
           else { return nil }

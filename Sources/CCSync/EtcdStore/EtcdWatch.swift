@@ -340,7 +340,7 @@ private struct WatchLoop: Sendable {
           let (keyValue, revision) = try client.get(key)
           position.next = revision + 1
           position.exists = keyValue != nil
-          let news = watch.news(hint(for: keyValue, description: "etcd: watching from revision \(revision + 1)"), revision: revision)
+          let news = watch.news(hint(for: keyValue, at: revision, description: "etcd: watching from revision \(revision + 1)"), revision: revision)
           if turn(news, at: position) == .replaced { return .replaced }
         }
         let stream: EtcdWatchStream
@@ -405,7 +405,7 @@ private struct WatchLoop: Sendable {
         if missed {
           let what = keyValue.map { "change at revision \($0.modRevision)" } ?? "delete"
           position.next = revision + 1
-          let news = watch.news(hint(for: keyValue, description: "etcd: \(what) read after the stream fell silent"), revision: revision)
+          let news = watch.news(hint(for: keyValue, at: revision, description: "etcd: \(what) read after the stream fell silent"), revision: revision)
           return turn(news, at: position) == .replaced ? .takenOver(withStream: false) : .stalled
         }
         continue
@@ -417,7 +417,7 @@ private struct WatchLoop: Sendable {
       position.next = max(position.next ?? 0, last.keyValue.modRevision + 1)
       position.exists = last.kind != .delete
       let current: ChangeHint.CurrentVersion =
-        last.kind == .delete ? .missing : .version(StoredVersion(last.keyValue))
+        last.kind == .delete ? .missing(asOf: last.keyValue.modRevision) : .version(StoredVersion(last.keyValue))
       let news = watch.news(
         ChangeHint(
           contentMayDiffer: true, isRequestedRecheck: false,
@@ -441,10 +441,10 @@ private struct WatchLoop: Sendable {
     }
   }
 
-  /// A hint carrying what a read found.
-  private func hint(for keyValue: EtcdKeyValue?, description: String) -> ChangeHint {
+  /// A hint carrying what a read at `revision` found.
+  private func hint(for keyValue: EtcdKeyValue?, at revision: Int64, description: String) -> ChangeHint {
     ChangeHint(
       contentMayDiffer: true, isRequestedRecheck: false, description: description,
-      current: keyValue.map { .version(StoredVersion($0)) } ?? .missing)
+      current: keyValue.map { .version(StoredVersion($0)) } ?? .missing(asOf: revision))
   }
 }

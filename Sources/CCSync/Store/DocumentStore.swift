@@ -87,8 +87,8 @@ package struct StoredVersion: Sendable, Equatable {
 }
 
 /// What tells one version of a store's document from another without comparing bytes, as
-/// the store defines it: the document layer only compares identities and asks whether one
-/// proves its version older (``precedes(_:)``). The store puts its own description in
+/// the store defines it: the document layer only compares identities and their orders (a
+/// lower ``order`` is an older version). The store puts its own description in
 /// (``VersionToken``: a file's device, inode, size and times; a key's revision) and takes it
 /// out again (``token(as:)``), and says where the version stands in its order of versions
 /// when it has one (``order``). `Sendable`.
@@ -116,13 +116,6 @@ package struct VersionIdentity: Hashable, Sendable {
   /// The store's description, when it is a `T`.
   package func token<T: VersionToken>(as type: T.Type) -> T? {
     token as? T
-  }
-
-  /// Whether this identity proves its version older than `other`'s: both ordered, this one
-  /// lower. Identities without an order prove nothing: `false`.
-  func precedes(_ other: VersionIdentity) -> Bool {
-    guard let order, let otherOrder = other.order else { return false }
-    return order < otherOrder
   }
 
   package static func == (lhs: VersionIdentity, rhs: VersionIdentity) -> Bool {
@@ -209,8 +202,18 @@ package struct ChangeHint: Sendable, CustomStringConvertible {
   package enum CurrentVersion: Sendable {
     /// This version.
     case version(StoredVersion)
-    /// No version: the document was deleted.
-    case missing
+    /// No version: the document was deleted, or found missing, as of order `asOf` of an
+    /// ordered store (an etcd revision) when known. News of a version missing as of an order
+    /// below the version a process recorded is older than that version: stale.
+    case missing(asOf: Int64?)
+
+    /// The order of the version this news tells of (an etcd revision), when it has one.
+    package var order: Int64? {
+      switch self {
+      case .version(let version): version.identity.order
+      case .missing(let asOf): asOf
+      }
+    }
   }
 }
 

@@ -62,7 +62,7 @@ final class MemoryStore: DocumentStore, @unchecked Sendable {
   /// `carriesVersion` false only that something changed, as a file's event says.
   static func news(of version: StoredVersion?, carriesVersion: Bool = true) -> ChangeHint {
     var hint = ChangeHint(contentMayDiffer: false, isRequestedRecheck: false, description: version == nil ? "memory delete" : "memory write")
-    if carriesVersion { hint.current = version.map { .version($0) } ?? .missing }
+    if carriesVersion { hint.current = version.map { .version($0) } ?? .missing(asOf: nil) }
     return hint
   }
 
