@@ -57,6 +57,15 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
     }
   }
 
+  /// Whether the store could not be asked (no member answered, or the cluster failed the
+  /// call): a fact about the store, not about the document it holds, which stays as it was.
+  var isStoreUnavailable: Bool {
+    switch self {
+    case .store(.unreachable), .store(.cluster): true
+    default: false
+    }
+  }
+
   /// Whether the write happened but its durability is unknown (see ``StoreError/notDurable(path:_:)``).
   var isNotDurable: Bool {
     if case .store(.notDurable) = self { return true }

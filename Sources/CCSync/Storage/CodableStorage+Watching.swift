@@ -43,9 +43,12 @@ extension CodableStorage {
     }
   }
 
-  /// Records that the version found is not taken (``fileState`` says why) and reports it.
+  /// Records that the version found is not taken (``fileState`` says why) and reports it. A
+  /// look that could not ask the store (no member answered) is reported, and ``fileState``
+  /// stays what the last look learned: it says nothing of the document. (A first read that
+  /// cannot ask says so in ``fileState``, as nothing is known of the document then.)
   func keepValue(refusing error: StorageError) {
-    state.withLock { $0.fileState = .invalid(error.description) }
+    if !error.isStoreUnavailable { state.withLock { $0.fileState = .invalid(error.description) } }
     report(error)
   }
 }

@@ -172,6 +172,24 @@ extension EtcdTests {
       #expect(storage.wrappedValue.counter == 5)
     }
 
+    /// A look that must read the key and finds no member is reported (`onError`,
+    /// `lastError`), and keeps the value and `fileState`: an unreachable cluster says nothing
+    /// of the document.
+    @Test func aLookThatFindsNoMemberKeepsTheValueAndTheFileState() throws {
+      let cluster = try EtcdCluster()
+      defer { cluster.shutdown() }
+      let storage = storage(cluster)
+      let probe = ReloadProbe(storage)
+      try storage.update { $0.counter = 5 }
+      try cluster.stop(0)
+      storage.storeMayHaveChanged(ChangeHint(contentMayDiffer: true, isRequestedRecheck: false, description: "a look"))
+      #expect(probe.errors.count == 1)
+      if case .store(.unreachable)? = probe.errors.first {} else { Issue.record("expected unreachable: \(probe.errors)") }
+      #expect(storage.lastError?.description == probe.errors.first?.description)
+      #expect(storage.fileState == .valid)
+      #expect(storage.wrappedValue.counter == 5)
+    }
+
     /// Invalid JSON put by another writer is reported (once) and the value kept; a value over
     /// the cluster's size limit is reported, stays pending, and crashes nothing.
     @Test func invalidJSONAndAnOversizedValueAreReportedAndNothingIsLost() throws {
