@@ -154,7 +154,7 @@ public final class SharedDocument: Sendable {
   func readTracked() throws(StorageError) -> (value: JSONValue?, rank: VersionTracking.Rank?, identity: VersionIdentity?) {
     try RacingReadPolicy.run(fallback: (nil, nil, nil)) {
       isLastAttempt throws(StorageError) -> (JSONValue?, VersionTracking.Rank?, VersionIdentity?)? in
-      let start = tracking.withLock(\.readStart)
+      let start = tracking.withLock { $0.readStart }
       guard let version = try storeCall({ () throws(StoreError) in try store.read() }) else { return (nil, nil, nil) }
       let parsed: VersionTracking.ParsedVersion
       do throws(StorageError) {
@@ -202,7 +202,7 @@ public final class SharedDocument: Sendable {
   ) -> (observation: Observation, rank: VersionTracking.Rank?) {
     var news = current
     return RacingReadPolicy.run(fallback: (.unchanged, nil)) { isLastAttempt -> (Observation, VersionTracking.Rank?)? in
-      let start = tracking.withLock(\.readStart)
+      let start = tracking.withLock { $0.readStart }
       let version: StoredVersion
       do throws(StoreError) {
         // The identity check decides alone only when contents cannot differ under the same
