@@ -5,8 +5,8 @@ import Glibc
 ///
 /// `@unchecked Sendable`: the pthread mutex and condition are themselves thread-safe; the
 /// state callers guard with them must only be touched inside ``withLock(_:)``.
-package final class ConditionLock: @unchecked Sendable {
-  private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+public final class ConditionLock: @unchecked Sendable {
+  @usableFromInline let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
   private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
   package init() {
@@ -25,8 +25,10 @@ package final class ConditionLock: @unchecked Sendable {
     mutex.deallocate()
   }
 
-  /// Runs `body` holding the mutex.
-  package func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+  /// Runs `body` holding the mutex. `@inlinable` and `public`, so each caller gets it
+  /// specialised (see ``Protected``).
+  @inlinable
+  public func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
     pthread_mutex_lock(mutex)
     defer { pthread_mutex_unlock(mutex) }
     return try body()

@@ -145,7 +145,7 @@ package final class DocumentFollower: Sendable {
 
   /// One look, for the merged `hint`, on the calling thread.
   func look(_ hint: ChangeHint) {
-    guard !state.withLock(\.stopped) else { return }
+    guard !state.withLock({ $0.stopped }) else { return }
     if let refusal = hint.refusal {
       let isNew = state.withLock { state -> Bool in
         defer { state.reportedRefusal = refusal.description }
@@ -187,7 +187,7 @@ package final class DocumentFollower: Sendable {
       case .possible, .likely:
         // Looked at again after the grace; an event meanwhile starts it anew (see
         // ``ChangeHint/merged(with:)``).
-        state.withLock(\.watch)?.recheck(after: FollowGrace.invalid)
+        state.withLock { $0.watch }?.recheck(after: FollowGrace.invalid)
       }
     }
   }

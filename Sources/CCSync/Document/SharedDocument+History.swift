@@ -46,7 +46,7 @@ extension SharedDocument {
     let bytes = try contents(ofVersion: id)
     let target = try parse(bytes)
     let writer = DocumentCommit(
-      document: self, generationBeforeRead: tracking.withLock(\.generation), note: WriteNote(rollbackOf: id)
+      document: self, generationBeforeRead: tracking.withLock { $0.generation }, note: WriteNote(rollbackOf: id)
     ) { found in
       let current = try self.currentVersion(found, policy: .fail)
       let document: JSONValue

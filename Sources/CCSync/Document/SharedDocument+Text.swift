@@ -16,7 +16,7 @@ extension SharedDocument {
   public func replaceText(_ text: [UInt8], ifUnchangedFrom original: [UInt8]?, wait: ContentionWait = .forever) throws(StorageError) -> Bool {
     let given = try parse(text)
     var written = false
-    let writer = DocumentCommit(document: self, generationBeforeRead: tracking.withLock(\.generation)) { found in
+    let writer = DocumentCommit(document: self, generationBeforeRead: tracking.withLock { $0.generation }) { found in
       if let original {
         guard let found, found.bytes.hasSameBytes(as: original) else { return .abandon }
       }

@@ -82,7 +82,7 @@ extension SharedDocument {
   /// printed pretty, even when it equals the current document in meaning).
   /// - Throws: as ``update(wait:invalidFile:_:)``.
   public func replace(with value: JSONValue, wait: ContentionWait = .forever) throws {
-    let writer = DocumentCommit(document: self, generationBeforeRead: tracking.withLock(\.generation)) { _ in
+    let writer = DocumentCommit(document: self, generationBeforeRead: tracking.withLock { $0.generation }) { _ in
       let text = SharedDocument.printed(value)
       try SharedDocument.checkNesting(text.nesting, name: self.name)
       if self.gate.mayApply(to: value) { try self.judgeByGate(value, bytes: text.bytes) }
@@ -95,7 +95,7 @@ extension SharedDocument {
   fileprivate func commit(_ batch: [GroupCommit.Request], wait: ContentionWait) throws {
     let policy: InvalidFilePolicy = batch.contains { $0.invalidFile == .fail } ? .fail : .preserveAndReplace
     // Taken before the read: what a reader records after it may be older or newer.
-    let writer = DocumentCommit(document: self, generationBeforeRead: tracking.withLock(\.generation)) { found in
+    let writer = DocumentCommit(document: self, generationBeforeRead: tracking.withLock { $0.generation }) { found in
       var current: CurrentVersion
       do {
         current = try self.currentVersion(found, policy: policy)

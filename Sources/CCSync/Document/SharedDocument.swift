@@ -154,7 +154,7 @@ public final class SharedDocument: Sendable {
   func readTracked() throws(StorageError) -> (value: JSONValue?, rank: VersionTracking.Rank?, identity: VersionIdentity?) {
     try RacingReadPolicy.run(fallback: (nil, nil, nil)) {
       isLastAttempt throws(StorageError) -> (JSONValue?, VersionTracking.Rank?, VersionIdentity?)? in
-      let start = tracking.withLock(\.readStart)
+      let start = tracking.withLock { $0.readStart }
       guard let version = try storeCall({ () throws(StoreError) in try store.read() }) else { return (nil, nil, nil) }
       let parsed: VersionTracking.ParsedVersion
       do throws(StorageError) {
@@ -203,7 +203,7 @@ public final class SharedDocument: Sendable {
   ) -> (observation: Observation, rank: VersionTracking.Rank?) {
     let newsOrder = news?.order
     return RacingReadPolicy.run(fallback: (.unchanged, nil)) { isLastAttempt -> (Observation, VersionTracking.Rank?)? in
-      let start = tracking.withLock(\.readStart)
+      let start = tracking.withLock { $0.readStart }
       // Stale news: the news of what followed is still to come, and taken, this would move the
       // value back. A retry after a race with this process's own write judges the same news
       // against that write: stale now, or the same revision (the same version), or newer. It

@@ -210,7 +210,7 @@ final class SharedKeyWatch: Sendable {
     handOver.stop(waiting: false)
   }
 
-  fileprivate var isCancelled: Bool { state.withLock(\.cancelled) }
+  fileprivate var isCancelled: Bool { state.withLock { $0.cancelled } }
 
   /// Records the canceller of a new stream; `false` when the watch was stopped meanwhile.
   fileprivate func adopt(_ canceller: EtcdWatchCanceller) -> Bool {

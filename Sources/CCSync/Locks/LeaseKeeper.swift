@@ -82,7 +82,7 @@ public final class LeaseKeeper: Sendable {
   }
 
   /// Why the lease (and what it holds) is lost, once it is; `nil` while it is kept.
-  public var lostReason: String? { state.withLock(\.lost) }
+  public var lostReason: String? { state.withLock { $0.lost } }
 
   /// Calls `handler` once, with the reason, when the lease is lost: at once (on this thread)
   /// if it is lost already, otherwise on the thread that notices the loss (the renewing one,
@@ -161,7 +161,7 @@ public final class LeaseKeeper: Sendable {
     }
   }
 
-  private var isStopped: Bool { state.withLock(\.stopped) }
+  private var isStopped: Bool { state.withLock { $0.stopped } }
 
   private func renew(client: EtcdClient, grantedAt: ContinuousClock.Instant) {
     var expiresAt = grantedAt + .seconds(ttl)

@@ -239,14 +239,14 @@ package final class DocumentMirror: Sendable {
 
   /// One sync: read both sides, merge, write, record. Errors are reported, never thrown.
   private func sync() {
-    guard !state.withLock(\.stopped) else { return }
+    guard !state.withLock({ $0.stopped }) else { return }
     let outcome: Outcome
     do {
       outcome = try syncOnce()
     } catch {
       outcome = .failed(error)
     }
-    if case .done = outcome, state.withLock(\.refusalSeen) {
+    if case .done = outcome, state.withLock({ $0.refusalSeen }) {
       // In sync, on a version its schema may refuse now: said once, kept, judged again at
       // the next change of a side or of the schema until a version passes (a schema
       // loosened again passes the same version).
@@ -569,7 +569,7 @@ package final class DocumentMirror: Sendable {
     var problem = describeProblem(error)
     switch error {
     case .rejected:
-      problem.versions = state.withLock(\.versionsRead)
+      problem.versions = state.withLock { $0.versionsRead }
       problem.isRetried = key.gate.check != nil
       if !problem.isRetried {
         problem.message = "\(error); not mirrored, the other side keeps its version until a side or the schema changes"

@@ -262,7 +262,7 @@ package final class FleetStatusReporter: Sendable {
     if let keeper { try? client.revokeLease(keeper.leaseID, deadline: .seconds(1)) }
   }
 
-  private var isStopped: Bool { state.withLock(\.stopped) }
+  private var isStopped: Bool { state.withLock { $0.stopped } }
 
   private func call<Result>(_ body: () throws(EtcdError) -> Result) throws(StoreError) -> Result {
     do {
