@@ -78,14 +78,17 @@ extension EtcdClient {
       var someRefusedForNow = false
       var position = 0
       while position < order.count {
-        // The next endpoint tried is the first of those left to connect.
-        switch connectedFirst(Array(order[position...]), deadline: deadline) {
-        case .inOrder(let rest):
-          order = Array(order[..<position]) + rest
-        case .noneConnected(let unreachable):
-          failures += unreachable
-          position = order.count
-          continue
+        // The next endpoint tried is the first of those left to connect (the last one left
+        // is simply tried).
+        if order.count - position > 1 {
+          switch connectedFirst(Array(order[position...]), deadline: deadline) {
+          case .inOrder(let rest):
+            order = Array(order[..<position]) + rest
+          case .noneConnected(let unreachable):
+            failures += unreachable
+            position = order.count
+            continue
+          }
         }
         let endpoint = order[position]
         let now = ContinuousClock.now
@@ -225,10 +228,12 @@ extension EtcdClient {
 
   /// The request header fields: JSON, and the token when there is one.
   static func headers(token: String?) -> [HTTPHeader] {
-    var headers = [HTTPHeader(name: "Content-Type", value: "application/json")]
-    if let token { headers.append(HTTPHeader(name: "Authorization", value: token)) }
-    return headers
+    guard let token else { return jsonHeaders }
+    return jsonHeaders + [HTTPHeader(name: "Authorization", value: token)]
   }
+
+  /// `Content-Type: application/json` alone, made once: most calls send no token.
+  private static let jsonHeaders = [HTTPHeader(name: "Content-Type", value: "application/json")]
 
   /// What an HTTP failure means for `call`: try the next endpoint, or (a write that may
   /// have been applied) stop with ``EtcdError/outcomeUnknown(endpoint:operation:reason:)``,
@@ -264,6 +269,7 @@ extension EtcdClient {
   /// The endpoints, starting with the preferred one.
   func endpointsInTurn() -> [HTTPEndpoint] {
     let first = preferredEndpoint.withLock { $0 }
+    if first == 0 { return endpoints }
     return endpoints.indices.map { endpoints[(first + $0) % endpoints.count] }
   }
 

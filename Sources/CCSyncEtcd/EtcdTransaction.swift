@@ -212,7 +212,7 @@ extension EtcdClient {
     if compares: [EtcdCompare], then success: [EtcdOperation], else failure: [EtcdOperation], deadline: Duration?
   ) throws(EtcdError) -> (result: EtcdTransactionResult, endpoint: String) {
     // Base64 grows the keys and values by a third; each element adds its names.
-    let payload = compares.reduce(0) { $0 + $1.payload } + (success + failure).reduce(0) { $0 + $1.payload }
+    let payload = compares.reduce(0) { $0 + $1.payload } + success.reduce(0) { $0 + $1.payload } + failure.reduce(0) { $0 + $1.payload }
     var body = EtcdRequestWriter(capacity: 128 + payload * 4 / 3 + 128 * (compares.count + success.count + failure.count))
     body.beginArray("compare")
     for compare in compares { compare.write(into: &body) }
@@ -223,7 +223,7 @@ extension EtcdClient {
     body.beginArray("failure")
     for operation in failure { operation.write(into: &body) }
     body.endArray()
-    let isWrite = (success + failure).contains(where: \.isWrite)
+    let isWrite = success.contains(where: \.isWrite) || failure.contains(where: \.isWrite)
     let call = Call(operation: "transaction", path: "/v3/kv/txn", body: body.finished(), isWrite: isWrite, deadline: deadline)
     let (result, endpoint) = try perform(call, reading: EtcdTransactionResult.self)
     return (result, endpoint)

@@ -56,7 +56,7 @@ extension HTTPClient {
   /// Whether the pool holds an idle connection to `endpoint` (it may since have been closed
   /// by the server; ``send(_:to:deadline:idempotent:)`` checks before using it).
   package func hasIdleConnection(to endpoint: HTTPEndpoint) -> Bool {
-    idleConnectionUses(to: endpoint).isEmpty == false
+    idle.withLock { !$0.connections(to: endpoint).isEmpty }
   }
 }
 

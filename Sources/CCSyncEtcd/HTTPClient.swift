@@ -42,7 +42,7 @@ package final class HTTPClient: Sendable {
   /// Idle connections kept per endpoint beyond those in use.
   package let maximumIdlePerEndpoint = 4
   /// Idle connections by endpoint, the most recently used last.
-  private let idle = Protected<[HTTPEndpoint: [HTTPConnection]]>([:])
+  let idle = Protected(HTTPIdleConnections())
 
   /// Creates a client with an empty pool.
   /// - Parameters:
@@ -107,23 +107,19 @@ package final class HTTPClient: Sendable {
 
   /// Closes the idle connections to `endpoint`, or to every endpoint when `nil`.
   package func closeIdleConnections(to endpoint: HTTPEndpoint? = nil) {
-    let closing = idle.withLock { pool -> [HTTPConnection] in
-      if let endpoint { return pool.removeValue(forKey: endpoint) ?? [] }
-      defer { pool = [:] }
-      return pool.values.flatMap { $0 }
-    }
+    let closing = idle.withLock { $0.removeAll(for: endpoint) }
     for connection in closing { connection.close() }
   }
 
   /// For each idle connection to `endpoint` in the pool, how many requests it has carried
   /// (for tests and diagnostics: one connection with a growing count is keep-alive at work).
   package func idleConnectionUses(to endpoint: HTTPEndpoint) -> [Int] {
-    idle.withLock { $0[endpoint]?.map(\.completedExchanges) ?? [] }
+    idle.withLock { $0.connections(to: endpoint).map(\.completedExchanges) }
   }
 
   /// An idle connection to `endpoint` that the server has not closed (rule 1), or a new one.
   private func checkOut(_ endpoint: HTTPEndpoint, deadline: ContinuousClock.Instant) throws(HTTPError) -> HTTPConnection {
-    while let candidate = idle.withLock({ $0[endpoint]?.popLast() }) {
+    while let candidate = idle.withLock({ $0.popLast(for: endpoint) }) {
       if !candidate.stream.hasPendingInput { return candidate }
       candidate.close()
     }
@@ -136,13 +132,7 @@ package final class HTTPClient: Sendable {
       connection.close()
       return
     }
-    let kept = idle.withLock { pool -> Bool in
-      var list = pool[connection.endpoint] ?? []
-      guard list.count < maximumIdlePerEndpoint else { return false }
-      list.append(connection)
-      pool[connection.endpoint] = list
-      return true
-    }
+    let kept = idle.withLock { $0.append(connection, limit: maximumIdlePerEndpoint) }
     if !kept { connection.close() }
   }
 

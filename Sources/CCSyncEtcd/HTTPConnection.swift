@@ -74,8 +74,7 @@ package final class HTTPConnection {
       guard count <= maximumBodySize else { throw failure("a body of \(count) bytes, more than the \(maximumBodySize) allowed") }
       body.reserveCapacity(count)
     }
-    while let piece = try readBodyPiece(&reader, deadline: deadline) {
-      body += piece
+    while try appendBodyPiece(&reader, to: &body, deadline: deadline) {
       guard body.count <= maximumBodySize else { throw failure("a body of more than \(maximumBodySize) bytes") }
     }
     // Bytes beyond the response were not asked for: the stream is out of step.
@@ -84,7 +83,9 @@ package final class HTTPConnection {
     return HTTPResponse(head: head, body: body, trailers: reader.trailers)
   }
 
-  /// Reads a response's status line and header fields, skipping interim `1xx` responses.
+  /// Reads a response's status line and header fields, skipping interim `1xx` responses;
+  /// of the fields, only those that delimit the body or close the connection are kept
+  /// (``HTTPFramingFields``).
   /// - Throws: `noResponse` when the stream ends or fails first, `malformedResponse` when
   ///   the head breaks HTTP/1.1.
   package func readHead(deadline: ContinuousClock.Instant) throws(HTTPError) -> HTTPResponseHead {
@@ -93,22 +94,19 @@ package final class HTTPConnection {
       guard let parsed = HTTPHeadSyntax.statusLine(statusLine) else {
         throw failure("status line '\(Self.text(statusLine))'")
       }
-      var headers: [HTTPHeader] = []
-      headers.reserveCapacity(12)  // etcd's gateway sends 7 or 8
+      var fields = HTTPFramingFields()
       while true {
         let line = try readLine(deadline: deadline)
         if line.isEmpty { break }
-        headers.append(try parseField(line))
+        guard fields.add(line) else { throw failure("header field '\(Self.text(line))'") }
       }
       // 101 would switch protocols, which this client never asks for; other 1xx are interim.
       if (100..<200).contains(parsed.status) && parsed.status != 101 { continue }
-      let framing = try bodyFraming(status: parsed.status, headers: headers)
-      let closes = headers.contains {
-        $0.isNamed("connection") && HTTPHeadSyntax.contains($0.value, lowercaseWord: "close")
+      guard let framing = fields.framing(status: parsed.status) else {
+        throw failure("Content-Length '\(fields.contentLengthsText)'")
       }
-      let keeps = parsed.isHTTP11 && !closes && framing != .untilClose
-      return HTTPResponseHead(
-        status: parsed.status, reason: parsed.reason, headers: headers, framing: framing, keepsConnection: keeps)
+      let keeps = parsed.isHTTP11 && !fields.closesConnection && framing != .untilClose
+      return HTTPResponseHead(status: parsed.status, reason: parsed.reason, framing: framing, keepsConnection: keeps)
     }
   }
 
@@ -120,17 +118,24 @@ package final class HTTPConnection {
   /// - Throws: `noResponse` when the stream ends early or fails, `malformedResponse` for a
   ///   bad chunk size.
   package func readBodyPiece(_ reader: inout HTTPBodyReader, deadline: ContinuousClock.Instant) throws(HTTPError) -> [UInt8]? {
+    var piece: [UInt8] = []
+    return try appendBodyPiece(&reader, to: &piece, deadline: deadline) ? piece : nil
+  }
+
+  /// ``readBodyPiece(_:deadline:)`` appended to `body`, straight from the connection's
+  /// buffer; `false` at the body's end.
+  func appendBodyPiece(_ reader: inout HTTPBodyReader, to body: inout [UInt8], deadline: ContinuousClock.Instant) throws(HTTPError) -> Bool {
     while true {
       switch reader.stage {
       case .finished:
-        return nil
+        return false
       case .data(let remaining, let inChunk):
         if start == buffer.count { try fill(deadline: deadline) }
         let count = min(remaining, buffer.count - start)
-        let piece = Array(buffer[start..<start + count])
+        body += buffer[start..<start + count]
         start += count
         if count == remaining { reader.stage = inChunk ? .chunkEnd : .finished } else { reader.stage = .data(remaining: remaining - count, inChunk: inChunk) }
-        return piece
+        return true
       case .chunkSize:
         let line = try readLine(deadline: deadline)
         // The size is hexadecimal, maybe followed by `;extension`, which no one needs.
@@ -151,11 +156,11 @@ package final class HTTPConnection {
       case .untilClose:
         if start == buffer.count, try !fillUnlessEnd(deadline: deadline) {
           reader.stage = .finished
-          return nil
+          return false
         }
-        let piece = Array(buffer[start...])
+        body += buffer[start...]
         start = buffer.count
-        return piece
+        return true
       }
     }
   }
@@ -217,8 +222,12 @@ package final class HTTPConnection {
       start = 0
     }
     let stream = self.stream
+    // Nothing of the answer to the request just sent can be there yet: wait, then read.
+    let awaitsAnswer = responseBytesReceived == 0 && start == buffer.count
     let result = scratch.withUnsafeMutableBytes { raw in
-      Result { () throws(TransportError) in try stream.read(into: raw, deadline: deadline) }
+      Result { () throws(TransportError) in
+        try awaitsAnswer ? stream.readAfterWaiting(into: raw, deadline: deadline) : stream.read(into: raw, deadline: deadline)
+      }
     }
     let count: Int
     do {
@@ -242,20 +251,6 @@ package final class HTTPConnection {
   private func parseField(_ line: ArraySlice<UInt8>) throws(HTTPError) -> HTTPHeader {
     guard let field = HTTPHeadSyntax.field(line) else { throw failure("header field '\(Self.text(line))'") }
     return field
-  }
-
-  /// How the body after this head is delimited (RFC 9112 section 6.3).
-  private func bodyFraming(status: Int, headers: [HTTPHeader]) throws(HTTPError) -> HTTPBodyFraming {
-    if status == 204 || status == 304 { return .length(0) }
-    if let codings = headers.value(named: "transfer-encoding") {
-      return HTTPHeadSyntax.endsInChunked(codings) ? .chunked : .untilClose
-    }
-    let lengths = headers.filter { $0.isNamed("content-length") }.map(\.value)
-    guard let text = lengths.first else { return .untilClose }
-    guard lengths.allSatisfy({ $0 == text }), let length = HTTPHeadSyntax.decimal(text) else {
-      throw failure("Content-Length '\(Set(lengths).sorted().joined(separator: ", "))'")
-    }
-    return .length(length)
   }
 
   /// A ``HTTPError/malformedResponse(endpoint:detail:)`` about `what`; the connection is

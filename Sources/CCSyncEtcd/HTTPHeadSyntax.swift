@@ -1,3 +1,5 @@
+import Glibc
+
 /// The lines of an HTTP/1.1 response head, read as the bytes they are (RFC 9112): a head is
 /// ASCII, and reading it through `String`'s characters (grapheme breaking on every index
 /// step) cost more than the rest of an etcd call's client side together.
@@ -16,25 +18,39 @@ enum HTTPHeadSyntax {
   static func statusLine(_ line: ArraySlice<UInt8>) -> StatusLine? {
     guard let versionEnd = line.firstIndex(of: space) else { return nil }
     let version = line[..<versionEnd]
-    guard version.starts(with: "HTTP/1.".utf8) else { return nil }
+    guard version.starts(with: http1) else { return nil }
     let codeStart = versionEnd + 1
     let codeEnd = line[codeStart...].firstIndex(of: space) ?? line.endIndex
     let code = line[codeStart..<codeEnd]
     guard code.count == 3, code.allSatisfy(isDigit) else { return nil }
     let status = code.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
     let reason = codeEnd < line.endIndex ? String(decoding: line[(codeEnd + 1)...], as: UTF8.self) : ""
-    return StatusLine(isHTTP11: version.elementsEqual("HTTP/1.1".utf8), status: status, reason: reason)
+    return StatusLine(isHTTP11: version.count == 8 && version.last == UInt8(ascii: "1"), status: status, reason: reason)
   }
 
   /// `name: value`, the value without the blanks around it; `nil` when `line` has no colon,
   /// an empty name, or starts with a blank (an obsolete folded line).
   static func field(_ line: ArraySlice<UInt8>) -> HTTPHeader? {
-    guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon != line.startIndex,
-      let first = line.first, !isBlank(first)
-    else { return nil }
-    return HTTPHeader(
-      name: String(decoding: line[..<colon], as: UTF8.self),
-      value: String(decoding: trimmingBlanks(line[(colon + 1)...]), as: UTF8.self))
+    guard let (name, value) = fieldParts(line) else { return nil }
+    return HTTPHeader(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
+  }
+
+  /// ``field(_:)``'s name and value as the bytes of `line` they are, without making text.
+  static func fieldParts(_ line: ArraySlice<UInt8>) -> (name: ArraySlice<UInt8>, value: ArraySlice<UInt8>)? {
+    guard let colon = fieldColon(line) else { return nil }
+    return (line[..<colon], trimmingBlanks(line[(colon + 1)...]))
+  }
+
+  /// The index of the colon that ends a field's name, or `nil` when `line` is not a field
+  /// (``field(_:)``). Found by `memchr`: a head is read line by line on every call.
+  static func fieldColon(_ line: ArraySlice<UInt8>) -> Int? {
+    guard let first = line.first, !isBlank(first) else { return nil }
+    let offset = line.withUnsafeBufferPointer { bytes -> Int? in
+      guard let found = memchr(bytes.baseAddress!, Int32(UInt8(ascii: ":")), bytes.count) else { return nil }
+      return bytes.baseAddress!.distance(to: found.assumingMemoryBound(to: UInt8.self))
+    }
+    guard let offset, offset > 0 else { return nil }
+    return line.startIndex + offset
   }
 
   /// A chunk-size line's size (hexadecimal, up to an optional `;extension`), or `nil`.
@@ -51,9 +67,13 @@ enum HTTPHeadSyntax {
 
   /// Whether the last of the comma-separated `codings` (`Transfer-Encoding`) is `chunked`.
   static func endsInChunked(_ codings: String) -> Bool {
-    let bytes = Array(codings.utf8)[...]
-    let last = bytes[(bytes.lastIndex(of: UInt8(ascii: ",")).map { $0 + 1 } ?? bytes.startIndex)...]
-    return equalIgnoringCase(trimmingBlanks(last), "chunked".utf8)
+    endsInChunked(Array(codings.utf8)[...])
+  }
+
+  /// ``endsInChunked(_:)`` of a field value's bytes.
+  static func endsInChunked(_ codings: ArraySlice<UInt8>) -> Bool {
+    let last = codings[(codings.lastIndex(of: UInt8(ascii: ",")).map { $0 + 1 } ?? codings.startIndex)...]
+    return isLowercase(trimmingBlanks(last), ignoringCase: chunked)
   }
 
   /// A decimal field value of at most 15 digits (`Content-Length`), or `nil`.
@@ -79,13 +99,31 @@ enum HTTPHeadSyntax {
   /// Whether `text` contains `word` (given in lower case), ASCII letters compared without
   /// regard to case.
   static func contains(_ text: String, lowercaseWord word: String) -> Bool {
-    let bytes = Array(text.utf8)
-    let wanted = Array(word.utf8)
+    contains(Array(text.utf8)[...], lowercaseWord: Array(word.utf8))
+  }
+
+  /// ``contains(_:lowercaseWord:)`` of a field value's bytes.
+  static func contains(_ bytes: ArraySlice<UInt8>, lowercaseWord wanted: [UInt8]) -> Bool {
     guard bytes.count >= wanted.count else { return false }
     return (0...(bytes.count - wanted.count)).contains { offset in
-      wanted.indices.allSatisfy { lowercased(bytes[offset + $0]) == wanted[$0] }
+      wanted.indices.allSatisfy { lowercased(bytes[bytes.startIndex + offset + $0]) == wanted[$0] }
     }
   }
+
+  /// Whether `text` is `lowercase`, ASCII letters compared without regard to case: the
+  /// comparison of a field name with a name it may be, byte by byte.
+  static func isLowercase(_ text: ArraySlice<UInt8>, ignoringCase lowercase: [UInt8]) -> Bool {
+    guard text.count == lowercase.count else { return false }
+    var index = text.startIndex
+    for byte in lowercase {
+      guard lowercased(text[index]) == byte else { return false }
+      index += 1
+    }
+    return true
+  }
+
+  static let chunked = Array("chunked".utf8)
+  static let http1 = Array("HTTP/1.".utf8)
 
   static let space = UInt8(ascii: " ")
 

@@ -53,17 +53,33 @@ package struct HTTPRequest: Sendable {
   func serialized(host: String) -> [UInt8] {
     var bytes: [UInt8] = []
     bytes.reserveCapacity(256 + body.count)
-    func line(_ parts: String...) {
-      for part in parts { bytes += part.utf8 }
-      bytes += "\r\n".utf8
+    bytes += method.utf8
+    bytes.append(HTTPHeadSyntax.space)
+    bytes += path.utf8
+    bytes.append(literal: " HTTP/1.1\r\nHost: ")
+    bytes += host.utf8
+    bytes.append(literal: "\r\n")
+    for header in headers {
+      bytes += header.name.utf8
+      bytes.append(literal: ": ")
+      bytes += header.value.utf8
+      bytes.append(literal: "\r\n")
     }
-    line(method, " ", path, " HTTP/1.1")
-    line("Host: ", host)
-    for header in headers { line(header.name, ": ", header.value) }
-    if !body.isEmpty || method == "POST" || method == "PUT" { line("Content-Length: ", String(body.count)) }
-    line()
+    if !body.isEmpty || method == "POST" || method == "PUT" {
+      bytes.append(literal: "Content-Length: ")
+      bytes += String(body.count).utf8
+      bytes.append(literal: "\r\n")
+    }
+    bytes.append(literal: "\r\n")
     bytes += body
     return bytes
+  }
+}
+
+extension [UInt8] {
+  /// Appends the UTF-8 of a literal, without going through `String`.
+  mutating func append(literal: StaticString) {
+    append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
   }
 }
 
@@ -77,14 +93,13 @@ package enum HTTPBodyFraming: Sendable, Hashable {
   case untilClose
 }
 
-/// The status line and header fields of a response. `Sendable`.
+/// What a response's head says: its status line, and how its body is delimited and whether
+/// the connection stays open, from its header fields (``HTTPFramingFields``). `Sendable`.
 package struct HTTPResponseHead: Sendable {
   /// The status code, e.g. 200.
   package var status: Int
   /// The reason phrase, e.g. `OK`.
   package var reason: String
-  /// The header fields in order.
-  package var headers: [HTTPHeader]
   /// How the body is delimited.
   package var framing: HTTPBodyFraming
   /// Whether the connection may carry another request after this response: HTTP/1.1

@@ -150,6 +150,14 @@ package final class TCPSocket: @unchecked Sendable {
     }
   }
 
+  /// ``receive(into:deadline:)`` for an answer that cannot have arrived yet (a request was
+  /// just sent): waits for input first, then reads, which saves the read that would find
+  /// nothing (`EAGAIN`): a system call on every exchange of a kept-alive connection.
+  package func receiveAfterWaiting(into buffer: UnsafeMutableRawBufferPointer, deadline: ContinuousClock.Instant) throws(SystemError) -> Int {
+    try wait(for: POLLIN, until: deadline, operation: "receive")
+    return try receive(into: buffer, deadline: deadline)
+  }
+
   /// Whether the socket has something to read right now, without waiting: input, the
   /// peer's end of stream, a reset or an error. On an idle kept-alive connection any of
   /// those means the connection is not fit for another request (the server closed it, or

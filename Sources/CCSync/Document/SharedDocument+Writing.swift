@@ -291,11 +291,11 @@ extension SharedDocument {
   /// Refuses a document that nests arrays and objects deeper than readers accept (the
   /// parser's default limit, 512 levels): no process could read it afterwards.
   /// - Throws: ``StorageError/encodingFailed(path:message:)``.
-  static func checkNesting(_ nesting: Int, name: String) throws(StorageError) {
+  static func checkNesting(_ nesting: Int, name: @autoclosure () -> String) throws(StorageError) {
     let limit = JSONParser.Options.defaultMaximumDepth
     guard nesting <= limit else {
       throw .encodingFailed(
-        path: name,
+        path: name(),
         message: "the document would nest arrays and objects \(nesting) levels deep, deeper than the \(limit) readers accept; nothing written")
     }
   }

@@ -199,7 +199,9 @@ final class EtcdStore: DocumentStore {
     case .absent: compare = .absent(key)
     case .modifiedAt(let revision): compare = .modRevision(of: key, equals: revision)
     }
-    let success: [EtcdOperation] = [.put(key: key, value: swap.bytes, lease: nil), .put(key: stampKey, value: swap.stamp, lease: nil)] + swap.alsoWrite
+    let stampKey = self.stampKey
+    var success: [EtcdOperation] = [.put(key: key, value: swap.bytes, lease: nil), .put(key: stampKey, value: swap.stamp, lease: nil)]
+    success += swap.alsoWrite
     var unknown: EtcdError?
     var settleBy = ContinuousClock.now
     var pause: Duration = .milliseconds(50)

@@ -41,6 +41,35 @@ import Testing
     #expect(!HTTPHeadSyntax.contains("keep-alive", lowercaseWord: "close"))
   }
 
+  /// The fields a head is read for, from its lines as the gateway and other servers send them.
+  func fields(_ lines: [String]) -> HTTPFramingFields? {
+    var fields = HTTPFramingFields()
+    for line in lines where !fields.add(bytes(line)) { return nil }
+    return fields
+  }
+
+  @Test func framingComesFromTheLengthOrTheCodingsAndTheOtherFieldsAreSkipped() throws {
+    let gateway = try #require(fields(["Content-Type: application/json", "Grpc-Metadata-Content-Type: application/grpc", "Date: Sat, 05 Dec 2026 09:36:49 GMT", "Content-Length: 1776"]))
+    #expect(gateway.framing(status: 200) == .length(1776) && !gateway.closesConnection)
+    let chunked = try #require(fields(["TRANSFER-ENCODING: gzip, Chunked", "Content-Length: 12", "Trailer: Grpc-Trailer-Grpc-Status"]))
+    #expect(chunked.framing(status: 200) == .chunked)
+    #expect(try #require(fields(["transfer-encoding: chunked, gzip"])).framing(status: 200) == .untilClose)
+    #expect(try #require(fields(["X-Content-Length: 5"])).framing(status: 200) == .untilClose)
+    #expect(try #require(fields(["Content-Length: 5"])).framing(status: 204) == .length(0))
+    #expect(try #require(fields(["Connection: keep-alive, Close", "Content-Length: 0"])).closesConnection)
+    #expect(try #require(fields(["Connection: keep-alive", "Connections: close"])).closesConnection == false)
+  }
+
+  @Test func lengthsThatDisagreeOrAreNotDecimalAreRefused() throws {
+    let twice = try #require(fields(["Content-Length: 12", "content-length: 12"]))
+    #expect(twice.framing(status: 200) == .length(12))
+    let differing = try #require(fields(["Content-Length: 13", "Content-Length: 12"]))
+    #expect(differing.framing(status: 200) == nil && differing.contentLengthsText == "12, 13")
+    #expect(try #require(fields(["Content-Length: 0x10"])).framing(status: 200) == nil)
+    #expect(fields(["Content-Length: 1", " folded"]) == nil)
+    #expect(fields(["no colon"]) == nil)
+  }
+
   @Test func sizesAndLengthsAreHexadecimalAndDecimalDigitsOnly() {
     #expect(HTTPHeadSyntax.chunkSize(bytes("1aF")) == 0x1af)
     #expect(HTTPHeadSyntax.chunkSize(bytes("10 ;name=value")) == 16)
