@@ -6,7 +6,8 @@ import Dispatch
 /// docs/SEMANTICS.md, "Mirror", the design in docs/ARCHITECTURE.md, "The mirror").
 ///
 /// Every change to either side (an event of the file's watcher or the key's watch) starts a
-/// sync, one at a time on the mirror's own queue: both sides are read, each side's changes
+/// sync, one at a time on the mirror's own queue: both sides are read (the key from its
+/// watch's news, or as last seen while in sync, without a range), each side's changes
 /// since the last agreed version are merged field by field (``MirrorMerge``: the key wins a
 /// field both changed, and a line names the value that lost), the key gets the file's
 /// changes by compare-and-swap and the file the key's under its lock (so a local writer's
