@@ -101,6 +101,23 @@ def proposals(etcd):
 # ---------------------------------------------------------------------------------------------
 # Two machines: two directories, a file in each, joined through the key.
 
+_reports_status = {}
+
+
+def host_name_option(ccsync, name):
+    """`--host-name NAME` for a build whose mirror reports its status under the host's name;
+    nothing for one without the option. The two machines are one host here: with one name, the
+    mirror started second is refused (a live mirror holds the name) whenever the first one's
+    report is already in the cluster, which a loaded machine makes happen."""
+    if ccsync not in _reports_status:
+        try:
+            help_text = subprocess.run([ccsync, "mirror", "--help"], capture_output=True, text=True, timeout=30).stdout
+        except (OSError, subprocess.SubprocessError):
+            help_text = ""
+        _reports_status[ccsync] = "--host-name" in help_text
+    return ["--host-name", name] if _reports_status[ccsync] else []
+
+
 class Machines:
     """Machine A's file and machine B's file, kept in sync through KEY by `ccsync mirror` (one
     process per machine; A talks to member 0 first, B to member 1) or by the C floor's `chain`
@@ -120,7 +137,8 @@ class Machines:
                 # Both files absent: each mirror copies the key to its file.
                 for index, path in enumerate((self.a, self.b)):
                     log = open(path + ".mirror.log", "wb")
-                    self.processes.append(subprocess.Popen([ccsync, "mirror", path, etcd_url(etcd, key, index)],
+                    argv = [ccsync, "mirror"] + host_name_option(ccsync, "machine-" + "ab"[index])
+                    self.processes.append(subprocess.Popen(argv + [path, etcd_url(etcd, key, index)],
                                                            stdin=subprocess.DEVNULL, stdout=log, stderr=log))
                     log.close()
                 wait_until(lambda: sequence_of(self.a) == -1 and sequence_of(self.b) == -1, 60,
