@@ -101,6 +101,23 @@ def proposals(etcd):
 # ---------------------------------------------------------------------------------------------
 # Two machines: two directories, a file in each, joined through the key.
 
+_reports_status = {}
+
+
+def host_name_option(ccsync, name):
+    """`--host-name NAME` for a build whose mirror reports its status under the host's name;
+    nothing for one without the option. The two machines are one host here: with one name, the
+    mirror started second is refused (a live mirror holds the name) whenever the first one's
+    report is already in the cluster, which a loaded machine makes happen."""
+    if ccsync not in _reports_status:
+        try:
+            help_text = subprocess.run([ccsync, "mirror", "--help"], capture_output=True, text=True, timeout=30).stdout
+        except (OSError, subprocess.SubprocessError):
+            help_text = ""
+        _reports_status[ccsync] = "--host-name" in help_text
+    return ["--host-name", name] if _reports_status[ccsync] else []
+
+
 class Machines:
     """Machine A's file and machine B's file, kept in sync through KEY by `ccsync mirror` (one
     process per machine; A talks to member 0 first, B to member 1) or by the C floor's `chain`
@@ -120,7 +137,8 @@ class Machines:
                 # Both files absent: each mirror copies the key to its file.
                 for index, path in enumerate((self.a, self.b)):
                     log = open(path + ".mirror.log", "wb")
-                    self.processes.append(subprocess.Popen([ccsync, "mirror", path, etcd_url(etcd, key, index)],
+                    argv = [ccsync, "mirror"] + host_name_option(ccsync, "machine-" + "ab"[index])
+                    self.processes.append(subprocess.Popen(argv + [path, etcd_url(etcd, key, index)],
                                                            stdin=subprocess.DEVNULL, stdout=log, stderr=log))
                     log.close()
                 wait_until(lambda: sequence_of(self.a) == -1 and sequence_of(self.b) == -1, 60,
@@ -489,8 +507,8 @@ def tables(bench, ccsync, build, propagation, contention, fanout, cpu):
         "A C writer replaces A's file %d times, %.0f ms apart, with ccsync's durable protocol (flock, temp file, "
         "fsync, rename, directory fsync; a %d-byte document `{\"sequence\", \"sentAt\", \"payload\"}`), stamping "
         "`CLOCK_MONOTONIC` just before each rename; a C inotify reader on B's directory stamps each version of "
-        "B's file it reads. The floor is one C process (`mirror_floor chain`) chaining the raw parts: an inotify "
-        "read of A's file, one put of its bytes (no range, no compare, no merge), one watch event on the other "
+        "B's file it reads. The floor is one C process (`mirror_floor chain`) chaining the raw parts, each machine's "
+        "on a thread of its own (two hosts' work overlaps): an inotify read of A's file, one put of its bytes (no range, no compare, no merge), one watch event on the other "
         "member, one atomic durable write of B's file; and, as the mirror's crash safety needs, each side's sync "
         "record written durably before and after its write (A around the put, B around its file write: a restarted "
         "mirror tells its own writes from other writers' by it, so ccsync makes these writes too). Both sides take turns, %d rounds, each on a fresh key and "

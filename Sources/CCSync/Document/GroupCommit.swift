@@ -27,6 +27,9 @@ final class GroupCommit: @unchecked Sendable {
     /// Set when the caller's task is cancelled (an `async` update): the request is failed with
     /// `CancellationError` instead of being run by any plan made after it is set.
     var cancellation: CancellationFlag?
+    /// Whether the caller takes the version the document last saw for the current one (see
+    /// ``SharedDocument/updateTracked(wait:invalidFile:missingFile:writes:cancellation:presumingLatestSeen:_:)``).
+    var presumesLatestSeen = false
 
     init(
       invalidFile: SharedDocument.InvalidFilePolicy, missingFile: SharedDocument.MissingFilePolicy,

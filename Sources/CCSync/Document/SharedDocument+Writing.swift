@@ -48,15 +48,20 @@ extension SharedDocument {
   /// `cancellation`, when set before a plan is made (under the lock, or before each
   /// compare-and-swap attempt), fails the request with `CancellationError`: nothing of it is
   /// written.
+  ///
+  /// `presumingLatestSeen`: the version this document last read or wrote (its follower's
+  /// news included) is taken for the current one, so a key's write makes no range first (see
+  /// ``StoreWriter/presumedCurrent``); a stale one costs the compare-and-swap it loses.
   func updateTracked<Result>(
     wait: ContentionWait = .forever, invalidFile: InvalidFilePolicy = .fail,
     missingFile: MissingFilePolicy = .create, writes: WritePolicy = .whenChanged,
-    cancellation: CancellationFlag? = nil,
+    cancellation: CancellationFlag? = nil, presumingLatestSeen: Bool = false,
     _ body: (inout JSONValue, _ fileHeldDocument: Bool) throws -> Result
   ) throws -> (result: Result, rank: VersionTracking.Rank?, notDurable: StorageError?) {
     try withoutActuallyEscaping(body) { escapable in
       let request = GroupCommit.TypedRequest(invalidFile: invalidFile, missingFile: missingFile, writes: writes, escapable)
       request.cancellation = cancellation
+      request.presumesLatestSeen = presumingLatestSeen
       do {
         if wait == .forever {
           do {
@@ -141,6 +146,7 @@ extension SharedDocument {
       current.document = nil  // freed with the writer, after the write
       return .replacement(document, text, keepsInvalidCopy: current.isInvalid)
     }
+    if batch.allSatisfy(\.presumesLatestSeen) { writer.presumedCurrent = latestSeenVersion() }
     do {
       try runInStore(writer, wait: wait)
     } catch let error as StorageError where error.isNotDurable {
@@ -333,6 +339,9 @@ final class DocumentCommit: StoreWriter {
   private(set) var resultGeneration: UInt64?
   /// What the store keeps with the version (a rollback's origin).
   let note: WriteNote?
+  /// The version the document last saw, when the write's caller presumes it current (see
+  /// ``StoreWriter/presumedCurrent``).
+  var presumedCurrent: StoredVersion?
 
   init(
     document: SharedDocument, generationBeforeRead: UInt64, note: WriteNote? = nil,

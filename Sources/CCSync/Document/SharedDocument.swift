@@ -423,6 +423,27 @@ extension SharedDocument {
     tracking.withLock { $0.seen?.identity }
   }
 
+  /// The version last read or written (its follower's news included), when it was a valid
+  /// document; `nil` when none was, or it was not.
+  func latestSeenVersion() -> StoredVersion? {
+    latestSeen()?.version
+  }
+
+  /// ``latestSeenVersion()``'s document, parsed unless this process kept it.
+  func latestSeenDocument() -> (value: JSONValue, identity: VersionIdentity)? {
+    guard let (kept, version) = latestSeen() else { return nil }
+    if let kept { return (kept, version.identity) }
+    return (try? parse(version.bytes)).map { ($0, version.identity) }
+  }
+
+  /// The valid version last seen, and its document when this process kept it.
+  private func latestSeen() -> (document: JSONValue?, version: StoredVersion)? {
+    tracking.withLock { state in
+      guard let seen = state.seen, seen.problem == nil else { return nil }
+      return (seen.document, StoredVersion(bytes: seen.bytes, identity: seen.identity))
+    }
+  }
+
   /// The etcd revision of the version last read or written, when the store is a key.
   package var lastSeenRevision: Int64? {
     tracking.withLock { $0.seen?.identity.order }

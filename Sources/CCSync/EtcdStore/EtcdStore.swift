@@ -6,7 +6,8 @@ import CCSyncJSON
 /// (docs/ARCHITECTURE.md, "Beyond one machine: the etcd store").
 ///
 /// - A version's identity is the key's `mod_revision`, which never recurs.
-/// - A write reads the key (one range), asks its writer for a plan, and sends one
+/// - A write reads the key (one range; none when its writer presumes the version it last saw
+///   current, ``StoreWriter/presumedCurrent``), asks its writer for a plan, and sends one
 ///   transaction comparing `mod_revision == M` (or `create_revision == 0` for a missing key)
 ///   that puts the new value (and, for a value that is not valid JSON, its bytes under
 ///   `KEY.corrupt-REVISION` in the same transaction). When the compare fails, the failure
@@ -111,11 +112,23 @@ final class EtcdStore: DocumentStore {
   /// client's when `nil`.
   private func write(until giveUpAt: ContinuousClock.Instant?, client: EtcdClient, _ writer: some StoreWriter) throws {
     var deadline: Duration? { giveUpAt.map { max($0 - ContinuousClock.now, .milliseconds(1)) } }
-    var (current, basis) = try readWithRevision(deadline: deadline)
+    // The version the writer believes current saves the range: a stale one loses the
+    // compare, and the failure branch brings the key as it is.
+    var (current, basis): (StoredVersion?, Int64)
+    var presumed = false
+    if let believed = writer.presumedCurrent, let revision = believed.identity.order {
+      (current, basis, presumed) = (believed, revision, true)
+    } else {
+      (current, basis) = try readWithRevision(deadline: deadline)
+    }
     while true {
       switch try writer.plan(for: current) {
       case .abandon:
         return
+      case .leave where presumed:
+        // What is left must be a version the cluster was seen to hold: read, plan again.
+        (current, basis) = try readWithRevision(deadline: deadline)
+        presumed = false
       case .leave:
         writer.didLeave(current)  // a linearizable read: the version is committed on a quorum
         return
@@ -143,7 +156,7 @@ final class EtcdStore: DocumentStore {
         case .conflict(let now, let revision):
           note(revision)
           writer.didNotPublish()
-          (current, basis) = (now, revision)
+          (current, basis, presumed) = (now, revision, false)
         }
       }
     }

@@ -6,7 +6,8 @@ import Dispatch
 /// docs/SEMANTICS.md, "Mirror", the design in docs/ARCHITECTURE.md, "The mirror").
 ///
 /// Every change to either side (an event of the file's watcher or the key's watch) starts a
-/// sync, one at a time on the mirror's own queue: both sides are read, each side's changes
+/// sync, one at a time on the mirror's own queue: both sides are read (the key from its
+/// watch's news, or as last seen while in sync, without a range), each side's changes
 /// since the last agreed version are merged field by field (``MirrorMerge``: the key wins a
 /// field both changed, and a line names the value that lost), the key gets the file's
 /// changes by compare-and-swap and the file the key's under its lock (so a local writer's
@@ -56,6 +57,12 @@ package final class DocumentMirror: Sendable {
     /// recorded under: the next sync takes it instead of ranging the key again, while no
     /// later version of the key was recorded.
     var keyNews: (value: JSONValue, rank: VersionTracking.Rank?)?
+    /// Whether the last sync ended in sync and the key's follower has reported nothing but
+    /// new versions since: the version of the key this process last read or wrote (its
+    /// watch's news included) is then the one the next sync takes, without a range. A stale
+    /// one costs nothing but time: a write to the key compares, and the news of the newer
+    /// version starts another sync.
+    var keySeenIsCurrent = false
     /// Whether a follower refused a version since the last one adopted (a version another
     /// writer put, or the version kept, judged again after its schema changed): a sync that
     /// finds both sides in sync judges what they hold again, and reports it when refused.
@@ -192,6 +199,11 @@ package final class DocumentMirror: Sendable {
   /// What a side's follower found: anything new starts a sync; the key's new version is kept
   /// for it, so it need not range the key again.
   private func followed(_ event: DocumentFollower.Event, onKey: Bool) {
+    if onKey {
+      // Anything but a new version (a refusal, a schema change, a key invalid or missing):
+      // the next sync reads the key.
+      if case .changed = event {} else { state.withLock { $0.keySeenIsCurrent = false } }
+    }
     let reason: String
     switch event {
     case .changed(let value, let rank, _):
@@ -258,8 +270,10 @@ package final class DocumentMirror: Sendable {
     }
     switch outcome {
     case .raced:
+      state.withLock { $0.keySeenIsCurrent = false }  // the next sync reads both sides
       scheduleSync(ChangeHint(contentMayDiffer: true, isRequestedRecheck: false, description: "raced"))
     case .fileMissing(let remaining):
+      state.withLock { $0.keySeenIsCurrent = false }
       scheduleSync(after: remaining)
     case .done, .failed:
       settle(outcome)
@@ -292,6 +306,9 @@ package final class DocumentMirror: Sendable {
     if let news = keyNews() {
       keyValue = news
       keyVersion = key.lastSeenIdentity  // the news is of the version recorded last
+    } else if state.withLock(\.keySeenIsCurrent), let seen = key.latestSeenDocument() {
+      // In sync since, and the key's news tells each new version: no range.
+      (keyValue, keyVersion) = (seen.value, seen.identity)
     } else {
       (keyValue, _, keyVersion) = try key.readTracked()
     }
@@ -430,7 +447,11 @@ package final class DocumentMirror: Sendable {
     var raced = false
     var overNewer = false
     do {
-      let written = try document.updateTracked(invalidFile: .fail, missingFile: read == nil ? .create : .fail) { current, held in
+      // The version the sync read (or wrote, or heard of since) is presumed current: a key's
+      // write sends its compare-and-swap without a range first.
+      let written = try document.updateTracked(
+        invalidFile: .fail, missingFile: read == nil ? .create : .fail, presumingLatestSeen: true
+      ) { current, held in
         if let changes {
           overNewer = current != read  // the last run's (a lost swap runs it again)
           current = changes.applied(to: current)
@@ -468,7 +489,10 @@ package final class DocumentMirror: Sendable {
         return
       }
     }
-    if case .done = outcome { state.withLock { $0.wasInSync = true } }
+    state.withLock { state in
+      if case .done = outcome { state.wasInSync = true }
+      state.keySeenIsCurrent = { if case .done = outcome { true } else { false } }()
+    }
     let problem: Problem?
     switch outcome {
     case .done, .raced, .fileMissing: problem = nil

@@ -163,6 +163,17 @@ package protocol StoreWriter {
   var note: WriteNote? { get }
   /// The plan left `current` in place (made durable first, in a durable store).
   func didLeave(_ current: StoredVersion?)
+  /// The version the writer believes the store holds (the one it last read or wrote, its
+  /// watch's news included), or `nil` to have it read. A store whose read is a round trip
+  /// and whose write compares (a key) may plan the first time from it instead of reading:
+  /// a stale one loses the compare, whose answer brings the version to plan again from. A
+  /// plan that would leave it in place is planned again from a read, so that what is left
+  /// is a version the store was seen to hold. A store that reads under its lock ignores it.
+  var presumedCurrent: StoredVersion? { get }
+}
+
+extension StoreWriter {
+  package var presumedCurrent: StoredVersion? { nil }
 }
 
 /// What a write does with the version it found.
