@@ -21,6 +21,11 @@ import Foundation
 ///   instead of `SharedDocument.update` on the JSON tree.
 /// - `--keep N`: the file's history keeps N versions (0 turns it off; default 20).
 /// - `--schema FILE`: every write is checked against that JSON Schema (the gate).
+///
+/// FILE may be an etcd key, `etcd://HOST:PORT/KEY` (document API only): the etcd section's
+/// kept-alive contender, each update a range and a compare-and-swap as the C floor's
+/// (`bench/peers/etcd_floor.c`). It reads the key once before `ready`, so that its connection
+/// is made before the clock starts, as the floor's is.
 enum ContentionBenchmark {
   static let usage = "USAGE: ccsync-bench bench-worker FILE [--relaxed] [--threads T] [--api document|file|storage] [--instances I] [--keep N] [--schema FILE]"
 
@@ -52,7 +57,14 @@ enum ContentionBenchmark {
     let increment: @Sendable () throws -> Void
     switch api {
     case "document":
-      let documents = (0..<instances).map { _ in SharedDocument(path: path, durable: durable, gate: gate) }
+      let documents = (0..<instances).map { _ in document(at: path, durable: durable, gate: gate) }
+      if path.hasPrefix("etcd://") {
+        do {
+          _ = try documents.first?.read()  // connected before the clock starts, as the floor is
+        } catch {
+          BenchmarkProcess.fail("cannot read '\(path)': \(error)", code: 74)
+        }
+      }
       let turn = Atomic<Int>(0)
       let counter = JSONPath(tokens: ["counter"])
       increment = {
@@ -91,6 +103,16 @@ enum ContentionBenchmark {
       let failures = runConcurrently(threads: threads, iterations: count / threads, increment)
       if let failure = failures.first { BenchmarkProcess.fail("update failed: \(failure)") }
       BenchmarkProcess.say("done")
+    }
+  }
+
+  /// The document at `location`: a file's path, or `etcd://HOST:PORT/KEY`.
+  private static func document(at location: String, durable: Bool, gate: DocumentGate) -> SharedDocument {
+    guard location.hasPrefix("etcd://") else { return SharedDocument(path: location, durable: durable, gate: gate) }
+    do {
+      return SharedDocument(etcd: try EtcdLocation(url: location), gate: gate)
+    } catch {
+      BenchmarkProcess.fail("\(error)", code: 64)
     }
   }
 
