@@ -306,7 +306,7 @@ package final class DocumentMirror: Sendable {
     if let news = keyNews() {
       keyValue = news
       keyVersion = key.lastSeenIdentity  // the news is of the version recorded last
-    } else if state.withLock(\.keySeenIsCurrent), let seen = key.latestSeenDocument() {
+    } else if state.withLock({ $0.keySeenIsCurrent }), let seen = key.latestSeenDocument() {
       // In sync since, and the key's news tells each new version: no range.
       (keyValue, keyVersion) = (seen.value, seen.identity)
     } else {
