@@ -222,12 +222,8 @@ package final class HTTPConnection {
       start = 0
     }
     let stream = self.stream
-    // Nothing of the answer to the request just sent can be there yet: wait, then read.
-    let awaitsAnswer = responseBytesReceived == 0 && start == buffer.count
     let result = scratch.withUnsafeMutableBytes { raw in
-      Result { () throws(TransportError) in
-        try awaitsAnswer ? stream.readAfterWaiting(into: raw, deadline: deadline) : stream.read(into: raw, deadline: deadline)
-      }
+      Result { () throws(TransportError) in try stream.read(into: raw, deadline: deadline) }
     }
     let count: Int
     do {

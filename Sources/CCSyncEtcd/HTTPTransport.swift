@@ -69,12 +69,6 @@ package protocol HTTPByteStream: AnyObject, Sendable {
   /// - Throws: `TransportError` (reset, deadline passed).
   func read(into buffer: UnsafeMutableRawBufferPointer, deadline: ContinuousClock.Instant) throws(TransportError) -> Int
 
-  /// ``read(into:deadline:)`` when nothing can have arrived yet (the answer to a request
-  /// just sent): a stream that can wait for input before reading does so, saving a read
-  /// that finds nothing. The default reads at once (a TLS stream may hold decrypted bytes
-  /// its socket no longer shows).
-  func readAfterWaiting(into buffer: UnsafeMutableRawBufferPointer, deadline: ContinuousClock.Instant) throws(TransportError) -> Int
-
   /// Whether the stream has something to read right now: on an idle kept-alive connection,
   /// the sign that the server closed it (or sent something unasked).
   var hasPendingInput: Bool { get }
@@ -146,25 +140,9 @@ extension TransportSocket {
   }
 }
 
-extension HTTPByteStream {
-  /// Reads at once: ``read(into:deadline:)``.
-  package func readAfterWaiting(into buffer: UnsafeMutableRawBufferPointer, deadline: ContinuousClock.Instant) throws(TransportError) -> Int {
-    try read(into: buffer, deadline: deadline)
-  }
-}
-
 /// A TCP socket is a plain HTTP byte stream.
 extension TCPSocket: TransportSocket {
   package typealias Failure = SystemError
-
-  /// Waits for input, then reads (``TCPSocket/receiveAfterWaiting(into:deadline:)``).
-  package func readAfterWaiting(into buffer: UnsafeMutableRawBufferPointer, deadline: ContinuousClock.Instant) throws(TransportError) -> Int {
-    do {
-      return try receiveAfterWaiting(into: buffer, deadline: deadline)
-    } catch {
-      throw TransportError(error)
-    }
-  }
 
   package static func transportError(_ failure: SystemError) -> TransportError {
     TransportError(failure)

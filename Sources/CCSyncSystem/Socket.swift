@@ -22,13 +22,13 @@ package final class TCPSocket: @unchecked Sendable {
   let descriptor: Int32
   /// Whether ``close()`` has run; read and set under the lock.
   private let isClosed = Protected(false)
-  /// Whether the last ``receive(into:deadline:)`` emptied the socket's buffer (it read less
-  /// than it had room for) and nothing was sent since: then the next one waits in `poll`
-  /// before it reads. On a stream the server writes to now and then (a watch), the read
-  /// that came first would find nothing nearly every time; after a request, the answer may
-  /// already be there, so a send makes the next receive read first again. Touched only by
-  /// the one thread that sends and receives.
-  private var receiveDrained = false
+  /// Whether nothing can be waiting to be read, so the next ``receive(into:deadline:)``
+  /// waits in `poll` before it reads: a request was just sent (its answer cannot be there
+  /// yet), or the last receive emptied the socket's buffer (it read less than it had room
+  /// for; on a stream the server writes to now and then, a watch, a read first would find
+  /// nothing nearly every time). Either way the read that would end in `EAGAIN` is saved.
+  /// Touched only by the one thread that sends and receives.
+  private var pollsBeforeReading = false
 
   /// Takes ownership of the open `descriptor`.
   private init(descriptor: Int32, peer: String) {
@@ -99,7 +99,7 @@ package final class TCPSocket: @unchecked Sendable {
   /// The corresponding C function is `send` with `MSG_NOSIGNAL`.
   package func send(_ bytes: UnsafeRawBufferPointer, deadline: ContinuousClock.Instant) throws(SystemError) {
     guard let base = bytes.baseAddress else { return }
-    receiveDrained = false
+    pollsBeforeReading = true
     var offset = 0
     while offset < bytes.count {
       let sent = Glibc.send(descriptor, base + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
@@ -130,15 +130,15 @@ package final class TCPSocket: @unchecked Sendable {
   /// - Throws: `SystemError` (`ECONNRESET`, `ETIMEDOUT`).
   /// The corresponding C function is `recv`.
   package func receive(into buffer: UnsafeMutableRawBufferPointer, deadline: ContinuousClock.Instant) throws(SystemError) -> Int {
-    if receiveDrained, deadline > .now {
-      receiveDrained = false
+    if pollsBeforeReading, deadline > .now {
+      pollsBeforeReading = false
       try wait(for: POLLIN, until: deadline, operation: "receive")
     }
     while true {
-      // Read first: the answer is often there already, and a read costs less than a poll.
+      // Otherwise read first: more may be there already, and a read costs less than a poll.
       let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
       if count >= 0 {
-        receiveDrained = count > 0 && count < buffer.count
+        pollsBeforeReading = count > 0 && count < buffer.count
         return count
       }
       let code = errno
@@ -148,14 +148,6 @@ package final class TCPSocket: @unchecked Sendable {
       }
       try wait(for: POLLIN, until: deadline, operation: "receive")
     }
-  }
-
-  /// ``receive(into:deadline:)`` for an answer that cannot have arrived yet (a request was
-  /// just sent): waits for input first, then reads, which saves the read that would find
-  /// nothing (`EAGAIN`): a system call on every exchange of a kept-alive connection.
-  package func receiveAfterWaiting(into buffer: UnsafeMutableRawBufferPointer, deadline: ContinuousClock.Instant) throws(SystemError) -> Int {
-    try wait(for: POLLIN, until: deadline, operation: "receive")
-    return try receive(into: buffer, deadline: deadline)
   }
 
   /// Whether the socket has something to read right now, without waiting: input, the
