@@ -24,7 +24,6 @@ extension EtcdClient {
     /// Ask this member only, with no failover (the status of one member).
     var onlyEndpoint: HTTPEndpoint? = nil
   }
-
 }
 
 extension EtcdClient.Call {

@@ -25,7 +25,6 @@ package struct EtcdKeyValue: Sendable, Hashable {
     self.version = version
     self.lease = lease
   }
-
 }
 
 /// Reads `{"key","value","create_revision","mod_revision","version","lease"}`; absent
@@ -62,7 +61,6 @@ package struct EtcdRangeResult: Sendable, Hashable {
 
   /// The first key found, for a one-key read.
   package var first: EtcdKeyValue? { keyValues.first }
-
 }
 
 /// Reads a `RangeResponse`.
@@ -91,7 +89,6 @@ package struct EtcdPutResult: Sendable, Hashable {
   package var revision: Int64
   /// The key before the put, when asked for and it existed.
   package var previous: EtcdKeyValue?
-
 }
 
 /// Reads a `PutResponse`.
@@ -118,7 +115,6 @@ package struct EtcdDeleteResult: Sendable, Hashable {
   package var deleted: Int64
   /// The deleted keys, when asked for.
   package var previous: [EtcdKeyValue]
-
 }
 
 /// Reads a `DeleteRangeResponse`.

@@ -135,7 +135,6 @@ package enum EtcdOperationResult: Sendable, Hashable {
   case put(EtcdPutResult)
   /// What a ``EtcdOperation/delete(_:)`` deleted.
   case delete(EtcdDeleteResult)
-
 }
 
 /// One element of a `TxnResponse`'s `responses`: `{"response_range":...}`,
@@ -165,7 +164,6 @@ package struct EtcdTransactionResult: Sendable, Hashable {
   package var revision: Int64
   /// The results of the branch that ran, in order.
   package var results: [EtcdOperationResult]
-
 }
 
 /// Reads a `TxnResponse`; `succeeded` is left out when false.

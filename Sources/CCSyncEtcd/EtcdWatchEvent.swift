@@ -18,7 +18,6 @@ package struct EtcdEvent: Sendable, Hashable {
   package var keyValue: EtcdKeyValue
   /// The key before the change, when the watch asked for previous values and there was one.
   package var previous: EtcdKeyValue?
-
 }
 
 /// Reads `{"type":"DELETE"?, "kv":{...}, "prev_kv":{...}?}`; a PUT has no `type` (its enum
@@ -55,7 +54,6 @@ package struct EtcdWatchResponse: Sendable, Hashable {
 
   /// Whether this is a progress notification rather than changes.
   package var isProgressNotification: Bool { events.isEmpty }
-
 }
 
 /// The parts of a watch message that are about the watch itself rather than changes.
