@@ -123,13 +123,45 @@ extension EtcdTests {
 
     /// The server's count of watch streams, `-1` when it cannot be read.
     private func watchStreams(_ cluster: EtcdCluster) -> Int {
+      metric("etcd_debugging_mvcc_watch_stream_total", of: cluster)
+    }
+
+    /// The first member's figure `name` from its `/metrics`, `-1` when it cannot be read.
+    private func metric(_ name: String, of cluster: EtcdCluster) -> Int {
       guard let endpoint = try? HTTPEndpoint(parsing: cluster.endpoints[0]),
         let response = try? HTTPClient().send(
           HTTPRequest(method: "GET", path: "/metrics"), to: endpoint, deadline: .now + .seconds(2), idempotent: true)
       else { return -1 }
-      let name = "etcd_debugging_mvcc_watch_stream_total "
-      let line = String(decoding: response.body, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix(name) }
-      return line.flatMap { Double($0.dropFirst(name.count)) }.map { Int($0) } ?? -1
+      let prefix = name + " "
+      let line = String(decoding: response.body, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix(prefix) }
+      return line.flatMap { Double($0.dropFirst(prefix.count)) }.map { Int($0) } ?? -1
+    }
+
+    /// A write that presumes the version its document last saw (the mirror's, while in sync)
+    /// sends its compare-and-swap without ranging the key first; when another writer changed
+    /// the key meanwhile, the compare fails, its answer brings the key, and the change is
+    /// made on that: exact either way.
+    @Test func aWritePresumingTheVersionLastSeenMakesNoRangeAndStaysExact() throws {
+      let cluster = try EtcdCluster()
+      defer { cluster.shutdown() }
+      #expect(try cluster.etcdctl(["put", "cfg/app", #"{"counter": 1}"#]).succeeded)
+      let document = SharedDocument(etcd: EtcdLocation(endpoints: cluster.endpoints, key: "cfg/app"), logger: .silent)
+      _ = try document.read()
+      let increment: (inout JSONValue, Bool) throws -> Void = { json, _ in
+        json = ["counter": .number(JSONNumber((json.field("counter")?.numberValue?.int64Value ?? 0) + 1))]
+      }
+      let ranges = "etcd_mvcc_range_total"
+      let before = metric(ranges, of: cluster)
+      try #require(before >= 0, "etcd's range count cannot be read")
+      _ = try document.updateTracked(presumingLatestSeen: true, increment)
+      // etcd counts the txn's compare, which reads the key, as one range; a range before the
+      // txn would make it two.
+      #expect(metric(ranges, of: cluster) == before + 1, "a range was made before the txn")
+      #expect(try document.read()?.field("counter")?.numberValue?.int64Value == 2)
+      // Another writer moves the key on: the version presumed is stale.
+      #expect(try cluster.etcdctl(["put", "cfg/app", #"{"counter": 10}"#]).succeeded)
+      _ = try document.updateTracked(presumingLatestSeen: true, increment)
+      #expect(try document.read()?.field("counter")?.numberValue?.int64Value == 11)
     }
 
     /// A watch event can arrive after this process wrote a newer version (it read the key
