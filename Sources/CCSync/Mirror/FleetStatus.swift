@@ -242,6 +242,9 @@ package final class FleetStatusReporter: Sendable {
       try client.put(key, value: report.json.formattedBytes(.compact), lease: lease)
       state.withLock { $0.last = report }
     } catch {
+      // A put that crossed `stop()`'s revoke finds the lease gone: the host is leaving, and
+      // nothing is left to report.
+      guard !isStopped else { return }
       logger.log(.warning, "cannot report the status of host '\(host)': \(error)")
     }
   }

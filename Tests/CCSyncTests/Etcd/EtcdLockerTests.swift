@@ -165,6 +165,28 @@ extension EtcdTests {
       #expect(try client.get(statusKey).keyValue == nil, "stopping revokes the new lease")
     }
 
+    /// A report still being sent when the mirror stops crosses the revoke of its lease: that
+    /// is the host leaving, not a failure to report, and nothing is logged (a mirror ended by
+    /// SIGTERM right after a sync says nothing).
+    @Test func aReportCrossingTheStopIsNotAWarning() throws {
+      let cluster = try EtcdCluster()
+      defer { cluster.shutdown() }
+      let location = location(cluster, "cfg/app")
+      let warnings = Protected<[String]>([])
+      let logger = DiagnosticLog(minimumLevel: .warning) { _, message in warnings.withLock { $0.append(message) } }
+      let client = try cluster.client()
+      let statusKey = Array((HostStatus.prefix(of: "cfg/app") + "host-a").utf8)
+      // The put and the revoke race; enough rounds that the revoke wins some of them.
+      for round in 1...40 {
+        let reporter = try FleetStatusReporter(location: location, host: "host-a", ttl: 5, logger: logger)
+        try reporter.claim()
+        reporter.report(.applied, revision: Int64(round))
+        reporter.stop()
+        #expect(try client.get(statusKey).keyValue == nil, "stopping takes the status key (round \(round))")
+      }
+      #expect(warnings.withLock { $0 } == [], "a report crossing the stop is not a warning")
+    }
+
     /// README's "Locks, in the library" example as written, the file in a temporary directory
     /// and the cluster's address substituted.
     @Test func theReadmeLockExampleWorks() async throws {
