@@ -93,11 +93,16 @@ package final class FleetStatusReporter: Sendable {
     /// whether the sending queue is at work.
     var next: (status: HostStatus.State, revision: Int64, reason: String?)?
     var sending = false
+    /// The last report could not be put: it is tried again, and said no more until one lands.
+    var failing = false
   }
 
   /// At most one report is sent per this interval: under a write every 10 ms a host's
   /// status lags by at most this much, and the cluster gets a fraction of the puts.
   static let reportInterval: Duration = .milliseconds(25)
+  /// How long a report that could not be put waits before it is tried again (unless a newer
+  /// one replaces it).
+  static let retryInterval: Duration = .seconds(1)
 
   let host: String
   let ttl: Int64
@@ -168,7 +173,8 @@ package final class FleetStatusReporter: Sendable {
       if let granted = try? LeaseKeeper.grant(client: client, ttl: ttl, name: name, logger: .silent) {
         let last = state.withLock { state -> HostStatus? in
           defer { state.last = nil }
-          return state.last
+          // A report waiting to be sent is newer than the one put under the lost lease.
+          return state.next == nil ? state.last : nil
         }
         keepLease(granted)
         if let last { report(last.state, revision: last.revision, reason: last.reason) }
@@ -182,7 +188,8 @@ package final class FleetStatusReporter: Sendable {
   }
 
   /// Reports `state` of `revision`, soon and off the caller's thread; a report superseded
-  /// before it was sent is dropped, and one that fails is logged and replaced by the next.
+  /// before it was sent is dropped, and one that cannot be put is said once and tried again
+  /// every ``retryInterval`` until it lands or a newer one replaces it.
   package func report(_ status: HostStatus.State, revision: Int64, reason: String? = nil) {
     let startsSending = state.withLock { state -> Bool in
       state.next = (status, revision, reason)
@@ -192,14 +199,20 @@ package final class FleetStatusReporter: Sendable {
     guard startsSending else { return }
     reports.async { [self] in
       var lastSent: ContinuousClock.Instant?
+      var failed = false
       while true {
         // The latest report is taken once the interval since the last put has passed.
         if let lastSent {
-          let left = lastSent + Self.reportInterval - ContinuousClock.now
+          let left = lastSent + (failed ? Self.retryInterval : Self.reportInterval) - ContinuousClock.now
           if left > .zero { usleep(UInt32(left / .microseconds(1))) }
         }
         guard let next = takeNext() else { return }
-        send(next.status, revision: next.revision, reason: next.reason)
+        failed = !send(next.status, revision: next.revision, reason: next.reason)
+        if failed {
+          state.withLock { state in
+            if state.next == nil { state.next = next }
+          }
+        }
         lastSent = .now
       }
     }
@@ -218,8 +231,10 @@ package final class FleetStatusReporter: Sendable {
   }
 
   /// Puts the report of `status` of `revision`, claiming the name first if it is not yet.
-  private func send(_ status: HostStatus.State, revision: Int64, reason: String?) {
-    guard !isStopped else { return }
+  /// - Returns: `false` when the cluster could not take it (it is to be tried again); `true`
+  ///   when it was put, or is not to be (stopped, the name refused, nothing new).
+  private func send(_ status: HostStatus.State, revision: Int64, reason: String?) -> Bool {
+    guard !isStopped else { return true }
     if !state.withLock({ $0.claimed || $0.refused }) {
       do {
         try claimNow()
@@ -227,26 +242,46 @@ package final class FleetStatusReporter: Sendable {
         if case .lockUnavailable(let key) = error {
           state.withLock { $0.refused = true }
           logger.log(.error, "the host name '\(host)' is held by another live mirror ('\(key)'); this host's status is not reported")
+          return true
         }
-        return
+        return failedToReport(error)
       }
     }
     let (keeper, previous) = state.withLock { ($0.lease, $0.last) }
-    guard let lease = keeper?.leaseID else { return }
-    if let previous, previous.state == status, previous.revision == revision, previous.reason == reason { return }
+    guard let lease = keeper?.leaseID else { return true }
+    if let previous, previous.state == status, previous.revision == revision, previous.reason == reason { return true }
     let since = previous?.state == status && previous?.reason == reason ? previous?.since : nil
     let report = HostStatus(
       host: host, revision: revision, state: status, reason: reason,
       since: since ?? FileSystem.isoTimestamp(FileSystem.currentTime()), machine: Environment.hostName, pid: Environment.processID)
     do throws(EtcdError) {
       try client.put(key, value: report.json.formattedBytes(.compact), lease: lease)
-      state.withLock { $0.last = report }
+      state.withLock {
+        $0.last = report
+        $0.failing = false
+      }
+      return true
     } catch {
-      // A put that crossed `stop()`'s revoke finds the lease gone: the host is leaving, and
-      // nothing is left to report.
-      guard !isStopped else { return }
-      logger.log(.warning, "cannot report the status of host '\(host)': \(error)")
+      return failedToReport(error)
     }
+  }
+
+  /// A report the cluster did not take: said at the first failure of a series (the retries
+  /// only at debug level). A put that crossed `stop()`'s revoke finds the lease gone: the host
+  /// is leaving, and nothing is said or tried again.
+  private func failedToReport(_ error: some Error) -> Bool {
+    let (stopped, first) = state.withLock { state -> (Bool, Bool) in
+      defer { state.failing = true }
+      return (state.stopped, !state.failing)
+    }
+    if stopped { return true }
+    let message = "cannot report the status of host '\(host)': \(error)"
+    if first {
+      logger.log(.warning, message + "; trying again every second")
+    } else {
+      logger.log(.debug, message)
+    }
+    return false
   }
 
   /// The key's current revision, for a report after a sync.

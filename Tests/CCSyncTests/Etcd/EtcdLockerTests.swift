@@ -187,6 +187,38 @@ extension EtcdTests {
       #expect(warnings.withLock { $0 } == [], "a report crossing the stop is not a warning")
     }
 
+    /// A report whose put fails (the cluster down) is not dropped: it is tried again each
+    /// second until it lands or a newer one replaces it, so a host that applied a version is
+    /// not shown behind until its next sync. The failure is said once, not at every retry.
+    @Test func aReportThatCannotBePutIsTriedAgainUntilItLands() throws {
+      let cluster = try EtcdCluster()
+      defer { cluster.shutdown() }
+      let location = location(cluster, "cfg/app")
+      let lines = Protected<[(level: DiagnosticLog.Level, message: String)]>([])
+      let logger = DiagnosticLog(minimumLevel: .debug) { level, message in lines.withLock { $0.append((level, message)) } }
+      func said(_ level: DiagnosticLog.Level) -> [String] {
+        lines.withLock { $0.filter { $0.level == level && $0.message.contains("cannot report the status") }.map(\.message) }
+      }
+      let reporter = try FleetStatusReporter(location: location, host: "host-a", ttl: 30, logger: logger)
+      defer { reporter.stop() }
+      try reporter.claim()
+      try cluster.stop(0)
+      reporter.report(.applied, revision: 7)
+      // Two retries that failed too (at debug level) while the member is down.
+      #expect(waitUntil(deadline: .seconds(15)) { said(.debug).count >= 2 }, "\(lines.withLock { $0 })")
+      #expect(said(.warning).count == 1, "the failure is said once: \(said(.warning))")
+
+      try cluster.restart(0)
+      let client = try cluster.client()
+      let statusKey = Array((HostStatus.prefix(of: "cfg/app") + "host-a").utf8)
+      var landed: HostStatus?
+      #expect(waitUntil(deadline: .seconds(10)) {
+        landed = (try? client.get(statusKey).keyValue).flatMap { $0.flatMap { HostStatus(bytes: $0.value) } }
+        return landed != nil
+      }, "the report was tried again once the cluster answered")
+      #expect(landed?.revision == 7 && landed?.state == .applied)
+    }
+
     /// README's "Locks, in the library" example as written, the file in a temporary directory
     /// and the cluster's address substituted.
     @Test func theReadmeLockExampleWorks() async throws {
