@@ -100,9 +100,11 @@ package final class FleetStatusReporter: Sendable {
   /// At most one report is sent per this interval: under a write every 10 ms a host's
   /// status lags by at most this much, and the cluster gets a fraction of the puts.
   static let reportInterval: Duration = .milliseconds(25)
-  /// How long a report that could not be put waits before it is tried again (unless a newer
-  /// one replaces it).
-  static let retryInterval: Duration = .seconds(1)
+  /// How long a report that could not be put first waits before it is tried again (unless a
+  /// newer one replaces it); each retry that fails doubles the wait, up to a third of the
+  /// lease's time to live, and every wait is drawn a quarter either way, so that a fleet back
+  /// from an outage does not put all its reports at once.
+  static let firstRetryDelay: Duration = .seconds(1)
 
   let host: String
   let ttl: Int64
@@ -189,7 +191,7 @@ package final class FleetStatusReporter: Sendable {
 
   /// Reports `state` of `revision`, soon and off the caller's thread; a report superseded
   /// before it was sent is dropped, and one that cannot be put is said once and tried again
-  /// every ``retryInterval`` until it lands or a newer one replaces it.
+  /// (see ``firstRetryDelay``) until it lands or a newer one replaces it.
   package func report(_ status: HostStatus.State, revision: Int64, reason: String? = nil) {
     let startsSending = state.withLock { state -> Bool in
       state.next = (status, revision, reason)
@@ -199,19 +201,24 @@ package final class FleetStatusReporter: Sendable {
     guard startsSending else { return }
     reports.async { [self] in
       var lastSent: ContinuousClock.Instant?
-      var failed = false
+      var wait = Self.reportInterval
+      var retryDelay = Self.firstRetryDelay
+      let longestRetryDelay = max(Self.firstRetryDelay, .seconds(ttl) / 3)
       while true {
-        // The latest report is taken once the interval since the last put has passed.
+        // The latest report is taken once the wait since the last attempt has passed.
         if let lastSent {
-          let left = lastSent + (failed ? Self.retryInterval : Self.reportInterval) - ContinuousClock.now
+          let left = lastSent + wait - ContinuousClock.now
           if left > .zero { usleep(UInt32(left / .microseconds(1))) }
         }
         guard let next = takeNext() else { return }
-        failed = !send(next.status, revision: next.revision, reason: next.reason)
-        if failed {
+        if send(next.status, revision: next.revision, reason: next.reason) {
+          (wait, retryDelay) = (Self.reportInterval, Self.firstRetryDelay)
+        } else {
           state.withLock { state in
             if state.next == nil { state.next = next }
           }
+          wait = retryDelay * Double.random(in: 0.75...1.25)
+          retryDelay = min(retryDelay * 2, longestRetryDelay)
         }
         lastSent = .now
       }
@@ -277,7 +284,7 @@ package final class FleetStatusReporter: Sendable {
     if stopped { return true }
     let message = "cannot report the status of host '\(host)': \(error)"
     if first {
-      logger.log(.warning, message + "; trying again every second")
+      logger.log(.warning, message + "; trying again")
     } else {
       logger.log(.debug, message)
     }

@@ -187,9 +187,10 @@ extension EtcdTests {
       #expect(warnings.withLock { $0 } == [], "a report crossing the stop is not a warning")
     }
 
-    /// A report whose put fails (the cluster down) is not dropped: it is tried again each
-    /// second until it lands or a newer one replaces it, so a host that applied a version is
-    /// not shown behind until its next sync. The failure is said once, not at every retry.
+    /// A report whose put fails (the cluster down) is not dropped: it is tried again, after 1 s
+    /// and then at doubling waits, until it lands or a newer one replaces it, so a host that
+    /// applied a version is not shown behind until its next sync. The failure is said once,
+    /// not at every retry.
     @Test func aReportThatCannotBePutIsTriedAgainUntilItLands() throws {
       let cluster = try EtcdCluster()
       defer { cluster.shutdown() }
@@ -204,7 +205,8 @@ extension EtcdTests {
       try reporter.claim()
       try cluster.stop(0)
       reporter.report(.applied, revision: 7)
-      // Two retries that failed too (at debug level) while the member is down.
+      // Two retries that failed too (at debug level) while the member is down: after about
+      // 1 s and 2 s more.
       #expect(waitUntil(deadline: .seconds(15)) { said(.debug).count >= 2 }, "\(lines.withLock { $0 })")
       #expect(said(.warning).count == 1, "the failure is said once: \(said(.warning))")
 
@@ -212,7 +214,9 @@ extension EtcdTests {
       let client = try cluster.client()
       let statusKey = Array((HostStatus.prefix(of: "cfg/app") + "host-a").utf8)
       var landed: HostStatus?
-      #expect(waitUntil(deadline: .seconds(10)) {
+      // The waits between retries grow to at most a third of the time to live (10 s), and a
+      // quarter more.
+      #expect(waitUntil(deadline: .seconds(20)) {
         landed = (try? client.get(statusKey).keyValue).flatMap { $0.flatMap { HostStatus(bytes: $0.value) } }
         return landed != nil
       }, "the report was tried again once the cluster answered")
