@@ -16,7 +16,7 @@ struct HTTPFramingFields: Sendable {
   private(set) var closesConnection = false
 
   /// Takes in one line of the head; `false` when it is not a field
-  /// (``HTTPHeadSyntax/fieldParts(_:)``).
+  /// (``HTTPHeadSyntax/field(_:)``).
   mutating func add(_ line: ArraySlice<UInt8>) -> Bool {
     guard let colon = HTTPHeadSyntax.fieldColon(line) else { return false }
     let name = line[..<colon]

@@ -65,12 +65,8 @@ enum HTTPHeadSyntax {
     return size
   }
 
-  /// Whether the last of the comma-separated `codings` (`Transfer-Encoding`) is `chunked`.
-  static func endsInChunked(_ codings: String) -> Bool {
-    endsInChunked(Array(codings.utf8)[...])
-  }
-
-  /// ``endsInChunked(_:)`` of a field value's bytes.
+  /// Whether the last of the comma-separated `codings` (a `Transfer-Encoding` value's bytes)
+  /// is `chunked`.
   static func endsInChunked(_ codings: ArraySlice<UInt8>) -> Bool {
     let last = codings[(codings.lastIndex(of: UInt8(ascii: ",")).map { $0 + 1 } ?? codings.startIndex)...]
     return isLowercase(trimmingBlanks(last), ignoringCase: chunked)
@@ -96,13 +92,8 @@ enum HTTPHeadSyntax {
     text.count == other.count && zip(text, other).allSatisfy { lowercased($0) == lowercased($1) }
   }
 
-  /// Whether `text` contains `word` (given in lower case), ASCII letters compared without
-  /// regard to case.
-  static func contains(_ text: String, lowercaseWord word: String) -> Bool {
-    contains(Array(text.utf8)[...], lowercaseWord: Array(word.utf8))
-  }
-
-  /// ``contains(_:lowercaseWord:)`` of a field value's bytes.
+  /// Whether a field value's `bytes` contain `wanted` (given in lower case), ASCII letters
+  /// compared without regard to case.
   static func contains(_ bytes: ArraySlice<UInt8>, lowercaseWord wanted: [UInt8]) -> Bool {
     guard bytes.count >= wanted.count else { return false }
     return (0...(bytes.count - wanted.count)).contains { offset in

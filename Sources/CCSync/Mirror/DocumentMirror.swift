@@ -490,8 +490,12 @@ package final class DocumentMirror: Sendable {
       }
     }
     state.withLock { state in
-      if case .done = outcome { state.wasInSync = true }
-      state.keySeenIsCurrent = { if case .done = outcome { true } else { false } }()
+      if case .done = outcome {
+        state.wasInSync = true
+        state.keySeenIsCurrent = true
+      } else {
+        state.keySeenIsCurrent = false
+      }
     }
     let problem: Problem?
     switch outcome {

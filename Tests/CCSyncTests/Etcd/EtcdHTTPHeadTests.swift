@@ -35,10 +35,10 @@ import Testing
     #expect(headers.value(named: "transfer-encoding") == "gzip, Chunked")
     #expect(headers.value(named: "Grpc-Status") == "0")
     #expect(headers.value(named: "Content-Length") == nil)
-    #expect(HTTPHeadSyntax.endsInChunked("gzip, Chunked"))
-    #expect(!HTTPHeadSyntax.endsInChunked("chunked, gzip"))
-    #expect(HTTPHeadSyntax.contains("Keep-Alive, CLOSE", lowercaseWord: "close"))
-    #expect(!HTTPHeadSyntax.contains("keep-alive", lowercaseWord: "close"))
+    #expect(HTTPHeadSyntax.endsInChunked(bytes("gzip, Chunked")))
+    #expect(!HTTPHeadSyntax.endsInChunked(bytes("chunked, gzip")))
+    #expect(HTTPHeadSyntax.contains(bytes("Keep-Alive, CLOSE"), lowercaseWord: Array("close".utf8)))
+    #expect(!HTTPHeadSyntax.contains(bytes("keep-alive"), lowercaseWord: Array("close".utf8)))
   }
 
   /// The fields a head is read for, from its lines as the gateway and other servers send them.
