@@ -106,6 +106,17 @@ package final class FleetStatusReporter: Sendable {
   /// from an outage does not put all its reports at once.
   static let firstRetryDelay: Duration = .seconds(1)
 
+  /// The retry delay after one of `delay` failed: twice as long, up to a third of `ttl`
+  /// seconds (and never below ``firstRetryDelay``).
+  static func retryDelay(after delay: Duration, ttl: Int64) -> Duration {
+    min(delay * 2, max(firstRetryDelay, .seconds(ttl) / 3))
+  }
+
+  /// `delay` drawn a quarter either way.
+  static func jittered(_ delay: Duration) -> Duration {
+    delay * Double.random(in: 0.75...1.25)
+  }
+
   let host: String
   let ttl: Int64
   /// The key whose holders it reports.
@@ -203,7 +214,6 @@ package final class FleetStatusReporter: Sendable {
       var lastSent: ContinuousClock.Instant?
       var wait = Self.reportInterval
       var retryDelay = Self.firstRetryDelay
-      let longestRetryDelay = max(Self.firstRetryDelay, .seconds(ttl) / 3)
       while true {
         // The latest report is taken once the wait since the last attempt has passed.
         if let lastSent {
@@ -217,8 +227,8 @@ package final class FleetStatusReporter: Sendable {
           state.withLock { state in
             if state.next == nil { state.next = next }
           }
-          wait = retryDelay * Double.random(in: 0.75...1.25)
-          retryDelay = min(retryDelay * 2, longestRetryDelay)
+          wait = Self.jittered(retryDelay)
+          retryDelay = Self.retryDelay(after: retryDelay, ttl: ttl)
         }
         lastSent = .now
       }

@@ -223,6 +223,25 @@ extension EtcdTests {
       #expect(landed?.revision == 7 && landed?.state == .applied)
     }
 
+    /// The waits between retries of a failed report: doubling from 1 s up to a third of the
+    /// time to live (never below 1 s), each drawn a quarter either way.
+    @Test func failedReportsAreRetriedAtDoublingJitteredWaits() {
+      var delay = FleetStatusReporter.firstRetryDelay
+      var delays: [Duration] = []
+      for _ in 0..<5 {
+        delays.append(delay)
+        delay = FleetStatusReporter.retryDelay(after: delay, ttl: 10)
+      }
+      let third: Duration = .seconds(10) / 3
+      let expected: [Duration] = [.seconds(1), .seconds(2), third, third, third]
+      #expect(delays == expected)
+      #expect(FleetStatusReporter.retryDelay(after: .seconds(1), ttl: 1) == .seconds(1), "never below the first delay")
+      let waits = (0..<200).map { _ in FleetStatusReporter.jittered(.seconds(4)) }
+      let (low, high): (Duration, Duration) = (.seconds(3), .seconds(5))
+      #expect(waits.allSatisfy { $0 >= low && $0 <= high }, "\(waits.min()!) to \(waits.max()!)")
+      #expect(Set(waits).count > 1, "drawn, not fixed")
+    }
+
     /// README's "Locks, in the library" example as written, the file in a temporary directory
     /// and the cluster's address substituted.
     @Test func theReadmeLockExampleWorks() async throws {
