@@ -93,7 +93,7 @@ extension CodableStorage {
   /// - Throws: ``StorageError/invalidJSON(path:_:)`` or ``StorageError/decodingFailed(path:message:)``
   ///   (the value in memory is then kept), or I/O errors.
   public func load() throws(StorageError) {
-    try readAndAdopt(notify: true)
+    try readAndAdopt(atStart: false)
   }
 
   /// The exact read-modify-write: takes the file's exclusive lock, reads the latest file, applies
@@ -167,12 +167,16 @@ extension CodableStorage {
 
   /// Reads the file at initialisation: its JSON (over the default's) becomes the value.
   func loadAtStart() {
-    try? readAndAdopt(notify: false)  // a failure is recorded and reported there
+    try? readAndAdopt(atStart: true)  // a failure is recorded and reported there
   }
 
   /// Reads the file and takes its JSON as the synced version (pending changes on top). A
   /// missing file is noted; an invalid or undecodable one is recorded, reported and thrown.
-  private func readAndAdopt(notify: Bool) throws(StorageError) {
+  /// A store that cannot be asked is reported and thrown; ``fileState`` becomes `.unknown`
+  /// when nothing is known of the document yet (`atStart`, or no look has reached it since),
+  /// and otherwise stays as the last look found it. Observers are told of a change unless
+  /// `atStart`.
+  private func readAndAdopt(atStart: Bool) throws(StorageError) {
     do throws(StorageError) {
       let (json, rank, _) = try document.readTracked()
       guard let json else {
@@ -181,12 +185,18 @@ extension CodableStorage {
       }
       // A version the gate refuses is not adopted, at the start as later: the value stays.
       if document.gateApplies(to: json) { try document.judge(json) }
-      let (delivery, failure) = adopt(json, origin: .external, saved: nil, rank: rank, notify: notify)
+      let (delivery, failure) = adopt(json, origin: .external, saved: nil, rank: rank, notify: !atStart)
       if let failure { throw failure }
       follower.withLock { $0 }?.followSchema(of: json)
       if let delivery { observers.deliver(delivery) }
     } catch {
-      state.withLock { $0.fileState = .invalid(error.description) }
+      state.withLock { state in
+        if !error.isStoreUnavailable {
+          state.fileState = .invalid(error.description)
+        } else if atStart || state.fileState.isUnknown {
+          state.fileState = .unknown(error.description)
+        }
+      }
       // Said once per version, whoever finds it first: this read or the follower's look.
       if document.isFirstReport(of: error) { report(error) }
       throw error

@@ -452,6 +452,7 @@ extension EtcdTests {
         return
       }
       for endpoint in endpoints { #expect(message.contains(endpoint), "\(message)") }
+      #expect(storage.fileState == .unknown(storage.lastError?.description ?? ""), "nothing is known of the key")
       storage.wrappedValue.theme = "kept"
       let started = ContinuousClock.now
       #expect(throws: StorageError.self) { try storage.save() }
@@ -460,6 +461,35 @@ extension EtcdTests {
       #expect(ContinuousClock.now - started < .seconds(2))
       #expect(storage.hasPendingChanges)
       #expect(storage.wrappedValue.theme == "kept")
+    }
+
+    /// A first read that finds no member leaves `fileState` `.unknown`, not `.invalid`: nothing
+    /// is known of the key. The first call that reaches it (here a write) says what it holds;
+    /// a later read that finds no member leaves that as it was.
+    @Test func aFirstReadThatFindsNoMemberKnowsNothingUntilOneAnswers() throws {
+      let cluster = try EtcdCluster()
+      defer { cluster.shutdown() }
+      #expect(try cluster.etcdctl(["put", "cfg/app", "{\"counter\": 7}"]).succeeded)
+      try cluster.stop(0)
+      let storage = storage(cluster)
+      guard case .unknown(let message) = storage.fileState else {
+        Issue.record("expected .unknown at a first read with no member, got \(storage.fileState)")
+        return
+      }
+      #expect(message.contains(cluster.endpoints[0]), "\(message)")
+      #expect(storage.wrappedValue.counter == EtcdSettings().counter, "the default is kept")
+      #expect(throws: StorageError.self) { try storage.load() }
+      #expect(storage.fileState.isUnknown, "still nothing known: \(storage.fileState)")
+
+      try cluster.restart(0)
+      // A write reaches the key: it reads it (counter 7) under its compare-and-swap.
+      #expect(waitUntil(deadline: .seconds(20)) { (try? storage.update { $0.counter += 1 }) != nil }, "a member answers again")
+      #expect(storage.fileState == .valid)
+      #expect(storage.wrappedValue.counter == 8)
+      try cluster.stop(0)
+      #expect(throws: StorageError.self) { try storage.load() }
+      #expect(storage.fileState == .valid, "a read that cannot ask says nothing of the key")
+      #expect(storage.wrappedValue.counter == 8)
     }
 
     /// The watch resumes after its member went away, from a revision that was compacted
