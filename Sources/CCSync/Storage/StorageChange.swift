@@ -28,10 +28,10 @@ public enum FileState: Sendable, Equatable {
   /// file and the problem (line and column, the coding path, or the JSON pointer and keyword).
   case invalid(String)
   /// Nothing is known of the document yet: the first read could not ask its store (no etcd
-  /// member answered, or the cluster failed the call), so the value in memory is the default
-  /// (or the initial value). The message says what failed. The first look or write that
-  /// reaches the store replaces it; a later read that cannot ask leaves the state as the last
-  /// look found it (an unreachable cluster says nothing of the document).
+  /// member answered, or the cluster failed the call), so the value in memory is the default.
+  /// The message says what failed. The first look or write that reaches the store replaces
+  /// it; a later read that cannot ask leaves the state as the last look found it (an
+  /// unreachable cluster says nothing of the document).
   case unknown(String)
 
   /// Whether nothing is known of the document yet.
