@@ -1,8 +1,7 @@
 /*
  * history_layouts.c: what keeping each replaced version under a name costs the durable
  * write itself, with no JSON and none of ccsync's code, in the layouts a history could take.
- * bench/history-layouts runs it; docs/BENCHMARK-METHOD.md ("Where the history's time goes")
- * reads its table.
+ * bench/history-layouts runs it; docs/BENCHMARK-METHOD.md ("Profiling") reads its table.
  *
  *   history_layouts DIRECTORY LAYOUT WRITES PROCESSES
  *
