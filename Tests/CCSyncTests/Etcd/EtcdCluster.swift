@@ -222,6 +222,21 @@ final class EtcdCluster: @unchecked Sendable {
     return try ChildProcess.run(line[0], Array(line.dropFirst()), environment: environment, deadline: .seconds(20))
   }
 
+  /// The value of `key` (`etcdctl get --print-value-only`; empty when there is no such key),
+  /// read again until a read succeeds: right after a partition heals, the members may still
+  /// be electing a leader, and a linearizable read fails until one is elected.
+  /// - Throws: ``EtcdClusterError/unreadable(key:error:)`` with etcdctl's last error when no
+  ///   read succeeded within `deadline`.
+  func value(of key: String, deadline: Duration = .seconds(60)) throws -> String {
+    var last: ChildProcess.Outcome?
+    let read = try waitUntil(deadline: deadline) {
+      last = try etcdctl(["get", "--print-value-only", key])
+      return last?.succeeded == true
+    }
+    guard read, let last else { throw EtcdClusterError.unreadable(key: key, error: last?.summary ?? "no read") }
+    return last.standardOutput
+  }
+
   /// Kills every member (thawing frozen ones first is not needed: `SIGKILL` ends a stopped
   /// process too), reaps them, and removes the data. Idempotent.
   func shutdown() {
@@ -381,6 +396,7 @@ enum EtcdClusterError: Error, CustomStringConvertible {
   case notServing(member: Int, what: String, log: String)
   case notRunning(member: Int)
   case noLeader
+  case unreadable(key: String, error: String)
 
   var description: String {
     switch self {
@@ -388,6 +404,7 @@ enum EtcdClusterError: Error, CustomStringConvertible {
     case .notServing(let member, let what, let log): "etcd member \(member): \(what) not serving after 15 s:\n\(log)"
     case .notRunning(let member): "etcd member \(member) is not running"
     case .noLeader: "no running etcd member is the leader"
+    case .unreadable(let key, let error): "etcdctl could not read '\(key)' within the deadline: \(error)"
     }
   }
 }

@@ -176,8 +176,8 @@ struct FaultPartitionTests {
     let outcomes = workers.wait(deadline: .seconds(180))
     let newLeader = try cluster.leaderIndex()
     FaultTools.report("partition-leader.leaders", "\(leader) then \(newLeader)")
-    let document = try cluster.etcdctl(["get", "--print-value-only", "partition/counter"])
-    try workers.expectExactlyOnce("partition-leader", document: document.standardOutput, outcomes: outcomes)
+    let document = try cluster.value(of: "partition/counter")
+    try workers.expectExactlyOnce("partition-leader", document: document, outcomes: outcomes)
   }
 
   /// (c) A member cut off while three hosts watch the key, each through a different member
@@ -255,8 +255,8 @@ struct FaultPartitionTests {
       let outcomes = workers.wait(deadline: .seconds(180))
       #expect(outcomes.allSatisfy { !$0.timedOut }, "a helper hung after the flapping")
       FaultTools.report("partition-flapping.flaps", flaps)
-      let document = try cluster.etcdctl(["get", "--print-value-only", "partition/flapping"])
-      try workers.expectExactlyOnce("partition-flapping", document: document.standardOutput, outcomes: outcomes)
+      let document = try cluster.value(of: "partition/flapping")
+      try workers.expectExactlyOnce("partition-flapping", document: document, outcomes: outcomes)
     }
   }
 
