@@ -172,9 +172,8 @@ extension CodableStorage {
 
   /// Reads the file and takes its JSON as the synced version (pending changes on top). A
   /// missing file is noted; an invalid or undecodable one is recorded, reported and thrown.
-  /// A store that cannot be asked is reported and thrown; ``fileState`` becomes `.unknown`
-  /// when nothing is known of the document yet (`atStart`, or no look has reached it since),
-  /// and otherwise stays as the last look found it. Observers are told of a change unless
+  /// A store that cannot be asked is reported and thrown (``fileState`` as
+  /// `StorageState.readFailed(_:atStart:)` says). Observers are told of a change unless
   /// `atStart`.
   private func readAndAdopt(atStart: Bool) throws(StorageError) {
     do throws(StorageError) {
@@ -190,13 +189,7 @@ extension CodableStorage {
       follower.withLock { $0 }?.followSchema(of: json)
       if let delivery { observers.deliver(delivery) }
     } catch {
-      state.withLock { state in
-        if !error.isStoreUnavailable {
-          state.fileState = .invalid(error.description)
-        } else if atStart || state.fileState.isUnknown {
-          state.fileState = .unknown(error.description)
-        }
-      }
+      state.withLock { $0.readFailed(error, atStart: atStart) }
       // Said once per version, whoever finds it first: this read or the follower's look.
       if document.isFirstReport(of: error) { report(error) }
       throw error

@@ -43,12 +43,11 @@ extension CodableStorage {
     }
   }
 
-  /// Records that the version found is not taken (``fileState`` says why) and reports it. A
-  /// look that could not ask the store (no member answered) is reported, and ``fileState``
-  /// stays what the last look learned: it says nothing of the document. (A first read that
-  /// cannot ask says so in ``fileState``, as nothing is known of the document then.)
+  /// Records that the version found is not taken (``fileState`` says why, by
+  /// `StorageState.readFailed(_:atStart:)`: a look that could not ask the store leaves it as
+  /// the last look learned) and reports it.
   func keepValue(refusing error: StorageError) {
-    if !error.isStoreUnavailable { state.withLock { $0.fileState = .invalid(error.description) } }
+    state.withLock { $0.readFailed(error, atStart: false) }
     report(error)
   }
 }

@@ -131,6 +131,18 @@ struct StorageState<Value: Codable> {
     return changed
   }
 
+  /// Records what a read that failed with `error` tells of the document: an invalid or
+  /// refused version is `.invalid`; a store that could not be asked (no etcd member answered)
+  /// tells nothing, so the state stays as the last look found it, unless nothing is known of
+  /// the document yet (`atStart`, the storage's first read, or still `.unknown`).
+  mutating func readFailed(_ error: StorageError, atStart: Bool) {
+    if !error.isStoreUnavailable {
+      fileState = .invalid(error.description)
+    } else if atStart || fileState.isUnknown {
+      fileState = .unknown(error.description)
+    }
+  }
+
   /// Takes `incoming` (decoded as `decoded`) as the new synced version: the one adoption path
   /// for reloads, loads and writes' results.
   ///
