@@ -342,12 +342,18 @@ def cell_rate(samples):
 
 def trial_ratio(ours, theirs):
     """The median over trials of ours / theirs (rates); None when either failed anywhere."""
+    ratios = trial_ratios(ours, theirs)
+    return None if ratios is None else median(ratios)
+
+
+def trial_ratios(ours, theirs):
+    """ours / theirs (rates), trial by trial; None when either failed anywhere."""
     ratios = []
     for a, b in zip(ours, theirs):
         if "error" in a or "error" in b:
             return None
         ratios.append(a["rate"] / b["rate"])
-    return median(ratios)
+    return ratios
 
 
 COMPARISONS = [

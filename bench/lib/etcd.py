@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 
-from .contention import cell_rate, trial_ratio
+from .contention import cell_rate, trial_ratios
 from .documents import settings_document
 from .processes import Failure, Pool, median, percentile
 from .watching import cpu_seconds
@@ -581,27 +581,31 @@ def tables(bench, title, ccsync, ccsync_build, missing, throughput, cli, propaga
         ("floor", "etcd3gw-replace", "ceiling: the C floor vs etcd3gw `replace`", None, None),
     ]
     lines.append("Ratios of updates per second, taken within each trial round, then the median over the rounds "
-                 "(> 1: the first is faster). The ceiling rows are what the C floor itself reaches against the "
+                 "(> 1: the first is faster); beside them, the lowest and highest round's, which show how far one "
+                 "round can stray. The ceiling rows are what the C floor itself reaches against the "
                  "same peer: ccsync's ratio to that peer cannot be much above them.")
     lines.append("")
-    lines.append("| Comparison | Goal | " + " | ".join("P=%d" % p for p in counts) + " | Met |")
-    lines.append("|" + "---|" * (3 + len(counts)))
+    lines.append("| Comparison | Goal | " + " | ".join("P=%d" % p for p in counts) + " | rounds' range (%s) | Met |" % per_p)
+    lines.append("|" + "---|" * (4 + len(counts)))
     for ours, theirs, label, goal, goal_name in comparisons:
         if theirs not in keys or (ours not in keys and ours != "ccsync"):
             continue
         if ours not in keys:
             if goal is None:
                 continue
-            lines.append("| %s | >= %.1fx | %s | not measured |" % (label, goal, " | ".join("" for _ in counts)))
+            lines.append("| %s | >= %.1fx | %s | | not measured |" % (label, goal, " | ".join("" for _ in counts)))
             bench.goals.append((goal_name, "not measured", NOT_LANDED))
             continue
-        cells, met = [], True
+        cells, spreads, met = [], [], True
         for processes in counts:
-            ratio = trial_ratio(raw[ours][processes], raw[theirs][processes])
+            ratios = trial_ratios(raw[ours][processes], raw[theirs][processes])
+            ratio = None if ratios is None else median(ratios)
             cells.append("FAILING" if ratio is None else "%.2fx" % ratio)
+            spreads.append("-" if ratios is None else "%.2f-%.2f" % (min(ratios), max(ratios)))
             met = met and ratio is not None and (goal is None or ratio >= goal)
         verdict = "" if goal is None else ("yes" if met else "**no**")
-        lines.append("| %s | %s | %s | %s |" % (label, "" if goal is None else ">= %.1fx" % goal, " | ".join(cells), verdict))
+        lines.append("| %s | %s | %s | %s | %s |" % (label, "" if goal is None else ">= %.1fx" % goal, " | ".join(cells),
+                                                   " / ".join(spreads), verdict))
         if goal is not None:
             bench.goals.append((goal_name, "yes" if met else "no", ", ".join("P=%d %s" % (p, c) for p, c in zip(counts, cells))))
     if "etcd3gw" not in keys:
