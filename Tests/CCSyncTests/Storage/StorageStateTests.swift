@@ -93,4 +93,26 @@ import CCSyncJSON
     #expect(try state.edit(to: Settings(theme: "light", size: 20), encoded: ["theme": "light", "size": 20], from: base, coding))
     #expect(state.value == Settings(theme: "theirs", size: 20), "the reloaded theme is not reverted")
   }
+
+  /// What a failed read tells: a version that does not decode makes the state `.invalid`; a
+  /// store that could not be asked says nothing of the document, so the state stays, unless
+  /// nothing is known yet (the first read, or still `.unknown`, whose message then says what
+  /// failed last).
+  @Test func aFailedReadTellsOnlyWhatItLearned() {
+    let unreachable = StorageError.store(.unreachable("no member answered"))
+    let againUnreachable = StorageError.store(.unreachable("still no member"))
+    let undecodable = StorageError.decodingFailed(path: "test", message: "size: not a number")
+
+    var state = synced()
+    state.readFailed(unreachable, atStart: false)
+    #expect(state.fileState == .valid, "an unreachable store says nothing of the document")
+    state.readFailed(unreachable, atStart: true)
+    #expect(state.fileState == .unknown(unreachable.description), "the first read knows nothing")
+    state.readFailed(againUnreachable, atStart: false)
+    #expect(state.fileState == .unknown(againUnreachable.description), "still nothing known: the latest failure")
+    state.readFailed(undecodable, atStart: false)
+    #expect(state.fileState == .invalid(undecodable.description))
+    state.readFailed(unreachable, atStart: false)
+    #expect(state.fileState == .invalid(undecodable.description), "the last look's verdict stays")
+  }
 }
