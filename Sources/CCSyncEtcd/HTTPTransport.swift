@@ -99,7 +99,9 @@ package struct PlainTCPConnector: HTTPConnector {
       throw TransportError(description: "https://\(endpoint): this connection has no TLS", isTimeout: false, isTLSRefusal: true)
     }
     do {
-      return try TCPSocket.connect(host: endpoint.host, port: endpoint.port, deadline: deadline)
+      let socket = try TCPSocket.connect(host: endpoint.host, port: endpoint.port, deadline: deadline)
+      try socket.makeReadsBlock()
+      return socket
     } catch {
       throw TransportError(error)
     }

@@ -3,10 +3,11 @@ import Glibc
 /// A connected TCP client socket with deadlines on every wait: for talking HTTP to a server
 /// (etcd) that may be slow, stopped (`SIGSTOP`) or gone.
 ///
-/// The descriptor is non-blocking and close-on-exec, has `TCP_NODELAY` set (requests are
-/// small and written in one piece; Nagle's algorithm would hold the next one back for the
-/// previous acknowledgement), and is written with `MSG_NOSIGNAL`, so a peer that went away
-/// makes a write fail with `EPIPE` instead of killing the process with `SIGPIPE`.
+/// The descriptor is non-blocking (its reads block after ``makeReadsBlock()``, its sends
+/// never) and close-on-exec, has `TCP_NODELAY` set (requests are small and written in one
+/// piece; Nagle's algorithm would hold the next one back for the previous acknowledgement),
+/// and is written with `MSG_NOSIGNAL`, so a peer that went away makes a write fail with
+/// `EPIPE` instead of killing the process with `SIGPIPE`.
 ///
 /// Errors are ``SystemError``s naming the operation (`connect`, `send`, `receive`) and the
 /// endpoint as the caller gave it, e.g. `connect '127.0.0.1:2379': Connection refused
@@ -23,12 +24,18 @@ package final class TCPSocket: @unchecked Sendable {
   /// Whether ``close()`` has run; read and set under the lock.
   private let isClosed = Protected(false)
   /// Whether nothing can be waiting to be read, so the next ``receive(into:deadline:)``
-  /// waits in `poll` before it reads: a request was just sent (its answer cannot be there
+  /// waits (in `poll`, or in `recv` itself once reads block) before it reads: a request was just sent (its answer cannot be there
   /// yet), or the last receive emptied the socket's buffer (it read less than it had room
   /// for; on a stream the server writes to now and then, a watch, a read first would find
   /// nothing nearly every time). Either way the read that would end in `EAGAIN` is saved.
   /// Touched only by the one thread that sends and receives.
   private var pollsBeforeReading = false
+  /// Whether the descriptor blocks in `recv` (``makeReadsBlock()``): a wait for an answer is
+  /// then the `recv` itself, with `SO_RCVTIMEO` for the deadline, not a `poll` and a `recv`.
+  /// Set once, before the first read.
+  private var readsBlock = false
+  /// The `SO_RCVTIMEO` set on the descriptor; zero while none is (the kernel's "for ever").
+  private var receiveTimeout = Duration.zero
 
   /// Takes ownership of the open `descriptor`.
   private init(descriptor: Int32, peer: String) {
@@ -92,17 +99,27 @@ package final class TCPSocket: @unchecked Sendable {
     return connection
   }
 
+  /// Makes ``receive(into:deadline:)`` wait inside `recv` rather than in `poll`: one system
+  /// call per answer awaited instead of two (on a watch stream, one per event). Sends and
+  /// reads that must not wait stay non-blocking (`MSG_DONTWAIT`). For a socket read only by
+  /// this type's calls: a TLS library reading the descriptor expects it non-blocking.
+  /// The corresponding C function is `fcntl` with `F_SETFL`.
+  package func makeReadsBlock() throws(SystemError) {
+    _ = try systemCall("fcntl", path: peer) { fcntl(descriptor, F_SETFL, 0) }
+    readsBlock = true
+  }
+
   /// Sends every byte of `bytes`, waiting for room in the socket buffer as needed.
   /// - Throws: `SystemError` (`EPIPE` or `ECONNRESET` when the peer closed or reset the
   ///   connection, `ETIMEDOUT` when `deadline` passed first). Part of the bytes may have
   ///   been handed to the kernel, never all of them.
-  /// The corresponding C function is `send` with `MSG_NOSIGNAL`.
+  /// The corresponding C function is `send` with `MSG_NOSIGNAL` and `MSG_DONTWAIT`.
   package func send(_ bytes: UnsafeRawBufferPointer, deadline: ContinuousClock.Instant) throws(SystemError) {
     guard let base = bytes.baseAddress else { return }
     pollsBeforeReading = true
     var offset = 0
     while offset < bytes.count {
-      let sent = Glibc.send(descriptor, base + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+      let sent = Glibc.send(descriptor, base + offset, bytes.count - offset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
       if sent >= 0 {
         offset += sent
         continue
@@ -130,13 +147,21 @@ package final class TCPSocket: @unchecked Sendable {
   /// - Throws: `SystemError` (`ECONNRESET`, `ETIMEDOUT`).
   /// The corresponding C function is `recv`.
   package func receive(into buffer: UnsafeMutableRawBufferPointer, deadline: ContinuousClock.Instant) throws(SystemError) -> Int {
-    if pollsBeforeReading, deadline > .now {
-      pollsBeforeReading = false
-      try wait(for: POLLIN, until: deadline, operation: "receive")
-    }
+    // A read that must wait (``pollsBeforeReading``, or after one that found nothing) waits
+    // in `recv` for what is left until `deadline` when reads block (`SO_RCVTIMEO`), in `poll`
+    // otherwise; any other read first takes what is there, without waiting.
+    var waits = pollsBeforeReading
     while true {
-      // Otherwise read first: more may be there already, and a read costs less than a poll.
-      let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
+      var flags = Int32(MSG_DONTWAIT)
+      if waits, deadline > .now {
+        if readsBlock {
+          try setReceiveTimeout(within: deadline - .now)
+          flags = 0
+        } else {
+          try wait(for: POLLIN, until: deadline, operation: "receive")
+        }
+      }
+      let count = recv(descriptor, buffer.baseAddress, buffer.count, flags)
       if count >= 0 {
         pollsBeforeReading = count > 0 && count < buffer.count
         return count
@@ -146,8 +171,28 @@ package final class TCPSocket: @unchecked Sendable {
       guard code == EAGAIN || code == EWOULDBLOCK else {
         throw SystemError(code: code, operation: "receive", path: peer)
       }
-      try wait(for: POLLIN, until: deadline, operation: "receive")
+      // Nothing there yet (or SO_RCVTIMEO, set a little short of the deadline, expired).
+      if waits && deadline <= .now { throw SystemError(code: ETIMEDOUT, operation: "receive", path: peer) }
+      waits = true
     }
+  }
+
+  /// Sets `SO_RCVTIMEO` to `remaining`, unless what is set already ends at most a
+  /// millisecond later (as `poll`'s millisecond timeout may) and no more than a sixteenth of
+  /// `remaining` earlier: a stream read with deadlines the same time ahead, or requests each
+  /// with the same timeout, set it once. A timeout set short only costs a read that wakes,
+  /// finds the deadline still ahead and waits again.
+  /// The corresponding C function is `setsockopt` with `SO_RCVTIMEO`.
+  private func setReceiveTimeout(within remaining: Duration) throws(SystemError) {
+    if receiveTimeout > .zero, receiveTimeout <= remaining + .milliseconds(1), receiveTimeout >= remaining - remaining / 16 { return }
+    let (seconds, attoseconds) = remaining.components
+    // A zero timeout would mean "for ever" to the kernel.
+    let microseconds = max(attoseconds / 1_000_000_000_000, seconds == 0 ? 1 : 0)
+    var value = timeval(tv_sec: Int(seconds), tv_usec: Int(microseconds))
+    _ = try systemCall("set SO_RCVTIMEO", path: peer) {
+      setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+    }
+    receiveTimeout = .seconds(seconds) + .microseconds(microseconds)
   }
 
   /// Whether the socket has something to read right now, without waiting: input, the

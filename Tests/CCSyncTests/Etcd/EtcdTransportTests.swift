@@ -67,6 +67,40 @@ extension EtcdTests {
       #expect(String(decoding: buffer[..<count], as: UTF8.self).hasPrefix("HTTP/1.1 200"))
     }
 
+    /// The HTTP client's plain connections wait for an answer inside `recv`
+    /// (``TCPSocket/makeReadsBlock()``, `SO_RCVTIMEO`) with the same contract: a receive
+    /// ends at its deadline, the next one is held to its own shorter deadline, not the timeout
+    /// set before, and ``TCPSocket/interrupt()`` ends one waiting with a distant deadline.
+    @Test func aSocketWhoseReadsBlockKeepsItsDeadlinesAndCanBeInterrupted() throws {
+      let cluster = try EtcdCluster()
+      defer { cluster.shutdown() }
+      try cluster.freeze(0)
+      defer { try? cluster.thaw(0) }
+      let endpoint = try HTTPEndpoint(parsing: cluster.endpoints[0])
+      let socket = try TCPSocket.connect(host: endpoint.host, port: endpoint.port, deadline: .now + .seconds(1))
+      defer { socket.close() }
+      try socket.makeReadsBlock()
+      try socket.send(bytes("GET /health HTTP/1.1\r\nHost: x\r\n\r\n"), deadline: .now + .seconds(1))
+      var buffer = [UInt8](repeating: 0, count: 64)
+      for (wait, limit) in [(Duration.milliseconds(400), Duration.seconds(2)), (.milliseconds(100), .milliseconds(390))] {
+        let started = ContinuousClock.now
+        let timedOut = #expect(throws: SystemError.self) {
+          _ = try buffer.withUnsafeMutableBytes { try socket.receive(into: $0, deadline: .now + wait) }
+        }
+        let waited = ContinuousClock.now - started
+        #expect(timedOut?.errorNumber == .timedOut)
+        #expect(timedOut?.path == cluster.endpoints[0])
+        #expect(waited >= wait && waited < limit, "waited \(waited) for a deadline \(wait) away")
+      }
+
+      let reader = BackgroundThread { () throws -> Int in
+        var buffer = [UInt8](repeating: 0, count: 64)
+        return try buffer.withUnsafeMutableBytes { try socket.receive(into: $0, deadline: .now + .seconds(60)) }
+      }
+      socket.interrupt()
+      #expect(try reader.value(deadline: .seconds(30)) == 0, "an interrupted receive returns the end of the stream")
+    }
+
     /// The endpoint race: an endpoint that refuses drops out at once and the next one that
     /// connects wins, its connection left in the pool for the request; with none listening
     /// the race fails naming each endpoint and why. (An endpoint whose packets are dropped
