@@ -115,8 +115,9 @@ final class EtcdWatches: Sendable {
 ///   runs there when it comes early in the turn (``InlineReload``): no thread is woken
 ///   between the event and the observers. A standby thread takes the stream over when a turn
 ///   outlasts ``LoopHandOver/bound`` (a subscriber that blocks), with the calls not yet made,
-///   so the other subscribers and the stream's progress notifications wait at most that long
-///   (``LoopHandOver``).
+///   so the other subscribers wait at most that long (``LoopHandOver``). With one subscriber
+///   there is nobody else to wait, so its turns run without the standby's timer (two system
+///   calls an event saved) until another subscribes.
 /// - After a disconnect (a member stopped, the stream broke) it watches again from the
 ///   revision after the last one it delivered, on whichever member answers, so no change is
 ///   missed; while no member answers it retries with backoff and says so once in the log.
@@ -149,6 +150,7 @@ final class SharedKeyWatch: Sendable {
   private let pause = ConditionLock()
   /// The hand-over of the stream between the watch's threads. Not serializing: a subscriber
   /// queues each hint itself, and one still running on a replaced leader is called at once.
+  /// Others wait on the stream only when there are two subscribers or more (``add(_:from:)``).
   private let handOver = LoopHandOver<ChangeHint>(serializesCalls: false)
 
   /// A watch of `key` that will report from `startRevision` (1 or less: from a first read).
@@ -184,6 +186,7 @@ final class SharedKeyWatch: Sendable {
       let id = state.nextID
       state.nextID += 1
       state.subscribers.append((id, handler))
+      handOver.othersWait = state.subscribers.count > 1
       if let latest = state.latest, latest.revision >= startRevision { return (id, latest.hint) }
       if let from = state.from, from > startRevision {
         return (id, ChangeHint(contentMayDiffer: true, isRequestedRecheck: false, description: "etcd: joined a watch from revision \(from)"))
@@ -196,6 +199,7 @@ final class SharedKeyWatch: Sendable {
   fileprivate func remove(_ id: UInt64) -> Bool {
     state.withLock { state in
       state.subscribers.removeAll { $0.id == id }
+      handOver.othersWait = state.subscribers.count > 1
       guard state.subscribers.isEmpty, !state.cancelled else { return false }
       state.cancelled = true
       return true

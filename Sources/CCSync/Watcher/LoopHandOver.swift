@@ -32,6 +32,12 @@ struct Delivery<Reason: MergeableWakeUp> {
 /// and the watcher has two threads (the leader and the standby) plus one per handler that is
 /// blocked now.
 ///
+/// A loop whose events have one handler only (an etcd key with one subscriber) can say so
+/// (``othersWait`` false): then nobody but that handler waits on the loop, its turns run
+/// without the timer, and a turn that blocks holds up only that handler's own later calls,
+/// which its queue would hold anyway. The timer is armed the moment another joins, mid-turn
+/// too, so the bound holds for everyone else.
+///
 /// With `serializesCalls` (the file watcher), one watch's handler is never called on two
 /// threads at once: a wake-up of a watch whose handler still runs on a replaced leader is
 /// held, merged, and made by that thread when the handler returns. Without (an etcd key's
@@ -60,6 +66,10 @@ final class LoopHandOver<Reason: MergeableWakeUp>: @unchecked Sendable {
   private var term: UInt64 = 0
   /// When the leader left its loop for a turn of handler calls; `nil` while it is in the loop.
   private var awaySince: ContinuousClock.Instant?
+  /// Whether the timer is armed for the turn under way.
+  private var timerArmed = false
+  /// Whether anyone but the turn's handlers waits on the loop (``othersWait``).
+  private var othersWaitOnLoop = true
   /// The turn's handler calls, the next from `nextDelivery` on.
   private var queue: [Delivery<Reason>] = []
   private var nextDelivery = 0
@@ -85,6 +95,22 @@ final class LoopHandOver<Reason: MergeableWakeUp>: @unchecked Sendable {
 
   /// Whether a standby can take the loop over, so that handlers may work inline.
   var canHandOver: Bool { timer != nil }
+
+  /// Whether anything but the handlers of a turn waits on the loop while it runs: other
+  /// files' events on the file watcher's descriptor, other subscribers of an etcd key. When
+  /// false (one subscriber), turns run without the standby's timer: a blocked turn holds up
+  /// nobody else. Set true, it arms the timer for a turn under way, from when that began.
+  var othersWait: Bool {
+    get { condition.withLock { othersWaitOnLoop } }
+    set {
+      condition.withLock {
+        othersWaitOnLoop = newValue
+        guard newValue, let timer, let since = awaySince, !timerArmed, !stopping else { return }
+        timer.arm(after: since + Self.bound - .now)
+        timerArmed = true
+      }
+    }
+  }
 
   /// How many times a standby took the loop over (tests check that a blocked handler made one).
   var takeOverCount: Int { condition.withLock { takeOvers } }
@@ -112,7 +138,8 @@ final class LoopHandOver<Reason: MergeableWakeUp>: @unchecked Sendable {
   }
 
   /// Begins a turn of handler calls: `deliveries`, or, for a thread that has just taken the
-  /// loop over, what the old leader left. Arms the standby's timer.
+  /// loop over, what the old leader left. Arms the standby's timer, unless nobody else waits
+  /// on the loop (``othersWait``).
   /// - Returns: the term to pass to the other calls, and whether the caller must start a
   ///   standby thread (then it calls ``standbyFailed()`` if it cannot).
   private func beginTurn(_ deliveries: [Delivery<Reason>]?) -> (term: UInt64, startStandby: Bool) {
@@ -123,7 +150,10 @@ final class LoopHandOver<Reason: MergeableWakeUp>: @unchecked Sendable {
       }
       guard let timer, nextDelivery < queue.count, !stopping else { return (term, false) }
       awaySince = .now
-      timer.arm(after: Self.bound)
+      if othersWaitOnLoop || deliveries == nil {
+        timer.arm(after: Self.bound)
+        timerArmed = true
+      }
       let startStandby = standbys == 0
       if startStandby { standbys = 1 }
       return (term, startStandby)
@@ -202,7 +232,8 @@ final class LoopHandOver<Reason: MergeableWakeUp>: @unchecked Sendable {
       guard turn == term else { return .replaced }
       if awaySince != nil {
         awaySince = nil
-        if !stopping { timer?.disarm() }
+        if timerArmed && !stopping { timer?.disarm() }
+        timerArmed = false
       }
       queue = []
       nextDelivery = 0
@@ -234,7 +265,7 @@ final class LoopHandOver<Reason: MergeableWakeUp>: @unchecked Sendable {
           standbys -= 1
           return false
         }
-        guard let since = awaySince else { return nil }
+        guard let since = awaySince, timerArmed else { return nil }
         let left = since + Self.bound - .now
         if left > .zero {
           timer.arm(after: left)  // an early or stale expiry
@@ -243,6 +274,7 @@ final class LoopHandOver<Reason: MergeableWakeUp>: @unchecked Sendable {
         term += 1
         takeOvers += 1
         awaySince = nil
+        timerArmed = false
         standbys -= 1
         return true
       }

@@ -94,5 +94,36 @@ extension EtcdTests {
         try Test.cancel("the blocked look ran on \(blocked.threads.first ?? "?"), not the watch thread (a loaded machine delayed it past the inline budget): no hand-over was needed")
       }
     }
+
+    /// A key's only subscriber runs its turns without the standby's timer (nobody else waits
+    /// on the stream). A second follower that subscribes while the first is blocked arms it:
+    /// the standby takes the stream over, and the newcomer hears 2 and 3 before the blocked
+    /// one returns, which then hears them too.
+    @Test func aSubscriberJoiningWhileTheOnlyOneIsBlockedIsNotHeldUp() throws {
+      let cluster = try EtcdCluster()
+      defer { cluster.shutdown() }
+      let client = try cluster.client()
+      try client.put(bytes("joined"), value: bytes(#"{"n": 0}"#))
+      let blocked = Heard(blockingAt: 1)
+      defer { blocked.release() }
+      let blockedFollower = try follow(cluster, "joined", blocked)
+      defer { blockedFollower.stop() }
+      try client.put(bytes("joined"), value: bytes(#"{"n": 1}"#))
+      #expect(waitUntil { blocked.versions == [1] }, "the only follower never heard version 1: \(blocked.versions)")
+
+      let newcomer = Heard()
+      let newcomerFollower = try follow(cluster, "joined", newcomer)
+      defer { newcomerFollower.stop() }
+      for n in 2...3 { try client.put(bytes("joined"), value: bytes(#"{"n": \#(n)}"#)) }
+      #expect(waitUntil { newcomer.versions.last == 3 }, "the newcomer waited behind the blocked follower: \(newcomer.versions)")
+      #expect(newcomer.versions.filter { $0 >= 2 } == [2, 3], "\(newcomer.versions)")
+      #expect(blocked.versions == [1], "the blocked follower reported again before its report returned")
+
+      blocked.release()
+      #expect(waitUntil { blocked.versions == [1, 2, 3] }, "a version was lost or merged away: \(blocked.versions)")
+      if blocked.threads.first != "ccsync-etcd" {
+        try Test.cancel("the blocked look ran on \(blocked.threads.first ?? "?"), not the watch thread (a loaded machine delayed it past the inline budget): no hand-over was needed")
+      }
+    }
   }
 }
