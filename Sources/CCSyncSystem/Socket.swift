@@ -24,10 +24,11 @@ package final class TCPSocket: @unchecked Sendable {
   /// Whether ``close()`` has run; read and set under the lock.
   private let isClosed = Protected(false)
   /// Whether nothing can be waiting to be read, so the next ``receive(into:deadline:)``
-  /// waits (in `poll`, or in `recv` itself once reads block) before it reads: a request was just sent (its answer cannot be there
-  /// yet), or the last receive emptied the socket's buffer (it read less than it had room
-  /// for; on a stream the server writes to now and then, a watch, a read first would find
-  /// nothing nearly every time). Either way the read that would end in `EAGAIN` is saved.
+  /// waits (in `poll`, or in `recv` itself once reads block) before it reads: a request was
+  /// just sent (its answer cannot be there yet), or the last receive emptied the socket's
+  /// buffer (it read less than it had room for; on a stream the server writes to now and
+  /// then, a watch, a read first would find nothing nearly every time). Either way the read
+  /// that would end in `EAGAIN` is saved.
   /// Touched only by the one thread that sends and receives.
   private var pollsBeforeReading = false
   /// Whether the descriptor blocks in `recv` (``makeReadsBlock()``): a wait for an answer is
