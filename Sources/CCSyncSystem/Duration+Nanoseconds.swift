@@ -1,7 +1,7 @@
 import Glibc
 
 /// Conversions of a `Duration` for the C APIs that take a timeout (`poll`'s milliseconds, a
-/// `timespec`, Dispatch's nanoseconds): made at that boundary only, time stays a `Duration`
+/// `timespec`, a socket's `timeval`, Dispatch's nanoseconds): made at that boundary only, time stays a `Duration`
 /// everywhere else.
 extension Duration {
   /// The duration in whole nanoseconds, saturating at the largest `Int64` (about 292 years)
@@ -19,6 +19,13 @@ extension Duration {
   package var timespec: Glibc.timespec {
     let total = max(nanoseconds, 0)
     return Glibc.timespec(tv_sec: Int(total / 1_000_000_000), tv_nsec: Int(total % 1_000_000_000))
+  }
+
+  /// The duration as a `timeval` for a socket's `SO_RCVTIMEO`: whole microseconds, at least
+  /// one (a zero `timeval` means no timeout at all there), saturating as ``nanoseconds``.
+  package var socketTimeout: Glibc.timeval {
+    let total = max(nanoseconds / 1000, 1)
+    return Glibc.timeval(tv_sec: Int(total / 1_000_000), tv_usec: Int(total % 1_000_000))
   }
 
   /// The duration in whole milliseconds for `poll`, 0 for zero or less, rounded up so that a

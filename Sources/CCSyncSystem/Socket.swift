@@ -186,14 +186,11 @@ package final class TCPSocket: @unchecked Sendable {
   /// The corresponding C function is `setsockopt` with `SO_RCVTIMEO`.
   private func setReceiveTimeout(within remaining: Duration) throws(SystemError) {
     if receiveTimeout > .zero, receiveTimeout <= remaining + .milliseconds(1), receiveTimeout >= remaining - remaining / 16 { return }
-    let (seconds, attoseconds) = remaining.components
-    // A zero timeout would mean "for ever" to the kernel.
-    let microseconds = max(attoseconds / 1_000_000_000_000, seconds == 0 ? 1 : 0)
-    var value = timeval(tv_sec: Int(seconds), tv_usec: Int(microseconds))
+    var value = remaining.socketTimeout
     _ = try systemCall("set SO_RCVTIMEO", path: peer) {
       setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
     }
-    receiveTimeout = .seconds(seconds) + .microseconds(microseconds)
+    receiveTimeout = .seconds(value.tv_sec) + .microseconds(value.tv_usec)
   }
 
   /// Whether the socket has something to read right now, without waiting: input, the
