@@ -1,6 +1,8 @@
+import Glibc
 import Testing
 @testable import CCSync
 @testable import CCSyncEtcd
+@testable import CCSyncSystem
 
 extension EtcdTests {
   /// The layers under the etcd client, against a real member: the TCP socket's errors and
@@ -68,18 +70,21 @@ extension EtcdTests {
     }
 
     /// The HTTP client's plain connections wait for an answer inside `recv`
-    /// (``TCPSocket/makeReadsBlock()``, `SO_RCVTIMEO`) with the same contract: a receive
-    /// ends at its deadline, the next one is held to its own shorter deadline, not the timeout
-    /// set before, and ``TCPSocket/interrupt()`` ends one waiting with a distant deadline.
-    @Test func aSocketWhoseReadsBlockKeepsItsDeadlinesAndCanBeInterrupted() throws {
+    /// (``TCPSocket/makeReadsBlock()``, `SO_RCVTIMEO`): one system call an answer or a watch
+    /// event, where `poll` and `recv` made two. The connector's sockets block in `recv`, and
+    /// keep the non-blocking socket's contract: a receive ends at its deadline, the next one
+    /// is held to its own shorter deadline, not the timeout set before, and
+    /// ``TCPSocket/interrupt()`` ends one waiting with a distant deadline.
+    @Test func thePlainConnectorsSocketsBlockInReceiveAndKeepTheirDeadlines() throws {
       let cluster = try EtcdCluster()
       defer { cluster.shutdown() }
       try cluster.freeze(0)
       defer { try? cluster.thaw(0) }
       let endpoint = try HTTPEndpoint(parsing: cluster.endpoints[0])
-      let socket = try TCPSocket.connect(host: endpoint.host, port: endpoint.port, deadline: .now + .seconds(1))
+      let stream = try PlainTCPConnector().connect(to: endpoint, deadline: .now + .seconds(1))
+      let socket = try #require(stream as? TCPSocket)
       defer { socket.close() }
-      try socket.makeReadsBlock()
+      #expect(fcntl(socket.descriptor, F_GETFL) & O_NONBLOCK == 0, "the connector's socket does not block in recv")
       try socket.send(bytes("GET /health HTTP/1.1\r\nHost: x\r\n\r\n"), deadline: .now + .seconds(1))
       var buffer = [UInt8](repeating: 0, count: 64)
       for (wait, limit) in [(Duration.milliseconds(400), Duration.seconds(2)), (.milliseconds(100), .milliseconds(390))] {
