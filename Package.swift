@@ -21,9 +21,7 @@ let package = Package(
     // sets, the Codable coder. No I/O.
     .target(name: "CCSyncJSON", dependencies: ["CCSyncSystem"]),
     // An HTTP/1.1 client over TCP and a client of etcd's v3 JSON gateway. No Glibc.
-    .target(name: "CCSyncEtcd", dependencies: ["CCSyncSystem", "CCSyncJSON", "CCSyncBase64Kernel"]),
-    // The vector kernel of CCSyncEtcd's base64 decoder (SSSE3), in C for its byte shuffles.
-    .target(name: "CCSyncBase64Kernel"),
+    .target(name: "CCSyncEtcd", dependencies: ["CCSyncSystem", "CCSyncJSON"]),
     // The library: stores, documents, CodableStorage. Re-exports CCSyncJSON's public types.
     .target(name: "CCSync", dependencies: ["CCSyncSystem", "CCSyncJSON", "CCSyncEtcd"]),
     // Child processes, signal pipes and standard input, for the command and the test tools.

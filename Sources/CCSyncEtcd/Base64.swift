@@ -1,5 +1,3 @@
-import CCSyncBase64Kernel
-
 /// Standard base64 with padding (RFC 4648 section 4), the form etcd's gateway gives `bytes`
 /// fields in: every key and value of a request and a reply goes through it. Written here
 /// rather than taken from Foundation's `Data`: that was a third of the cost of encoding a
@@ -98,19 +96,13 @@ package enum Base64 {
     let whole = text.count / 4 - (padded > 0 ? 1 : 0)
     var invalid: UInt32 = 0
     let bytes = [UInt8](unsafeUninitializedCapacity: count) { output, initialized in
-      // Whole blocks of 16 characters go through the vector kernel (half the instructions a
-      // character of the tables below), as many as its 16-byte stores leave within `output`;
-      // it stops at a block with a character outside the alphabet, which the tables then
-      // find.
-      let blocks = min(whole / 4, max(0, (count - 4) / 12))
-      let vectorGroups = blocks > 0 ? 4 * ccsync_base64_decode_blocks(text.baseAddress!, blocks, output.baseAddress!) : 0
       groupTables.withUnsafeBufferPointer { tables in
         // A group's four characters, looked up in the four tables, OR into its three bytes,
         // in memory order, in the low three bytes of a word; an invalid character sets the
         // top byte. Every group but the last is stored as a whole word, whose fourth byte the
         // next group's store replaces: one store instead of three.
         let raw = UnsafeMutableRawPointer(output.baseAddress!)
-        for group in vectorGroups..<whole {
+        for group in 0..<whole {
           let word =
             tables[Int(text[4 * group])] | tables[256 + Int(text[4 * group + 1])]
             | tables[512 + Int(text[4 * group + 2])] | tables[768 + Int(text[4 * group + 3])]

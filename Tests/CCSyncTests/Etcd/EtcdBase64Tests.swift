@@ -1,4 +1,3 @@
-import CCSyncBase64Kernel
 import Foundation
 import Testing
 @testable import CCSyncEtcd
@@ -25,11 +24,9 @@ import Testing
     #expect(Base64.decoded(text) == nil)
   }
 
-  /// Texts long enough for the vector kernel (16 characters a block) decode as the tables
-  /// decode them, whichever block a character is in: every byte value at every place of a
-  /// 64-character text (three blocks for the kernel, the last group's four for the tables)
-  /// gives the bytes it stands for when it is in the alphabet, and `nil` when it is not,
-  /// padding included (but in the last place, where it is padding).
+  /// Every byte value at every place of a 64-character text gives the bytes it stands for
+  /// when it is in the alphabet, and `nil` when it is not, padding included (but in the last
+  /// place, where it is padding).
   @Test func everyByteAtEveryPlaceOfALongTextDecodesAsTheAlphabetSays() {
     let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
     let original = (0..<48).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
@@ -62,7 +59,7 @@ import Testing
     }
   }
 
-  @Test func longTextsRoundTripAtEveryLengthAroundTheKernelsBlocks() {
+  @Test func longTextsRoundTripAndRefuseACharacterMore() {
     var generator = SystemRandomNumberGenerator()
     for length in Array(200...260) + [1024, 1025, 1026, 65_536] {
       let bytes = (0..<length).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
@@ -71,21 +68,6 @@ import Testing
       #expect(Base64.decoded(text + "A") == nil, "length \(length) + 1")
     }
   }
-
-  #if arch(x86_64)
-  /// The kernel itself, on this machine (every x86-64 processor since 2006 has SSSE3): it
-  /// decodes whole blocks and stops before the first that holds a character outside the
-  /// alphabet, leaving that one to the tables.
-  @Test func theVectorKernelDecodesBlocksUpToTheFirstInvalidOne() {
-    let bytes = (0..<36).map { UInt8($0 * 7) }
-    var text = Array(Base64.encoded(bytes).utf8)  // 48 characters: three blocks
-    var output = [UInt8](repeating: 0, count: 40)
-    #expect(ccsync_base64_decode_blocks(text, 3, &output) == 3)
-    #expect(Array(output[..<36]) == bytes)
-    text[20] = UInt8(ascii: "=")  // in the second block
-    #expect(ccsync_base64_decode_blocks(text, 3, &output) == 1)
-  }
-  #endif
 
   @Test func paddingReadsAsTheBytesItStandsFor() {
     #expect(Base64.decoded("") == [])
