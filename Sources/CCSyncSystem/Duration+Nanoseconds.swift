@@ -1,8 +1,8 @@
 import Glibc
 
 /// Conversions of a `Duration` for the C APIs that take a timeout (`poll`'s milliseconds, a
-/// `timespec`, a socket's `timeval`, Dispatch's nanoseconds): made at that boundary only, time stays a `Duration`
-/// everywhere else.
+/// `timespec`, a socket's `timeval`, Dispatch's nanoseconds): made at that boundary only,
+/// time stays a `Duration` everywhere else.
 extension Duration {
   /// The duration in whole nanoseconds, saturating at the largest `Int64` (about 292 years)
   /// and at the smallest.

@@ -59,6 +59,8 @@ import Testing
     }
   }
 
+  /// Random bytes of many lengths, a 64 KiB value among them, come back as they were, and
+  /// their text with one character more is refused (its length is no multiple of 4).
   @Test func longTextsRoundTripAndRefuseACharacterMore() {
     var generator = SystemRandomNumberGenerator()
     for length in Array(200...260) + [1024, 1025, 1026, 65_536] {
