@@ -86,6 +86,12 @@ public struct JSONParser: Sendable {
   /// Foundation's `Data`, a `String`'s `utf8` view). Contiguous storage is read in place;
   /// anything else is copied once.
   /// - Throws: ``JSONParseError``, as ``parse(_:)-(UnsafeRawBufferPointer)`` does.
+  ///
+  /// Inlinable so that a caller in another module gets it specialised for its collection:
+  /// unspecialised, each parse reached the storage through the protocol's witness table and
+  /// the run time's generic metadata, cold code that cost a watch event as much as a fifth
+  /// of its parse (docs/BENCHMARK-METHOD.md, "Fan-out").
+  @inlinable
   public func parse<Bytes: Collection<UInt8>>(_ bytes: Bytes) throws(JSONParseError) -> JSONValue {
     let result: Result<JSONValue, JSONParseError>? = bytes.withContiguousStorageIfAvailable { buffer in
       Result { () throws(JSONParseError) in try parse(UnsafeRawBufferPointer(buffer)) }

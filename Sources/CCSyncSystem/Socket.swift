@@ -35,8 +35,12 @@ package final class TCPSocket: @unchecked Sendable {
   /// then the `recv` itself, with `SO_RCVTIMEO` for the deadline, not a `poll` and a `recv`.
   /// Set once, before the first read.
   private var readsBlock = false
-  /// The `SO_RCVTIMEO` set on the descriptor; zero while none is (the kernel's "for ever").
-  private var receiveTimeout = Duration.zero
+  /// The `SO_RCVTIMEO` set on the descriptor, in nanoseconds; zero while none is (the
+  /// kernel's "for ever"). Whole numbers, not a `Duration`: this is compared on every read,
+  /// and `Duration`'s division by an integer is generic code the compiler does not
+  /// specialise, a tenth of a watch event's time in the stream's read (docs/BENCHMARK-METHOD.md,
+  /// "Fan-out").
+  private var receiveTimeoutNanoseconds: Int64 = 0
 
   /// Takes ownership of the open `descriptor`.
   private init(descriptor: Int32, peer: String) {
@@ -154,9 +158,10 @@ package final class TCPSocket: @unchecked Sendable {
     var waits = pollsBeforeReading
     while true {
       var flags = Int32(MSG_DONTWAIT)
-      if waits, deadline > .now {
+      let remaining = waits ? deadline - .now : .zero
+      if remaining > .zero {
         if readsBlock {
-          try setReceiveTimeout(within: deadline - .now)
+          try setReceiveTimeout(within: remaining.nanoseconds)
           flags = 0
         } else {
           try wait(for: POLLIN, until: deadline, operation: "receive")
@@ -178,19 +183,20 @@ package final class TCPSocket: @unchecked Sendable {
     }
   }
 
-  /// Sets `SO_RCVTIMEO` to `remaining`, unless what is set already ends at most a
-  /// millisecond later (as `poll`'s millisecond timeout may) and no more than a sixteenth of
-  /// `remaining` earlier: a stream read with deadlines the same time ahead, or requests each
-  /// with the same timeout, set it once. A timeout set short only costs a read that wakes,
-  /// finds the deadline still ahead and waits again.
+  /// Sets `SO_RCVTIMEO` to `remaining` nanoseconds (more than zero), unless what is set
+  /// already ends at most a millisecond later (as `poll`'s millisecond timeout may) and no
+  /// more than a sixteenth of `remaining` earlier: a stream read with deadlines the same time
+  /// ahead, or requests each with the same timeout, set it once. A timeout set short only
+  /// costs a read that wakes, finds the deadline still ahead and waits again.
   /// The corresponding C function is `setsockopt` with `SO_RCVTIMEO`.
-  private func setReceiveTimeout(within remaining: Duration) throws(SystemError) {
-    if receiveTimeout > .zero, receiveTimeout <= remaining + .milliseconds(1), receiveTimeout >= remaining - remaining / 16 { return }
-    var value = remaining.socketTimeout
+  private func setReceiveTimeout(within remaining: Int64) throws(SystemError) {
+    let set = receiveTimeoutNanoseconds
+    if set > 0, set - 1_000_000 <= remaining, set >= remaining - remaining / 16 { return }
+    var value = Duration.nanoseconds(remaining).socketTimeout
     _ = try systemCall("set SO_RCVTIMEO", path: peer) {
       setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
     }
-    receiveTimeout = .seconds(value.tv_sec) + .microseconds(value.tv_usec)
+    receiveTimeoutNanoseconds = max(remaining / 1000, 1) * 1000  // what `socketTimeout` set: whole microseconds
   }
 
   /// Whether the socket has something to read right now, without waiting: input, the
