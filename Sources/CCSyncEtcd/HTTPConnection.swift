@@ -9,22 +9,27 @@ import Glibc
 /// Every failure makes it unusable (``isReusable`` false): after a timeout or a broken
 /// response nobody knows where the next response would start. Not `Sendable`: one thread
 /// uses it at a time (``HTTPClient`` hands it out).
+///
+/// The buffers skip the run time's exclusivity checks (`@exclusivity(unchecked)`): they are
+/// private, touched only by this class's own methods, none of which calls back out while it
+/// holds one, and checking them cost a watch event twenty calls into the run time and its
+/// thread-local lookup (docs/BENCHMARK-METHOD.md, "Fan-out").
 package final class HTTPConnection {
   /// The server it is connected to.
   package let endpoint: HTTPEndpoint
   /// The byte stream under it.
   let stream: any HTTPByteStream
   /// Bytes read and not yet consumed are `buffer[start...]`.
-  private var buffer: [UInt8] = []
+  @exclusivity(unchecked) private var buffer: [UInt8] = []
   /// Where the unconsumed bytes of ``buffer`` begin.
-  private var start = 0
+  @exclusivity(unchecked) private var start = 0
   /// Where reads land before they join ``buffer``: one allocation per connection, left
   /// uninitialised (only the bytes a read brought are ever used): zero-filling its 64 KiB
   /// was 16 of the page faults of a `ccsync get etcd://`, for replies of a few hundred bytes.
-  private var scratch = [UInt8](unsafeUninitializedCapacity: 65536) { _, count in count = 65536 }
+  @exclusivity(unchecked) private var scratch = [UInt8](unsafeUninitializedCapacity: 65536) { _, count in count = 65536 }
   /// Bytes received since the last request was sent: 0 means the server has not begun to
   /// answer it (the case a closed kept-alive connection produces).
-  package private(set) var responseBytesReceived = 0
+  @exclusivity(unchecked) package private(set) var responseBytesReceived = 0
   /// Whether the connection can carry another request.
   package private(set) var isReusable = true
   /// How many responses were read in full on it: 0 for a fresh connection.

@@ -12,19 +12,21 @@ import Glibc
 /// it is returned when the body ends. Owns its connection, which no other request uses.
 ///
 /// Not `Sendable`: one thread reads it; ``interrupter`` is the handle other threads get.
+/// Its reading state skips the run time's exclusivity checks, as ``HTTPConnection``'s
+/// buffers do and for the same reasons.
 package final class HTTPStreamingResponse {
   /// The status line and header fields.
   package let head: HTTPResponseHead
   /// The connection the body arrives on; nobody else uses it.
   private let connection: HTTPConnection
   /// Where the reading of the (chunked) body stands.
-  private var reader: HTTPBodyReader
+  @exclusivity(unchecked) private var reader: HTTPBodyReader
   /// Bytes of messages not yet returned; `pending[..<scanned]` holds no newline.
-  private var pending: [UInt8] = []
+  @exclusivity(unchecked) private var pending: [UInt8] = []
   /// How much of ``pending`` is known to hold no newline, so it is not searched again.
-  private var scanned = 0
+  @exclusivity(unchecked) private var scanned = 0
   /// Whether the body has ended (the bytes left in ``pending`` are the last message).
-  private var bodyEnded = false
+  @exclusivity(unchecked) private var bodyEnded = false
   /// The longest message accepted.
   private let maximumMessageSize: Int
 

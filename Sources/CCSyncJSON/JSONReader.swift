@@ -28,6 +28,8 @@ package struct JSONReader: ~Copyable {
 
   /// Objects with more members than this look keys up in a hash set for duplicates.
   package static let linearScanLimit = 16
+  /// The starting size of each of the parser's stacks, in bytes.
+  private static let kilobyte = 1024
 
   package let input: UnsafeBufferPointer<UInt8>
   package let maximumDepth: Int
@@ -37,11 +39,15 @@ package struct JSONReader: ~Copyable {
   package let allowsJWCC: Bool
   /// The offset of the next byte to read.
   package var position = 0
-  package var frames = MoveStack<Frame>(initialCapacity: 32)
-  package var elements = MoveStack<JSONValue>(initialCapacity: 256)
-  package var members = MoveStack<JSONObject.Member>(initialCapacity: 256)
+  // The stacks start at a kilobyte each and double as they fill. A kilobyte is about the
+  // largest block glibc's per-thread cache hands out without its slower path: at 1-8 KB the
+  // four allocations cost a 1 KB document's parse a sixth of its instructions
+  // (docs/BENCHMARK-METHOD.md, "Fan-out").
+  package var frames = MoveStack<Frame>(initialCapacity: JSONReader.kilobyte / MemoryLayout<Frame>.stride)
+  package var elements = MoveStack<JSONValue>(initialCapacity: JSONReader.kilobyte / MemoryLayout<JSONValue>.stride)
+  package var members = MoveStack<JSONObject.Member>(initialCapacity: JSONReader.kilobyte / MemoryLayout<JSONObject.Member>.stride)
   /// The fingerprint of each member's key, parallel to ``members``.
-  package var fingerprints = MoveStack<UInt64>(initialCapacity: 256)
+  package var fingerprints = MoveStack<UInt64>(initialCapacity: JSONReader.kilobyte / MemoryLayout<UInt64>.stride)
   /// The keys of open objects too large for a linear duplicate scan, by frame depth.
   package var largeObjectKeys: [Int: Set<KeyReference>] = [:]
   /// Keys already made into `String`s, so a key that repeats costs a lookup, not a new string.

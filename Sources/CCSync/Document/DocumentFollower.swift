@@ -35,7 +35,7 @@ package final class DocumentFollower: Sendable {
     /// Another version, valid and passed by the gate, recorded under `rank` (see
     /// ``SharedDocument/readIfChangedTracked(contentMayDiffer:current:)``); `cause`: what the
     /// news of it said, for diagnostics.
-    case changed(JSONValue, rank: VersionTracking.Rank?, cause: String)
+    case changed(JSONValue, rank: VersionTracking.Rank?, cause: ChangeCause)
     /// The document does not exist (any more).
     case missing
     /// The gate refused a version (or refuses the version kept, its schema having changed):
@@ -162,14 +162,14 @@ package final class DocumentFollower: Sendable {
       case .refused(let failure) where document.isFirstReport(of: failure):
         handler(.rejected(failure))
       case .passesNow(let json, let rank):
-        handler(.changed(json, rank: rank, cause: "its schema changed and passes the version it refused"))
+        handler(.changed(json, rank: rank, cause: .text("its schema changed and passes the version it refused")))
         followSchema(of: json)
       case .refused, .unchanged:
         handler(.schemaChanged)
       }
     case .changed(let json):
       state.withLock { $0.reportedRefusal = nil }
-      handler(.changed(json, rank: rank, cause: hint.description))
+      handler(.changed(json, rank: rank, cause: hint.cause))
       followSchema(of: json)
     case .missing:
       state.withLock { $0.reportedRefusal = nil }

@@ -97,7 +97,7 @@ extension ChangeHint {
     return ChangeHint(
       contentMayDiffer: contentMayDiffer || other.contentMayDiffer,
       isRequestedRecheck: isRequestedRecheck,
-      description: other.description, current: other.current,
+      cause: other.cause, current: other.current,
       schemaMayHaveChanged: schemaMayHaveChanged || other.schemaMayHaveChanged)
   }
 }

@@ -425,8 +425,7 @@ private struct WatchLoop: Sendable {
       let news = watch.news(
         ChangeHint(
           contentMayDiffer: true, isRequestedRecheck: false,
-          description: "etcd: \(last.kind == .delete ? "delete" : "put") at revision \(last.keyValue.modRevision)",
-          current: current),
+          cause: .etcdEvent(isDelete: last.kind == .delete, revision: last.keyValue.modRevision), current: current),
         revision: last.keyValue.modRevision)
       var handed = position
       handed.stream = stream

@@ -180,7 +180,7 @@ extension ChangeHint {
     default: contentMayDiffer = true
     }
     isRequestedRecheck = reason == .requested
-    description = reason.description
+    cause = .text(reason.description)
   }
 }
 

@@ -197,7 +197,7 @@ package struct ChangeHint: Sendable, CustomStringConvertible {
   /// Whether this is the look asked for with ``StoreWatch/recheck(after:)``.
   package var isRequestedRecheck: Bool
   /// What happened, for diagnostics.
-  package var description: String
+  package var cause: ChangeCause
   /// What the store holds now, when the news came with it (an etcd watch event carries the
   /// new value): the reload takes it instead of reading. `nil`: look.
   package var current: CurrentVersion? = nil
@@ -208,6 +208,31 @@ package struct ChangeHint: Sendable, CustomStringConvertible {
   /// to read, TLS refused) after authenticating again: no change comes until that is mended.
   /// The watch keeps trying; a subscriber that cannot go on without it (`ccsync watch`) ends.
   package var refusal: StoreError? = nil
+
+  /// News of a change, with `description` saying what happened.
+  package init(
+    contentMayDiffer: Bool, isRequestedRecheck: Bool, description: String, current: CurrentVersion? = nil,
+    schemaMayHaveChanged: Bool = false, refusal: StoreError? = nil
+  ) {
+    self.init(
+      contentMayDiffer: contentMayDiffer, isRequestedRecheck: isRequestedRecheck, cause: .text(description),
+      current: current, schemaMayHaveChanged: schemaMayHaveChanged, refusal: refusal)
+  }
+
+  /// News of a change, with `cause` saying what happened.
+  package init(
+    contentMayDiffer: Bool, isRequestedRecheck: Bool, cause: ChangeCause, current: CurrentVersion? = nil,
+    schemaMayHaveChanged: Bool = false, refusal: StoreError? = nil
+  ) {
+    self.contentMayDiffer = contentMayDiffer
+    self.isRequestedRecheck = isRequestedRecheck
+    self.cause = cause
+    self.current = current
+    self.schemaMayHaveChanged = schemaMayHaveChanged
+    self.refusal = refusal
+  }
+
+  package var description: String { cause.description }
 
   /// What a store holds, as news of a change tells it.
   package enum CurrentVersion: Sendable {
@@ -224,6 +249,24 @@ package struct ChangeHint: Sendable, CustomStringConvertible {
       case .version(let version): version.identity.order
       case .missing(let asOf): asOf
       }
+    }
+  }
+}
+
+/// What made a store think its document changed, for diagnostics (debug logs). An etcd watch
+/// event's text is made only when it is read: formatting it for every event cost more
+/// instructions than the event's hand-over to its subscribers (docs/BENCHMARK-METHOD.md,
+/// "Fan-out"). `Sendable`.
+package enum ChangeCause: Sendable, CustomStringConvertible {
+  /// Said in words.
+  case text(String)
+  /// An etcd watch event: a put, or a delete, at `revision`.
+  case etcdEvent(isDelete: Bool, revision: Int64)
+
+  package var description: String {
+    switch self {
+    case .text(let text): text
+    case .etcdEvent(let isDelete, let revision): "etcd: \(isDelete ? "delete" : "put") at revision \(revision)"
     }
   }
 }
