@@ -29,7 +29,7 @@ package struct JSONReader: ~Copyable {
   /// Objects with more members than this look keys up in a hash set for duplicates.
   package static let linearScanLimit = 16
   /// The starting size of each of the parser's stacks, in bytes.
-  private static let kilobyte = 1024
+  private static let stackStartBytes = 1024
 
   package let input: UnsafeBufferPointer<UInt8>
   package let maximumDepth: Int
@@ -43,11 +43,11 @@ package struct JSONReader: ~Copyable {
   // largest block glibc's per-thread cache hands out without its slower path: at 1-8 KB the
   // four allocations cost a 1 KB document's parse a sixth of its instructions
   // (docs/BENCHMARK-METHOD.md, "Fan-out").
-  package var frames = MoveStack<Frame>(initialCapacity: JSONReader.kilobyte / MemoryLayout<Frame>.stride)
-  package var elements = MoveStack<JSONValue>(initialCapacity: JSONReader.kilobyte / MemoryLayout<JSONValue>.stride)
-  package var members = MoveStack<JSONObject.Member>(initialCapacity: JSONReader.kilobyte / MemoryLayout<JSONObject.Member>.stride)
+  package var frames = MoveStack<Frame>(initialCapacity: JSONReader.stackStartBytes / MemoryLayout<Frame>.stride)
+  package var elements = MoveStack<JSONValue>(initialCapacity: JSONReader.stackStartBytes / MemoryLayout<JSONValue>.stride)
+  package var members = MoveStack<JSONObject.Member>(initialCapacity: JSONReader.stackStartBytes / MemoryLayout<JSONObject.Member>.stride)
   /// The fingerprint of each member's key, parallel to ``members``.
-  package var fingerprints = MoveStack<UInt64>(initialCapacity: JSONReader.kilobyte / MemoryLayout<UInt64>.stride)
+  package var fingerprints = MoveStack<UInt64>(initialCapacity: JSONReader.stackStartBytes / MemoryLayout<UInt64>.stride)
   /// The keys of open objects too large for a linear duplicate scan, by frame depth.
   package var largeObjectKeys: [Int: Set<KeyReference>] = [:]
   /// Keys already made into `String`s, so a key that repeats costs a lookup, not a new string.

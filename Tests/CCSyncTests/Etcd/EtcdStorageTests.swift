@@ -121,6 +121,25 @@ extension EtcdTests {
       withExtendedLifetime((first, other)) {}
     }
 
+    /// The debug log names what each reload came from: a watch event's put or delete and its
+    /// revision, a text made only when the log asks for it (`ChangeCause`).
+    @Test func theDebugLogNamesEachWatchEventAndItsRevision() throws {
+      let cluster = try EtcdCluster()
+      defer { cluster.shutdown() }
+      let client = try cluster.client()
+      let messages = Protected<[String]>([])
+      var options = quietOptions
+      options.logger = DiagnosticLog(minimumLevel: .debug) { _, message in messages.withLock { $0.append(message) } }
+      let storage = CodableStorage(
+        defaultValue: EtcdSettings(), location: .etcd(EtcdLocation(endpoints: cluster.endpoints, key: "cfg/logged")),
+        updateMode: .manual, options: options)
+      #expect(try cluster.etcdctl(["put", "cfg/logged", #"{"counter": 4}"#]).succeeded)
+      #expect(waitUntil { storage.wrappedValue.counter == 4 })
+      let revision = try #require(try client.get(bytes("cfg/logged")).keyValue).modRevision
+      let expected = "changed (etcd: put at revision \(revision)); reloading"
+      #expect(waitUntil { messages.withLock { $0.contains { $0.hasSuffix(expected) } } }, "\(messages.withLock { $0 })")
+    }
+
     /// The server's count of watch streams, `-1` when it cannot be read.
     private func watchStreams(_ cluster: EtcdCluster) -> Int {
       metric("etcd_debugging_mvcc_watch_stream_total", of: cluster)
