@@ -196,7 +196,7 @@ package final class TCPSocket: @unchecked Sendable {
     _ = try systemCall("set SO_RCVTIMEO", path: peer) {
       setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
     }
-    receiveTimeoutNanoseconds = max(remaining / 1000, 1) * 1000  // what `socketTimeout` set: whole microseconds
+    receiveTimeoutNanoseconds = Int64(value.tv_sec) * 1_000_000_000 + Int64(value.tv_usec) * 1000  // at most `remaining`, or 1 µs
   }
 
   /// Whether the socket has something to read right now, without waiting: input, the

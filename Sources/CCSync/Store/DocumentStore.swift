@@ -209,29 +209,6 @@ package struct ChangeHint: Sendable, CustomStringConvertible {
   /// The watch keeps trying; a subscriber that cannot go on without it (`ccsync watch`) ends.
   package var refusal: StoreError? = nil
 
-  /// News of a change, with `description` saying what happened.
-  package init(
-    contentMayDiffer: Bool, isRequestedRecheck: Bool, description: String, current: CurrentVersion? = nil,
-    schemaMayHaveChanged: Bool = false, refusal: StoreError? = nil
-  ) {
-    self.init(
-      contentMayDiffer: contentMayDiffer, isRequestedRecheck: isRequestedRecheck, cause: .text(description),
-      current: current, schemaMayHaveChanged: schemaMayHaveChanged, refusal: refusal)
-  }
-
-  /// News of a change, with `cause` saying what happened.
-  package init(
-    contentMayDiffer: Bool, isRequestedRecheck: Bool, cause: ChangeCause, current: CurrentVersion? = nil,
-    schemaMayHaveChanged: Bool = false, refusal: StoreError? = nil
-  ) {
-    self.contentMayDiffer = contentMayDiffer
-    self.isRequestedRecheck = isRequestedRecheck
-    self.cause = cause
-    self.current = current
-    self.schemaMayHaveChanged = schemaMayHaveChanged
-    self.refusal = refusal
-  }
-
   package var description: String { cause.description }
 
   /// What a store holds, as news of a change tells it.
@@ -250,6 +227,19 @@ package struct ChangeHint: Sendable, CustomStringConvertible {
       case .missing(let asOf): asOf
       }
     }
+  }
+}
+
+extension ChangeHint {
+  /// News of a change, with `description` saying what happened (the memberwise initialiser
+  /// takes a ``ChangeCause``).
+  package init(
+    contentMayDiffer: Bool, isRequestedRecheck: Bool, description: String, current: CurrentVersion? = nil,
+    schemaMayHaveChanged: Bool = false, refusal: StoreError? = nil
+  ) {
+    self.init(
+      contentMayDiffer: contentMayDiffer, isRequestedRecheck: isRequestedRecheck, cause: .text(description),
+      current: current, schemaMayHaveChanged: schemaMayHaveChanged, refusal: refusal)
   }
 }
 
