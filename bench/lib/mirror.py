@@ -13,7 +13,6 @@ import os
 import shutil
 import subprocess
 import time
-import urllib.request
 
 from .documents import settings_document
 from .etcd import Etcd, ccsync_command, ccsync_etcd_support, etcd_binary, version
@@ -86,16 +85,6 @@ def etcd_url(etcd, key, first):
     endpoints = etcd.endpoints
     rotated = endpoints[first % len(endpoints):] + endpoints[:first % len(endpoints)]
     return "etcd://%s/%s" % (",".join(rotated), key)
-
-
-def proposals(etcd):
-    """etcd_server_proposals_committed_total of the first member: every put and every txn,
-    whether its compare held or not, is one raft proposal; ranges are not."""
-    text = urllib.request.urlopen("http://%s/metrics" % etcd.endpoint, timeout=10).read().decode()
-    for line in text.split("\n"):
-        if line.startswith("etcd_server_proposals_committed_total "):
-            return float(line.split()[1])
-    raise Failure("no etcd_server_proposals_committed_total in etcd's /metrics")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -318,7 +307,7 @@ def measure_contention(bench, etcd, ccsync, build):
                 shift = trial % len(rows)
                 for row in rows[shift:] + rows[:shift]:
                     updates = per_worker * processes
-                    before = proposals(etcd)
+                    before = etcd.proposals_committed()
                     etcd_before = sum(cpu_seconds(pid) for pid in etcd.pids())
                     try:
                         seconds, own_retries = row.run(per_worker)
@@ -328,7 +317,7 @@ def measure_contention(bench, etcd, ccsync, build):
                     etcd_cpu = sum(cpu_seconds(pid) for pid in etcd.pids()) - etcd_before
                     row.expected += updates
                     count = etcd.counter(row.etcd_key)  # linearizable: member 0 has applied the trial
-                    after = proposals(etcd)
+                    after = etcd.proposals_committed()
                     if count != row.expected:
                         raw[row.key][processes].append({"error": "final count %d, expected %d (lost updates)" % (count, row.expected)})
                         row.expected = count

@@ -29,7 +29,9 @@
  *   etcd_floor increment HOST:PORT KEY
  *       a worker of bench/harness.py: connects, prints "ready"; for each line N on stdin makes
  *       N exact increments and prints "done RETRIES" (txns whose compare failed, in total);
- *       ends at end of input.
+ *       ends at end of input. Built as etcd_floor_cjson (below), each change parses the value
+ *       into cJSON's tree, sets the number there and prints the tree: what a typed update
+ *       costs a C client, shown beside ccsync (not a goal's floor).
  *   etcd_floor run HOST:PORT KEY P N
  *       by hand: reads the counter, forks P processes that each make N increments on their own
  *       connection, waits, reads the counter again; prints the rate; status 1 unless the
@@ -73,6 +75,27 @@
 
 /* ---- one update ---- */
 
+#ifdef PARSE_WITH_CJSON
+#include <cjson/cJSON.h>
+
+/* The counter plus one, as a typed update makes it: the whole value parsed into cJSON's tree,
+ * the number changed in the tree, the tree printed again (cJSON's own layout, tabs); a missing
+ * key is {"counter": 0}. */
+static void increment_counter(const struct buffer *old, struct buffer *out) {
+  cJSON *document = old->length ? cJSON_ParseWithLength(old->bytes, old->length) : cJSON_Parse("{\"counter\": 0}");
+  if (!cJSON_IsObject(document)) fail("%s", "the value is not a JSON object");
+  cJSON *counter = cJSON_GetObjectItemCaseSensitive(document, "counter");
+  if (!cJSON_IsNumber(counter)) fail("%s", "\"counter\" is not a number");
+  cJSON_SetNumberValue(counter, counter->valuedouble + 1);
+  char *printed = cJSON_Print(document);
+  if (!printed) fail("%s", "cJSON_Print failed");
+  out->length = 0;
+  append_text(out, printed);
+  append(out, "\n", 1);
+  cJSON_free(printed);
+  cJSON_Delete(document);
+}
+#else
 /* The counter plus one, its digits edited in place (a missing key is {"counter": 0}). */
 static void increment_counter(const struct buffer *old, struct buffer *out) {
   static const char key[] = "\"counter\"";
@@ -94,6 +117,7 @@ static void increment_counter(const struct buffer *old, struct buffer *out) {
   append(out, number, (size_t)number_length);
   append(out, after, (size_t)(end - after));
 }
+#endif
 
 /* The stamp of the next write: {"stamp":"PREFIX N","time":"...","author":{...}}, base64. */
 static void next_stamp(struct buffer *stamp64) {
@@ -172,7 +196,6 @@ static long long read_counter(struct client *client) {
 /* ---- watching ---- */
 
 #ifdef PARSE_WITH_CJSON
-#include <cjson/cJSON.h>
 
 /* The "sequence" number of the whole value parsed; -2 when it is not JSON or has none. */
 static long long watched_sequence(const struct buffer *value) {
