@@ -43,8 +43,8 @@ final class GroupCommit: @unchecked Sendable {
     /// Whether the closure ran without throwing (and no later step failed it).
     var succeeded: Bool { hasResult && error == nil }
 
-    /// Whether the closure returned.
-    var hasResult: Bool { false }
+    /// Whether the closure returned (in its last run).
+    fileprivate(set) var hasResult = false
 
     /// Runs the closure on a copy of `document`, keeping the copy only if it did not throw.
     /// `fileHeldDocument`: whether the read found a document (see
@@ -71,7 +71,11 @@ final class GroupCommit: @unchecked Sendable {
   /// A request whose closure returns a `Result`, kept with its type for the caller.
   final class TypedRequest<Result>: Request, @unchecked Sendable {
     private var body: ((inout JSONValue, Bool) throws -> Result)?
-    private(set) var result: Result?
+    /// What the closure returned in some run; this run's when ``Request/hasResult``.
+    private var lastResult: Result?
+
+    /// What the closure returned in its last run, or `nil` when it threw there.
+    var result: Result? { hasResult ? lastResult : nil }
 
     init(
       invalidFile: SharedDocument.InvalidFilePolicy, missingFile: SharedDocument.MissingFilePolicy,
@@ -81,15 +85,16 @@ final class GroupCommit: @unchecked Sendable {
       super.init(invalidFile: invalidFile, missingFile: missingFile, writes: writes)
     }
 
-    override var hasResult: Bool { result != nil }
-
     override func run(on document: inout JSONValue, fileHeldDocument: Bool) {
       guard let body else { return }
-      result = nil
+      // `hasResult` says whether `lastResult` is this run's: clearing it too would cost a
+      // run-time lookup of `Result?`'s metadata (this code runs unspecialized).
+      hasResult = false
       error = nil
       var draft = document
       do {
-        result = try body(&draft, fileHeldDocument)
+        lastResult = try body(&draft, fileHeldDocument)
+        hasResult = true
         document = draft
       } catch {
         self.error = error

@@ -28,10 +28,10 @@ extension CodableStorage {
         return (nil, nil)
       case .taken(let changed):
         guard changed, notify else { return (nil, nil) }
-        return (observers.enqueue(StorageChange(value: state.value, origin: origin)), nil)
+        return (observers.enqueue(value: state.value, origin: origin), nil)
       case .settledOutrankedSave(let changed):
         guard changed, notify else { return (nil, nil) }
-        return (observers.enqueue(StorageChange(value: state.value, origin: .external)), nil)
+        return (observers.enqueue(value: state.value, origin: .external), nil)
       case .unreadable(let error):
         return (nil, error)
       }

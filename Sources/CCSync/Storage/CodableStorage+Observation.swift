@@ -37,7 +37,7 @@ extension CodableStorage {
   /// Makes every change the observers hear a mutation of ``wrappedValue`` for the
   /// Observation module. Through the observer list, not where each change is made: the
   /// list already delivers each change once, in order, out of every lock (see
-  /// ``ObserverList/enqueue(_:)``), which the registrar needs since `onChange` handlers
+  /// ``ObserverList/enqueue(value:origin:)``), which the registrar needs since `onChange` handlers
   /// may read the value. The weak reference keeps the list from owning the storage; during
   /// deinit (its last flush) nobody can be tracking it any more.
   func connectObservation() {

@@ -244,7 +244,7 @@ extension CodableStorage {
       let encoded = try coding.encode(newValue)
       (changed, delivery) = try state.withLock { state throws(StorageError) in
         let changed = try state.edit(to: newValue, encoded: encoded, from: base, coding)
-        return (changed, changed ? observers.enqueue(StorageChange(value: state.value, origin: .local)) : nil)
+        return (changed, changed ? observers.enqueue(value: state.value, origin: .local) : nil)
       }
     } catch {
       report(error)

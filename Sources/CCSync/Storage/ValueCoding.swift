@@ -2,8 +2,12 @@ import CCSyncJSON
 
 /// How one storage turns its value into JSON and back: its coders, and its default value
 /// encoded, which gives the members a document lacks where the type asks for one. Pure functions, no state: what the merge
-/// rules (``StorageState``) call. `Sendable`.
-struct ValueCoding<Value: Codable>: Sendable {
+/// rules (``StorageState``) call. `Sendable`: immutable.
+///
+/// A class, not a struct: the storage's code runs unspecialized, and each function that
+/// copied the struct looked its metadata up at run time (three per reload); a reference is
+/// copied as a pointer.
+final class ValueCoding<Value: Codable>: Sendable {
   let encoder: JSONValueEncoder
   let decoder: JSONValueDecoder
   /// The default value encoded (the initial value's for `initialValue:`): the decoder's
@@ -11,6 +15,13 @@ struct ValueCoding<Value: Codable>: Sendable {
   let encodedDefault: JSONValue
   /// The document's name, for errors.
   let path: String
+
+  init(encoder: JSONValueEncoder, decoder: JSONValueDecoder, encodedDefault: JSONValue, path: String) {
+    self.encoder = encoder
+    self.decoder = decoder
+    self.encodedDefault = encodedDefault
+    self.path = path
+  }
 
   /// `value` encoded.
   func encode(_ value: Value) throws(StorageError) -> JSONValue {
