@@ -609,6 +609,7 @@ def tables(bench, title, ccsync, ccsync_build, missing, throughput, cli, propaga
         ("ccsync", "etcd3gw", "ccsync `update` vs etcd3gw (same requests)", 3.0, GOALS[1]),
         ("ccsync", "etcd3gw-replace", "ccsync `update` vs etcd3gw `replace`", None, None),
         ("ccsync-stress", "floor", "`ccsync stress` (start-up included) vs the C floor", None, None),
+        ("floor-cjson", "floor", "the C floor that parses (cJSON) vs the C floor: what the JSON costs a C client", None, None),
         ("floor", "etcd3gw", "ceiling: the C floor vs etcd3gw (same requests)", None, None),
         ("floor", "etcd3gw-replace", "ceiling: the C floor vs etcd3gw `replace`", None, None),
     ]

@@ -37,8 +37,8 @@ extension CodableStorage {
   /// Makes every change the observers hear a mutation of ``wrappedValue`` for the
   /// Observation module. Through the observer list, not where each change is made: the
   /// list already delivers each change once, in order, out of every lock (see
-  /// ``ObserverList/enqueue(value:origin:)``), which the registrar needs since `onChange` handlers
-  /// may read the value. The weak reference keeps the list from owning the storage; during
+  /// ``ObserverList/enqueue(value:origin:)``), which the registrar needs since `onChange`
+  /// handlers may read the value. The weak reference keeps the list from owning the storage; during
   /// deinit (its last flush) nobody can be tracking it any more.
   func connectObservation() {
     observers.addForLifetime { [weak self] _ in

@@ -14,7 +14,7 @@ import CCSyncJSON
 /// thin typed layer: a change is boxed once, as a reference whose type does not involve
 /// `Value`, and queued, handed over and delivered by the untyped ``ObserverQueue``; each
 /// handler unboxes it. A change's trip from the storage's lock to its handlers looked types
-/// up 14 times as structs, 3 times boxed.
+/// up 20 times as structs, 5 times boxed.
 final class ObserverList<Value: Sendable>: Sendable {
   typealias Handler = @Sendable (StorageChange<Value>) -> Void
   typealias Delivery = ObserverDelivery
