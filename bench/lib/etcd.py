@@ -324,14 +324,16 @@ class StressContender:
         argv = [self.ccsync, "stress", "--processes", str(processes), "--iterations", str(per_worker), url]
         usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         etcd_before = sum(cpu_seconds(pid) for pid in etcd.pids())
-        proposals_before = etcd.proposals_committed()
         try:
+            proposals_before = etcd.proposals_committed()
             result = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+            proposals = etcd.proposals_committed() - proposals_before
         except subprocess.TimeoutExpired:
             return {"error": "`ccsync stress` did not end in 600 s"}
+        except (Failure, OSError) as failure:
+            return {"error": str(failure)}
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         etcd_cpu = sum(cpu_seconds(pid) for pid in etcd.pids()) - etcd_before
-        proposals = etcd.proposals_committed() - proposals_before
         fields = dict(line.split(": ", 1) for line in result.stdout.split("\n") if ": " in line)
         self.expected += per_worker * processes
         count = etcd.counter(self.etcd_key)
