@@ -16,7 +16,7 @@ extension CodableStorage {
   func adopt(
     _ json: JSONValue, origin: ChangeOrigin, saved: StorageState<Value>.SavedEdits?, rank: VersionTracking.Rank?,
     notify: Bool = true
-  ) -> (delivery: ObserverList<Value>.Delivery?, failure: StorageError?) {
+  ) -> (delivery: ObserverDelivery?, failure: StorageError?) {
     let source = coding.decodingSource(json)
     let decoded = Result { () throws(StorageError) in try coding.decode(source: source) }
     let incoming = StorageState<Value>.IncomingVersion(json: json, source: source, rank: rank, saved: saved)

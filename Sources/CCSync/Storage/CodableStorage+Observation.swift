@@ -38,8 +38,8 @@ extension CodableStorage {
   /// Observation module. Through the observer list, not where each change is made: the
   /// list already delivers each change once, in order, out of every lock (see
   /// ``ObserverList/enqueue(value:origin:)``), which the registrar needs since `onChange`
-  /// handlers may read the value. The weak reference keeps the list from owning the storage; during
-  /// deinit (its last flush) nobody can be tracking it any more.
+  /// handlers may read the value. The weak reference keeps the list from owning the storage;
+  /// during deinit (its last flush) nobody can be tracking it any more.
   func connectObservation() {
     observers.addForLifetime { [weak self] _ in
       guard let self else { return }

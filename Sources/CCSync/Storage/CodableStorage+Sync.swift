@@ -60,7 +60,7 @@ extension CodableStorage {
   /// storage would otherwise wait for ever.
   struct WriteOutcome {
     /// The change observers are to hear.
-    var delivery: ObserverList<Value>.Delivery?
+    var delivery: ObserverDelivery?
     /// Why the version written could not be taken as the value (a member the type cannot
     /// decode): reported; the write itself succeeded and its edits are no longer pending.
     var unreadable: StorageError?
@@ -239,7 +239,7 @@ extension CodableStorage {
   /// applied to the current value instead of `newValue` replacing it (see ``wrappedValue``).
   func setValue(_ newValue: Value, editedFrom base: JSONValue? = nil) {
     let changed: Bool
-    let delivery: ObserverList<Value>.Delivery?
+    let delivery: ObserverDelivery?
     do {
       let encoded = try coding.encode(newValue)
       (changed, delivery) = try state.withLock { state throws(StorageError) in

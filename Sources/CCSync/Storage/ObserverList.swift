@@ -17,7 +17,6 @@ import CCSyncJSON
 /// up 20 times as structs, 5 times boxed.
 final class ObserverList<Value: Sendable>: Sendable {
   typealias Handler = @Sendable (StorageChange<Value>) -> Void
-  typealias Delivery = ObserverDelivery
 
   private let queue = ObserverQueue()
 
@@ -36,13 +35,13 @@ final class ObserverList<Value: Sendable>: Sendable {
 
   /// Takes the change to `value`, made by `origin`, for every observer without calling anyone
   /// (see ``ObserverQueue/enqueue(_:)``); `nil` when there is nobody to call now.
-  func enqueue(value: Value, origin: ChangeOrigin) -> Delivery? {
+  func enqueue(value: Value, origin: ChangeOrigin) -> ObserverDelivery? {
     queue.enqueue(BoxedChange(StorageChange(value: value, origin: origin)))
   }
 
   /// Calls the handlers with the delivery's change, then with every change queued meanwhile
   /// (see ``ObserverQueue/deliver(_:)``).
-  func deliver(_ delivery: Delivery) {
+  func deliver(_ delivery: ObserverDelivery) {
     queue.deliver(delivery)
   }
 
